@@ -1,0 +1,554 @@
+//! `conformance SCENARIO.json`: runs a conformance scenario (see `shared/conformance/SCENARIOS.md`)
+//! on toolsmith and prints the normalised result, to be compared with Pydantic AI's.
+
+mod catalogue;
+mod normalise;
+
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Map, Value, json};
+use toolsmith::agent::{AgentBuilder, Deferrable, EndStrategy, ParallelMode, RunRecord};
+use toolsmith::deferred::DeferredToolRequests;
+use toolsmith::messages::{ModelMessage, ModelResponse, ModelResponsePart, TextPart, ToolCallPart};
+use toolsmith::model::{
+    Model, ModelError, ModelRequestParameters, ModelSettings, TestModel, ToolChoice, resolve_tool_choice,
+};
+use toolsmith::prelude::*;
+use toolsmith::toolset::FunctionToolset;
+use toolsmith::usage::UsageLimits;
+
+type Deps = Value;
+
+/// Fails the scenario with a message (printed to stderr, exit status 2).
+#[derive(Debug)]
+struct Unsupported(String);
+
+fn unsupported(what: impl Into<String>) -> Unsupported {
+    Unsupported(what.into())
+}
+
+#[derive(Default)]
+struct Records {
+    tool_defs: Vec<Value>,
+    tool_choice: Vec<Value>,
+}
+
+/// Wraps a model: records what each request offers and resolves `tool_choice` as a provider would.
+struct Recorder<M> {
+    inner: M,
+    records: Arc<Mutex<Records>>,
+}
+
+impl<M: Model> Model for Recorder<M> {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    async fn request(
+        &self,
+        messages: &[ModelMessage],
+        settings: Option<&ModelSettings>,
+        params: &ModelRequestParameters,
+    ) -> Result<ModelResponse, ModelError> {
+        {
+            let mut r = self.records.lock().unwrap_or_else(|p| p.into_inner());
+            r.tool_defs.push(serde_json::to_value(&params.function_tools).unwrap_or_default());
+            if settings.and_then(|s| s.tool_choice.as_ref()).is_some() {
+                match resolve_tool_choice(settings, params) {
+                    Ok(c) => r.tool_choice.push(c.to_json()),
+                    Err(e) => return Err(ModelError::new("UserError", e.message)),
+                }
+            }
+        }
+        self.inner.request(messages, settings, params).await
+    }
+}
+
+/// The scripted model: answers request k with `script[k]`.
+struct Scripted {
+    script: Vec<Value>,
+    next: Mutex<usize>,
+}
+
+impl Model for Scripted {
+    fn name(&self) -> &str {
+        "scripted"
+    }
+
+    async fn request(
+        &self,
+        _messages: &[ModelMessage],
+        _settings: Option<&ModelSettings>,
+        _params: &ModelRequestParameters,
+    ) -> Result<ModelResponse, ModelError> {
+        let k = {
+            let mut n = self.next.lock().unwrap_or_else(|p| p.into_inner());
+            let k = *n;
+            *n += 1;
+            k
+        };
+        let Some(Value::Array(parts)) = self.script.get(k) else {
+            return Err(ModelError::new("ScriptExhausted", format!("no scripted response for request {k}")));
+        };
+        let mut out = Vec::new();
+        for p in parts {
+            if let Some(t) = p.get("text").and_then(Value::as_str) {
+                out.push(ModelResponsePart::Text(TextPart::new(t)));
+            } else if let Some(c) = p.get("tool_call") {
+                let name = c.get("name").and_then(Value::as_str).unwrap_or_default();
+                let args = c.get("args").cloned().unwrap_or(json!({}));
+                let part = match c.get("id").and_then(Value::as_str) {
+                    Some(id) => ToolCallPart::new(name, args, id),
+                    None => ToolCallPart::with_generated_id(name, args),
+                };
+                out.push(ModelResponsePart::ToolCall(part));
+            }
+        }
+        Ok(ModelResponse::new(out))
+    }
+}
+
+fn get<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
+    v.get(key).filter(|x| !x.is_null())
+}
+
+fn concat(args: &Value) -> Result<Value, ModelRetry> {
+    let (a, b) = (args.get("a"), args.get("b"));
+    match (a, b) {
+        (Some(Value::Number(x)), Some(Value::Number(y))) => Ok(match (x.as_i64(), y.as_i64()) {
+            (Some(x), Some(y)) => json!(x + y),
+            _ => json!(x.as_f64().unwrap_or(0.0) + y.as_f64().unwrap_or(0.0)),
+        }),
+        (Some(Value::String(x)), Some(Value::String(y))) => Ok(json!(format!("{x}{y}"))),
+        _ => Err(ModelRetry::new("a and b must be two numbers or two strings")),
+    }
+}
+
+fn make_tool(entry: &Value) -> Result<Tool<Deps>, Unsupported> {
+    if let Some(fs) = entry.get("from_schema") {
+        let name = fs.get("name").and_then(Value::as_str).unwrap_or_default();
+        let description = fs.get("description").and_then(Value::as_str).unwrap_or_default();
+        let schema = fs.get("json_schema").cloned().unwrap_or(json!({}));
+        let returns = fs.get("returns").and_then(Value::as_str).unwrap_or("echo").to_string();
+        let mut tool = Tool::from_schema(name, description, schema, move |_ctx, args: Value| {
+            let r = if returns == "concat" { concat(&args).map_err(ToolError::from) } else { Ok(args) };
+            async move { r.map(toolsmith::tool::ToolOutput::Value) }
+        });
+        if fs.get("sequential").and_then(Value::as_bool) == Some(true) {
+            tool = tool.sequential(true);
+        }
+        return Ok(tool);
+    }
+    let use_ = entry.get("use").and_then(Value::as_str).ok_or_else(|| unsupported(format!("tool entry {entry}")))?;
+    let spec = catalogue::lookup(use_).ok_or_else(|| unsupported(format!("unknown catalogue tool {use_}")))?;
+    let mut tool: Tool<Deps> = spec.into();
+    if let Some(n) = get(entry, "name").and_then(Value::as_str) {
+        tool = tool.name_as(n);
+    }
+    if let Some(d) = get(entry, "description").and_then(Value::as_str) {
+        tool = tool.description(d);
+    }
+    if let Some(r) = get(entry, "retries").and_then(Value::as_u64) {
+        tool = tool.retries(r as u32);
+    }
+    if let Some(t) = get(entry, "timeout").and_then(Value::as_f64) {
+        tool = tool.timeout(t);
+    }
+    if let Some(b) = get(entry, "requires_approval").and_then(Value::as_bool) {
+        tool = tool.requires_approval(b);
+    }
+    if let Some(b) = get(entry, "sequential").and_then(Value::as_bool) {
+        tool = tool.sequential(b);
+    }
+    if let Some(b) = get(entry, "defer_loading").and_then(Value::as_bool) {
+        tool = tool.defer_loading(b);
+    }
+    if let Some(p) = get(entry, "prepare").and_then(Value::as_str) {
+        tool = match p {
+            "only_if_deps_42" => tool.prepare(|ctx, def| (ctx.deps == json!(42)).then_some(def)),
+            "describe_name_from_deps" => tool.prepare(|ctx, mut def| {
+                let deps = match &ctx.deps {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                if let Some(p) = def.parameters_mut().pointer_mut("/properties/name")
+                    && let Value::Object(o) = p
+                {
+                    o.insert("description".into(), Value::String(format!("Name of the {deps} to greet.")));
+                }
+                Some(def)
+            }),
+            "hide" => tool.prepare(|_, _| None),
+            other => return Err(unsupported(format!("prepare {other}"))),
+        };
+    }
+    if let Some(v) = get(entry, "args_validator").and_then(Value::as_str) {
+        tool = match v {
+            "sum_at_most_deps" => tool.args_validator(|ctx, args| {
+                let x = args.get("x").and_then(Value::as_i64).unwrap_or(0);
+                let y = args.get("y").and_then(Value::as_i64).unwrap_or(0);
+                let limit = ctx.deps.as_i64().unwrap_or(i64::MAX);
+                if x + y > limit {
+                    Err(ModelRetry::new(format!("Sum of x and y must not exceed {}", ctx.deps)))
+                } else {
+                    Ok(())
+                }
+            }),
+            other => return Err(unsupported(format!("args_validator {other}"))),
+        };
+    }
+    Ok(tool)
+}
+
+fn make_toolset(cfg: &Value) -> Result<FunctionToolset<Deps>, Unsupported> {
+    let kind = cfg.get("kind").and_then(Value::as_str).unwrap_or("function");
+    if kind != "function" {
+        return Err(unsupported(format!("toolset kind {kind}")));
+    }
+    for key in ["prefix", "defer_loading", "approval_required", "filter_out"] {
+        if get(cfg, key).is_some() {
+            return Err(unsupported(format!("toolset option {key}")));
+        }
+    }
+    let mut ts = FunctionToolset::new();
+    for t in cfg.get("tools").and_then(Value::as_array).into_iter().flatten() {
+        ts.add(make_tool(t)?);
+    }
+    if let Some(r) = get(cfg, "max_retries").and_then(Value::as_u64) {
+        ts = ts.max_retries(r as u32);
+    }
+    if let Some(t) = get(cfg, "timeout").and_then(Value::as_f64) {
+        ts = ts.timeout(t);
+    }
+    Ok(ts)
+}
+
+fn tool_choice(v: &Value) -> Result<ToolChoice, Unsupported> {
+    Ok(match v {
+        Value::String(s) if s == "auto" => ToolChoice::Auto,
+        Value::String(s) if s == "none" => ToolChoice::None,
+        Value::String(s) if s == "required" => ToolChoice::Required,
+        Value::Array(a) => ToolChoice::Tools(a.iter().filter_map(|x| x.as_str().map(String::from)).collect()),
+        Value::Object(o) if o.contains_key("ToolOrOutput") => ToolChoice::ToolOrOutput(
+            o["ToolOrOutput"].as_array().into_iter().flatten().filter_map(|x| x.as_str().map(String::from)).collect(),
+        ),
+        other => return Err(unsupported(format!("tool_choice {other}"))),
+    })
+}
+
+struct RunOut {
+    output: Value,
+    deferred: Option<DeferredToolRequests>,
+    error: Option<(String, String)>,
+    messages: Vec<ModelMessage>,
+    new_start: usize,
+    requests: u32,
+    tool_calls: u32,
+}
+
+trait OutputJson {
+    fn split(&self) -> (Value, Option<DeferredToolRequests>);
+}
+impl OutputJson for String {
+    fn split(&self) -> (Value, Option<DeferredToolRequests>) {
+        (Value::String(self.clone()), None)
+    }
+}
+impl OutputJson for Value {
+    fn split(&self) -> (Value, Option<DeferredToolRequests>) {
+        (self.clone(), None)
+    }
+}
+impl<O: OutputJson> OutputJson for Deferrable<O> {
+    fn split(&self) -> (Value, Option<DeferredToolRequests>) {
+        match self {
+            Deferrable::Deferred(d) => (Value::Null, Some(d.clone())),
+            Deferrable::Output(o) => o.split(),
+            _ => (Value::Null, None),
+        }
+    }
+}
+
+fn record_out<O: OutputJson>(r: RunRecord<O>) -> RunOut {
+    let (output, deferred, error) = match &r.result {
+        Ok(o) => {
+            let (v, d) = o.split();
+            (v, d, None)
+        }
+        Err(e) => (Value::Null, None, Some((e.kind().to_string(), e.message()))),
+    };
+    RunOut {
+        output,
+        deferred,
+        error,
+        new_start: r.new_start,
+        requests: r.usage.requests,
+        tool_calls: r.usage.tool_calls,
+        messages: r.messages,
+    }
+}
+
+async fn run_all<O: OutputJson + Send + 'static>(
+    built: Result<Agent<Deps, O>, UserError>,
+    scenario: &Value,
+) -> Result<Vec<(RunOut, Option<Vec<ModelMessage>>)>, Unsupported> {
+    let agent_deps = scenario.pointer("/agent/deps").cloned().unwrap_or(Value::Null);
+    let mut previous: Vec<ModelMessage> = Vec::new();
+    let mut outs = Vec::new();
+    for run in scenario.get("runs").and_then(Value::as_array).into_iter().flatten() {
+        let agent = match &built {
+            Ok(a) => a,
+            Err(e) => {
+                outs.push((
+                    RunOut {
+                        output: Value::Null,
+                        deferred: None,
+                        error: Some(("UserError".into(), e.message.clone())),
+                        messages: Vec::new(),
+                        new_start: 0,
+                        requests: 0,
+                        tool_calls: 0,
+                    },
+                    None,
+                ));
+                continue;
+            }
+        };
+        if get(run, "deferred_tool_results").is_some() {
+            return Err(unsupported("deferred_tool_results"));
+        }
+        let deps = match run.get("deps") {
+            Some(d) => d.clone(),
+            None => agent_deps.clone(),
+        };
+        let mut given_history = None;
+        let history = match get(run, "message_history") {
+            Some(h) => match toolsmith::messages::history_from_value(h.clone()) {
+                Ok(m) => {
+                    given_history = Some(m.clone());
+                    m
+                }
+                Err(e) => return Err(unsupported(format!("message_history: {e}"))),
+            },
+            None => previous.clone(),
+        };
+        let builder = match get(run, "prompt").and_then(Value::as_str) {
+            Some(p) => agent.run(p),
+            None => agent.resume(),
+        };
+        let record = builder.deps(deps).message_history(history.clone()).run_capturing().await;
+        let out = record_out(record);
+        previous = if out.messages.is_empty() && out.new_start == 0 && out.error.is_some() {
+            history
+        } else {
+            out.messages.clone()
+        };
+        outs.push((out, given_history));
+    }
+    Ok(outs)
+}
+
+fn configure<O: Send + 'static>(mut b: AgentBuilder<Deps, O>, a: &Value) -> Result<AgentBuilder<Deps, O>, Unsupported> {
+    if let Some(d) = get(a, "deps") {
+        b = b.default_deps(d.clone());
+    }
+    if let Some(r) = get(a, "retries").and_then(Value::as_u64) {
+        b = b.retries(r as u32);
+    }
+    if let Some(r) = get(a, "output_retries").and_then(Value::as_u64) {
+        b = b.output_retries(r as u32);
+    }
+    if let Some(t) = get(a, "tool_timeout").and_then(Value::as_f64) {
+        b = b.tool_timeout(t);
+    }
+    if let Some(s) = get(a, "end_strategy").and_then(Value::as_str) {
+        b = b.end_strategy(match s {
+            "early" => EndStrategy::Early,
+            "exhaustive" => EndStrategy::Exhaustive,
+            _ => EndStrategy::Graceful,
+        });
+    }
+    if get(a, "parallel_mode").and_then(Value::as_str) == Some("sequential") {
+        b = b.parallel_mode(ParallelMode::Sequential);
+    }
+    if let Some(l) = get(a, "usage_limits") {
+        let mut limits = UsageLimits::new();
+        if let Some(n) = get(l, "request_limit").and_then(Value::as_u64) {
+            limits = limits.request_limit(n as u32);
+        }
+        if let Some(n) = get(l, "tool_calls_limit").and_then(Value::as_u64) {
+            limits = limits.tool_calls_limit(n as u32);
+        }
+        b = b.usage_limits(limits);
+    }
+    if let Some(s) = get(a, "model_settings") {
+        let mut settings = ModelSettings::new();
+        if let Some(tc) = get(s, "tool_choice") {
+            settings = settings.tool_choice(tool_choice(tc)?);
+        }
+        b = b.model_settings(settings);
+    }
+    if let Some(caps) = get(a, "capabilities").and_then(Value::as_array)
+        && !caps.is_empty()
+    {
+        return Err(unsupported("capabilities"));
+    }
+    Ok(b)
+}
+
+async fn run_scenario(scenario: &Value) -> Result<Value, Unsupported> {
+    let records = Arc::new(Mutex::new(Records::default()));
+    let empty = json!({});
+    let a = scenario.get("agent").unwrap_or(&empty);
+    let model = scenario.get("model").cloned().unwrap_or(Value::Null);
+    let builder = match &model {
+        Value::String(s) if s == "test" => {
+            Agent::builder(Recorder { inner: TestModel::new(), records: records.clone() })
+        }
+        Value::Object(o) if o.contains_key("test") => {
+            let t = &o["test"];
+            let mut m = TestModel::new();
+            if let Some(seed) = get(t, "seed").and_then(Value::as_u64) {
+                m = m.seed(seed);
+            }
+            if let Some(names) = get(t, "call_tools").and_then(Value::as_array) {
+                m = m.call_tools(names.iter().filter_map(|n| n.as_str().map(String::from)));
+            }
+            Agent::builder(Recorder { inner: m, records: records.clone() })
+        }
+        Value::Object(o) if o.contains_key("script") => Agent::builder(Recorder {
+            inner: Scripted { script: o["script"].as_array().cloned().unwrap_or_default(), next: Mutex::new(0) },
+            records: records.clone(),
+        }),
+        other => return Err(unsupported(format!("model {other}"))),
+    };
+    let mut b = builder.deps::<Deps>();
+    if let Some(p) = get(a, "system_prompt").and_then(Value::as_str) {
+        b = b.system_prompt(p);
+    }
+    for t in scenario.get("tools").and_then(Value::as_array).into_iter().flatten() {
+        b = b.tool(make_tool(t)?);
+    }
+    for ts in scenario.get("toolsets").and_then(Value::as_array).into_iter().flatten() {
+        b = b.toolset(make_toolset(ts)?);
+    }
+    let b = configure(b, a)?;
+    let output = get(a, "output").cloned().unwrap_or(json!("text"));
+    let outs = match &output {
+        Value::String(s) if s == "text" => run_all(b.build(), scenario).await?,
+        Value::String(s) if s == "text_or_deferred" => run_all(b.allow_deferred().build(), scenario).await?,
+        Value::Object(o) if o.contains_key("structured") => {
+            run_all(b.output_schema(o["structured"].clone()).build(), scenario).await?
+        }
+        Value::Object(o) if o.contains_key("structured_or_deferred") => {
+            run_all(b.output_schema(o["structured_or_deferred"].clone()).allow_deferred().build(), scenario).await?
+        }
+        other => return Err(unsupported(format!("output {other}"))),
+    };
+
+    let mut ids = normalise::Ids::default();
+    let mut runs = Vec::new();
+    for (out, history) in outs {
+        let mut run = Map::new();
+        if let Some(h) = history {
+            let mut msgs: Vec<Value> =
+                h.iter().map(|m| normalise::message(serde_json::to_value(m).unwrap_or_default())).collect();
+            msgs.iter_mut().for_each(|m| ids.replace(m));
+            run.insert("history".into(), Value::Array(msgs));
+        }
+        let mut new: Vec<Value> = out.messages[out.new_start.min(out.messages.len())..]
+            .iter()
+            .map(|m| normalise::message(serde_json::to_value(m).unwrap_or_default()))
+            .collect();
+        new.iter_mut().for_each(|m| ids.replace(m));
+        run.insert("new_messages".into(), Value::Array(new));
+        let deferred = match out.deferred {
+            Some(d) => {
+                let mut calls = serde_json::to_value(&d.calls).unwrap_or_default();
+                let mut approvals = serde_json::to_value(&d.approvals).unwrap_or_default();
+                for v in [&mut calls, &mut approvals] {
+                    if let Value::Array(items) = v {
+                        for item in items.iter_mut() {
+                            *item = normalise::message(item.take());
+                        }
+                    }
+                    ids.replace(v);
+                }
+                let metadata: Map<String, Value> = d.metadata.iter().map(|(k, v)| (ids.id(k), v.clone())).collect();
+                json!({"calls": calls, "approvals": approvals, "metadata": metadata})
+            }
+            None => Value::Null,
+        };
+        run.insert("deferred".into(), deferred);
+        run.insert("output".into(), out.output);
+        run.insert(
+            "error".into(),
+            match out.error {
+                Some((t, m)) => json!({"type": t, "message": normalise::sort_set_literals(&m)}),
+                None => Value::Null,
+            },
+        );
+        run.insert("requests".into(), json!(out.requests));
+        run.insert("tool_calls".into(), json!(out.tool_calls));
+        runs.push(Value::Object(run));
+    }
+    let records = records.lock().unwrap_or_else(|p| p.into_inner());
+    let mut result = Map::new();
+    result.insert("runs".into(), Value::Array(runs));
+    result.insert("tool_defs".into(), Value::Array(records.tool_defs.clone()));
+    if get(a, "model_settings").and_then(|s| get(s, "tool_choice")).is_some() {
+        result.insert("tool_choice".into(), Value::Array(records.tool_choice.clone()));
+    }
+    Ok(Value::Object(result))
+}
+
+fn sorted(v: Value) -> Value {
+    match v {
+        Value::Object(o) => {
+            let mut entries: Vec<(String, Value)> = o.into_iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            Value::Object(entries.into_iter().map(|(k, v)| (k, sorted(v))).collect())
+        }
+        Value::Array(a) => Value::Array(a.into_iter().map(sorted).collect()),
+        other => other,
+    }
+}
+
+fn main() -> ExitCode {
+    let Some(path) = std::env::args().nth(1) else {
+        eprintln!("usage: conformance SCENARIO.json");
+        return ExitCode::from(2);
+    };
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("cannot read {path}: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let scenario: Value = match serde_json::from_str(&text) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("{path} is not valid JSON: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let rt = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("cannot start the runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match rt.block_on(run_scenario(&scenario)) {
+        Ok(result) => {
+            println!("{}", serde_json::to_string_pretty(&sorted(result)).unwrap_or_default());
+            ExitCode::SUCCESS
+        }
+        Err(Unsupported(what)) => {
+            eprintln!("unsupported in this version: {what}");
+            ExitCode::from(3)
+        }
+    }
+}

@@ -1,0 +1,707 @@
+//! The expansion of `#[tool]`: checks the function and generates the `ToolSpec` constant.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{ToTokens, quote, quote_spanned};
+use syn::ext::IdentExt;
+use syn::spanned::Spanned;
+use syn::{
+    Attribute, Expr, ExprLit, FnArg, GenericArgument, Ident, ItemFn, Lit, Meta, Pat, PathArguments, ReturnType, Safety,
+    Type, Visibility,
+};
+
+use crate::docs::{ParsedDoc, join_doc_values, param_doc, parse_doc};
+use crate::options::Options;
+
+/// Expands `#[tool(args)] item`. Errors become `compile_error!`s next to the unchanged function,
+/// so that one mistake does not cascade into errors about a missing function.
+pub(crate) fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
+    let func: ItemFn = match syn::parse2(item.clone()) {
+        Ok(func) => func,
+        Err(_) => {
+            let err = syn::Error::new_spanned(&item, "#[tool] goes on free functions (`fn` or `async fn`)");
+            let err = err.to_compile_error();
+            return quote!(#err #item);
+        }
+    };
+    let options = Options::parse(args);
+    let tool = Tool::analyze(func);
+    match (options, tool) {
+        (Ok(options), Ok(tool)) => match tool.generate(&options) {
+            Ok(tokens) => tokens,
+            Err(e) => fallback(e, tool.into_func()),
+        },
+        (Err(mut error), Err(failed)) => {
+            let (e, func) = *failed;
+            error.combine(e);
+            fallback(error, func)
+        }
+        (Err(error), Ok(tool)) => fallback(error, tool.into_func()),
+        (Ok(_), Err(failed)) => {
+            let (error, func) = *failed;
+            fallback(error, func)
+        }
+    }
+}
+
+/// The errors, and a placeholder constant of the right type so that code using the tool does not
+/// report more errors. The function is kept inside it (minus parameter attributes that rustc
+/// would reject), so that errors in its body are still reported.
+fn fallback(error: syn::Error, mut func: ItemFn) -> TokenStream {
+    let error = error.to_compile_error();
+    let (const_attrs, fn_attrs): (Vec<Attribute>, Vec<Attribute>) =
+        std::mem::take(&mut func.attrs).into_iter().partition(is_const_attr);
+    func.attrs = fn_attrs;
+    let vis = std::mem::replace(&mut func.vis, Visibility::Inherited);
+    // A method cannot live in a block; its `self` is already reported.
+    let inner = if func.sig.receiver().is_none() { quote!(#[allow(dead_code)] #func) } else { quote!() };
+    let ident = &func.sig.ident;
+    let name = ident.unraw().to_string();
+    let pv = quote!(::toolsmith::__private);
+    quote! {
+        #error
+        #(#const_attrs)*
+        #[allow(non_upper_case_globals)]
+        #vis const #ident: ::toolsmith::ToolSpec = {
+            #inner
+            fn __toolsmith_schema() -> (#pv::serde_json::Value, ::core::option::Option<::std::string::String>) {
+                ::core::unreachable!()
+            }
+            fn __toolsmith_handler(_: &dyn #pv::AnyRunContext, _: #pv::serde_json::Value) -> #pv::Invocation {
+                ::core::unreachable!()
+            }
+            #pv::ToolSpec::__new(
+                #name,
+                ::core::option::Option::None,
+                &[],
+                __toolsmith_schema,
+                #pv::DepsReq::Any,
+                __toolsmith_handler,
+                #pv::SpecOptions::DEFAULT,
+            )
+        };
+    }
+}
+
+/// Attributes that belong on the generated constant rather than the function.
+fn is_const_attr(attr: &Attribute) -> bool {
+    ["doc", "cfg", "deprecated"].iter().any(|name| attr.path().is_ident(name))
+}
+
+/// What the first parameter says about the context.
+enum Context {
+    /// No `RunContext` parameter.
+    None,
+    /// `RunContext` or `RunContext<()>`.
+    Unit,
+    /// `RunContext<T>`.
+    Typed(Box<Type>),
+}
+
+/// A parameter the model provides.
+struct Param {
+    ident: Ident,
+    ty: Type,
+    description: Option<String>,
+    /// `#[serde(...)]` and `#[schemars(...)]` attributes, moved to the arguments struct's field.
+    field_attrs: Vec<Attribute>,
+}
+
+/// How the function's return value becomes the tool's output.
+#[derive(Clone, Copy)]
+enum Output {
+    Value,
+    Result,
+    Return,
+    ReturnResult,
+}
+
+struct Tool {
+    /// The function, with parameter attributes that are not Rust's removed.
+    func: ItemFn,
+    context: Context,
+    params: Vec<Param>,
+    doc: ParsedDoc,
+    /// Attributes for the constant: docs, `cfg` and `deprecated`.
+    const_attrs: Vec<Attribute>,
+    output: Output,
+    output_span: Span,
+}
+
+impl Tool {
+    /// Checks the function. On error, returns the errors and the function cleaned of parameter
+    /// attributes that rustc would reject.
+    fn analyze(mut func: ItemFn) -> Result<Tool, Box<(syn::Error, ItemFn)>> {
+        let mut errors: Vec<syn::Error> = Vec::new();
+        let sig = &func.sig;
+        if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+            errors.push(syn::Error::new_spanned(
+                &sig.generics,
+                "#[tool] functions cannot be generic: the argument schema is built from concrete types",
+            ));
+        }
+        if let Safety::Unsafe(token) = &sig.safety {
+            errors.push(syn::Error::new_spanned(token, "#[tool] functions cannot be `unsafe`"));
+        }
+        if let Some(abi) = &sig.abi {
+            errors.push(syn::Error::new_spanned(abi, "#[tool] functions cannot have an `extern` ABI"));
+        }
+        if let Some(variadic) = &sig.variadic {
+            errors.push(syn::Error::new_spanned(variadic, "#[tool] functions cannot be variadic"));
+        }
+
+        // Attributes of the function: docs (and `cfg`, `deprecated`) go on the constant.
+        let mut doc_values = Vec::new();
+        let mut const_attrs = Vec::new();
+        let mut fn_attrs = Vec::new();
+        for attr in std::mem::take(&mut func.attrs) {
+            if attr.path().is_ident("doc") {
+                if let Some(value) = doc_value(&attr) {
+                    doc_values.push(value);
+                }
+                const_attrs.push(attr);
+            } else if is_const_attr(&attr) {
+                const_attrs.push(attr);
+            } else {
+                fn_attrs.push(attr);
+            }
+        }
+        func.attrs = fn_attrs;
+        let doc = parse_doc(&join_doc_values(&doc_values));
+
+        let mut context = Context::None;
+        let mut params = Vec::new();
+        for (index, input) in func.sig.inputs.iter_mut().enumerate() {
+            let pat_type = match input {
+                FnArg::Receiver(receiver) => {
+                    errors.push(syn::Error::new_spanned(
+                        receiver.self_token,
+                        "#[tool] goes on free functions, not methods: remove `self`",
+                    ));
+                    continue;
+                }
+                FnArg::Typed(pat_type) => pat_type,
+            };
+            // Attributes on parameters: docs are descriptions, serde/schemars go to the field.
+            let mut param_docs = Vec::new();
+            let mut field_attrs = Vec::new();
+            pat_type.attrs.retain(|attr| {
+                if attr.path().is_ident("doc") {
+                    if let Some(value) = doc_value(attr) {
+                        param_docs.push(value);
+                    }
+                    false
+                } else if attr.path().is_ident("serde") || attr.path().is_ident("schemars") {
+                    field_attrs.push(attr.clone());
+                    false
+                } else {
+                    true
+                }
+            });
+
+            if let Some(ctx) = run_context(&pat_type.ty) {
+                if index != 0 {
+                    errors.push(syn::Error::new_spanned(
+                        &pat_type.ty,
+                        "`RunContext` must be the first parameter of a tool",
+                    ));
+                    continue;
+                }
+                match ctx {
+                    Ok(ctx) => context = ctx,
+                    Err(e) => errors.push(e),
+                }
+                if let Some(attr) = field_attrs.first() {
+                    errors.push(syn::Error::new_spanned(
+                        attr,
+                        "the context parameter takes no serde/schemars attributes",
+                    ));
+                }
+                continue;
+            }
+            if let Type::Reference(reference) = &*pat_type.ty
+                && run_context(&reference.elem).is_some()
+            {
+                errors.push(syn::Error::new_spanned(
+                    &pat_type.ty,
+                    "take the context by value: `ctx: RunContext<T>`, not a reference",
+                ));
+                continue;
+            }
+
+            let ident = match &*pat_type.pat {
+                Pat::Ident(pat) if pat.by_ref.is_none() && pat.subpat.is_none() => pat.ident.clone(),
+                other => {
+                    errors.push(syn::Error::new_spanned(
+                        other,
+                        "tool parameters must be plain identifiers such as `city: String`: \
+                         the names become the argument names the model uses",
+                    ));
+                    continue;
+                }
+            };
+            if let Err(e) = check_owned(&pat_type.ty) {
+                errors.push(e);
+                continue;
+            }
+            let description = param_doc(&join_doc_values(&param_docs));
+            params.push(Param { ident, ty: (*pat_type.ty).clone(), description, field_attrs });
+        }
+
+        let (output, output_span) = match &func.sig.output {
+            ReturnType::Default => (Output::Value, func.sig.ident.span()),
+            ReturnType::Type(_, ty) => (classify_output(ty), ty.span()),
+        };
+
+        let mut errors = errors.into_iter();
+        match errors.next() {
+            Some(mut error) => {
+                errors.for_each(|e| error.combine(e));
+                func.attrs.extend(const_attrs);
+                Err(Box::new((error, func)))
+            }
+            None => Ok(Tool { func, context, params, doc, const_attrs, output, output_span }),
+        }
+    }
+
+    /// The function with all its attributes back, for the error fallback.
+    fn into_func(self) -> ItemFn {
+        let mut func = self.func;
+        func.attrs.extend(self.const_attrs);
+        func
+    }
+
+    /// Whether the arguments deserialise directly into the single parameter's type.
+    fn flatten(&self, options: &Options) -> syn::Result<bool> {
+        match options.flatten {
+            Some((false, _)) => Ok(false),
+            Some((true, span)) => {
+                if self.params.len() != 1 {
+                    return Err(syn::Error::new(span, "`flatten` needs exactly one parameter besides the context"));
+                }
+                if let Some(attr) = self.params[0].field_attrs.first() {
+                    return Err(syn::Error::new_spanned(
+                        attr,
+                        "serde/schemars attributes on the parameter need the wrapper struct: remove `flatten`",
+                    ));
+                }
+                Ok(true)
+            }
+            None => Ok(self.params.len() == 1
+                && self.params[0].field_attrs.is_empty()
+                && is_struct_like(&self.params[0].ty)),
+        }
+    }
+
+    fn generate(&self, options: &Options) -> syn::Result<TokenStream> {
+        let flatten = self.flatten(options)?;
+        let pv = quote!(::toolsmith::__private);
+        let mut inner_fn = self.func.clone();
+        inner_fn.vis = Visibility::Inherited;
+        let fn_ident = &self.func.sig.ident;
+        let const_attrs = &self.const_attrs;
+        let vis = &self.func.vis;
+        let name = fn_ident.unraw().to_string();
+
+        let description = match &self.doc.description {
+            Some(d) => quote!(::core::option::Option::Some(#d)),
+            None => quote!(::core::option::Option::None),
+        };
+
+        // Parameter descriptions: on the parameter itself, else from `# Arguments`.
+        let descriptions: Vec<Option<String>> = self
+            .params
+            .iter()
+            .map(|p| p.description.clone().or_else(|| self.doc.param(&p.ident.unraw().to_string()).map(str::to_string)))
+            .collect();
+        let undocumented: Vec<String> = if flatten {
+            Vec::new()
+        } else {
+            self.params
+                .iter()
+                .zip(&descriptions)
+                .filter(|(_, d)| d.is_none())
+                .map(|(p, _)| p.ident.unraw().to_string())
+                .collect()
+        };
+
+        // The arguments: a generated struct, or the single parameter's own type.
+        let ready_err = quote! {
+            ::core::result::Result::Err(e) => {
+                return #pv::Invocation::Ready(::core::result::Result::Err(e))
+            }
+        };
+        let (args_struct, schema_body, parse_args, call_args) = if flatten {
+            let ty = &self.params[0].ty;
+            let parse_args = quote_spanned! {ty.span()=>
+                let __toolsmith_arg: #ty = match #pv::parse_args::<#ty>(__toolsmith_args) {
+                    ::core::result::Result::Ok(a) => a,
+                    #ready_err
+                };
+            };
+            let schema = quote_spanned!(ty.span()=> #pv::model_schema::<#ty>());
+            (quote!(), schema, parse_args, vec![quote!(__toolsmith_arg)])
+        } else {
+            let fields = self.params.iter().zip(&descriptions).map(|(p, d)| {
+                let Param { ident, ty, field_attrs, .. } = p;
+                let user_has_description =
+                    field_attrs.iter().any(|a| a.to_token_stream().to_string().contains("description"));
+                let description = match d {
+                    Some(d) if !user_has_description => quote!(#[schemars(description = #d)]),
+                    _ => quote!(),
+                };
+                quote!(#(#field_attrs)* #description #ident: #ty)
+            });
+            let args_struct = quote! {
+                #[derive(#pv::serde::Deserialize, #pv::schemars::JsonSchema)]
+                #[serde(crate = "::toolsmith::__private::serde", deny_unknown_fields)]
+                #[schemars(crate = "::toolsmith::__private::schemars", deny_unknown_fields)]
+                struct __ToolArgs { #(#fields,)* }
+            };
+            let parse_args = quote! {
+                let __toolsmith_parsed: __ToolArgs = match #pv::parse_args::<__ToolArgs>(__toolsmith_args) {
+                    ::core::result::Result::Ok(a) => a,
+                    #ready_err
+                };
+            };
+            let call_args = self.params.iter().map(|p| {
+                let ident = &p.ident;
+                quote!(__toolsmith_parsed.#ident)
+            });
+            (args_struct, quote!(#pv::args_schema::<__ToolArgs>()), parse_args, call_args.collect())
+        };
+        let parse_args = if self.params.is_empty() {
+            quote! {
+                if let ::core::result::Result::Err(e) = #pv::parse_args::<__ToolArgs>(__toolsmith_args) {
+                    return #pv::Invocation::Ready(::core::result::Result::Err(e));
+                }
+            }
+        } else {
+            parse_args
+        };
+
+        // The context.
+        let (deps_fns, deps, get_ctx, ctx_arg) = match &self.context {
+            Context::None => (quote!(), quote!(#pv::DepsReq::Any), quote!(), None),
+            Context::Unit => (
+                quote!(),
+                quote!(#pv::DepsReq::Any),
+                quote!(let __toolsmith_ctx = #pv::AnyRunContext::unit(__toolsmith_any_ctx);),
+                Some(quote!(__toolsmith_ctx)),
+            ),
+            Context::Typed(ty) => (
+                quote! {
+                    fn __toolsmith_deps_id() -> ::core::any::TypeId { ::core::any::TypeId::of::<#ty>() }
+                    fn __toolsmith_deps_name() -> &'static str { ::core::any::type_name::<#ty>() }
+                },
+                quote!(#pv::DepsReq::Typed { id: __toolsmith_deps_id, name: __toolsmith_deps_name }),
+                quote_spanned! {ty.span()=>
+                    let __toolsmith_ctx = match #pv::typed_context::<#ty>(__toolsmith_any_ctx) {
+                        ::core::result::Result::Ok(c) => c,
+                        #ready_err
+                    };
+                },
+                Some(quote!(__toolsmith_ctx)),
+            ),
+        };
+        let ctx_param = if ctx_arg.is_some() { quote!(__toolsmith_any_ctx) } else { quote!(_) };
+        let args = ctx_arg.into_iter().chain(call_args);
+        let span = self.output_span;
+        let mut callee = fn_ident.clone();
+        callee.set_span(span);
+        let call = quote_spanned!(span=> #callee(#(#args),*));
+        // Spanned at the return type, so that an error type that does not convert into
+        // `ToolError` (or a value that is not `Serialize`) is reported there.
+        let output_fn = match self.output {
+            Output::Value => quote_spanned!(span=> ::toolsmith::__private::value_output),
+            Output::Result => quote_spanned!(span=> ::toolsmith::__private::result_output),
+            Output::Return => quote_spanned!(span=> ::toolsmith::__private::return_output),
+            Output::ReturnResult => {
+                quote_spanned!(span=> ::toolsmith::__private::return_result_output)
+            }
+        };
+        let invocation = if let Some(asyncness) = &self.func.sig.asyncness {
+            let output = quote_spanned!(span=> #output_fn(#call.await));
+            // A future that is not `Send` is reported at `async`.
+            let future = quote_spanned!(asyncness.span=> ::std::boxed::Box::pin(async move { #output }));
+            quote!(#pv::Invocation::Async(#future))
+        } else {
+            let output = quote_spanned!(span=> #output_fn(#call));
+            quote!(#pv::Invocation::Blocking(::std::boxed::Box::new(move || #output)))
+        };
+
+        let options = options.spec_options();
+        Ok(quote! {
+            #(#const_attrs)*
+            #[allow(non_upper_case_globals)]
+            #vis const #fn_ident: ::toolsmith::ToolSpec = {
+                #inner_fn
+                #args_struct
+                #deps_fns
+                fn __toolsmith_schema() -> (#pv::serde_json::Value, ::core::option::Option<::std::string::String>) {
+                    #schema_body
+                }
+                fn __toolsmith_handler(
+                    #ctx_param: &dyn #pv::AnyRunContext,
+                    __toolsmith_args: #pv::serde_json::Value,
+                ) -> #pv::Invocation {
+                    #get_ctx
+                    #parse_args
+                    #invocation
+                }
+                #pv::ToolSpec::__new(
+                    #name,
+                    #description,
+                    &[#(#undocumented),*],
+                    __toolsmith_schema,
+                    #deps,
+                    __toolsmith_handler,
+                    #options,
+                )
+            };
+        })
+    }
+}
+
+/// The string of a `#[doc = "..."]` attribute (`None` for `#[doc = include_str!(...)]` and
+/// `#[doc(hidden)]`).
+fn doc_value(attr: &Attribute) -> Option<String> {
+    match &attr.meta {
+        Meta::NameValue(nv) => match &nv.value {
+            Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => Some(s.value()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The last path segment of a type, looking through parentheses and invisible groups.
+fn last_segment(ty: &Type) -> Option<&syn::PathSegment> {
+    match ty {
+        Type::Path(p) if p.qself.is_none() => p.path.segments.last(),
+        Type::Paren(p) => last_segment(&p.elem),
+        Type::Group(g) => last_segment(&g.elem),
+        _ => None,
+    }
+}
+
+/// The type arguments of a path segment (`<A, B>`), lifetimes and bindings left out.
+fn type_args(segment: &syn::PathSegment) -> Vec<&Type> {
+    match &segment.arguments {
+        PathArguments::AngleBracketed(args) => args
+            .args
+            .iter()
+            .filter_map(|a| match a {
+                GenericArgument::Type(t) => Some(t),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// `Some` when `ty` is `RunContext`/`RunContext<T>`: the context it asks for, or an error for
+/// forms that are not understood.
+fn run_context(ty: &Type) -> Option<syn::Result<Context>> {
+    let segment = last_segment(ty)?;
+    if segment.ident != "RunContext" {
+        return None;
+    }
+    Some(match &segment.arguments {
+        PathArguments::None => Ok(Context::Unit),
+        PathArguments::AngleBracketed(args) => match (args.args.len(), args.args.first()) {
+            (1, Some(GenericArgument::Type(Type::Tuple(t)))) if t.elems.is_empty() => Ok(Context::Unit),
+            (1, Some(GenericArgument::Type(t))) => Ok(Context::Typed(Box::new(t.clone()))),
+            _ => Err(syn::Error::new_spanned(args, "expected `RunContext<T>` with one dependency type")),
+        },
+        PathArguments::Parenthesized(args) => Err(syn::Error::new_spanned(args, "expected `RunContext<T>`")),
+    })
+}
+
+/// Rejects borrowed parameter types (and `impl Trait`), which cannot be deserialised into.
+fn check_owned(ty: &Type) -> syn::Result<()> {
+    match ty {
+        Type::Reference(r) => {
+            let hint = match &*r.elem {
+                Type::Path(p) if p.path.is_ident("str") => "use String instead of &str".to_string(),
+                Type::Slice(s) => format!("use Vec<{}> instead of &[{}]", tokens(&s.elem), tokens(&s.elem)),
+                Type::Path(p) if p.path.is_ident("Path") => "use PathBuf instead of &Path".to_string(),
+                other => format!("use {} instead of {}", tokens(other), tokens(ty)),
+            };
+            Err(syn::Error::new_spanned(ty, format!("tool parameters must be owned types: {hint}")))
+        }
+        Type::ImplTrait(_) => Err(syn::Error::new_spanned(
+            ty,
+            "tool parameters must be concrete types that implement Deserialize and JsonSchema, not `impl Trait`",
+        )),
+        Type::Paren(p) => check_owned(&p.elem),
+        Type::Group(g) => check_owned(&g.elem),
+        Type::Array(a) => check_owned(&a.elem),
+        Type::Slice(s) => check_owned(&s.elem),
+        Type::Tuple(t) => t.elems.iter().try_for_each(check_owned),
+        Type::Path(p) => {
+            if let Some(qself) = &p.qself {
+                check_owned(&qself.ty)?;
+            }
+            p.path.segments.iter().try_for_each(|s| type_args(s).into_iter().try_for_each(check_owned))
+        }
+        _ => Ok(()),
+    }
+}
+
+fn tokens(ty: &Type) -> String {
+    ty.to_token_stream().to_string().replace(" < ", "<").replace(" >", ">").replace("& ", "&")
+}
+
+/// Types that are not structs with named fields: a single parameter of such a type is wrapped in
+/// an arguments object rather than taken as the whole arguments object.
+const NOT_A_STRUCT: &[&str] = &[
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "i128",
+    "isize",
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+    "u128",
+    "usize",
+    "f32",
+    "f64",
+    "bool",
+    "char",
+    "String",
+    "str",
+    "Vec",
+    "VecDeque",
+    "LinkedList",
+    "BinaryHeap",
+    "Option",
+    "HashMap",
+    "BTreeMap",
+    "HashSet",
+    "BTreeSet",
+    "IndexMap",
+    "IndexSet",
+    "Value",
+    "Map",
+    "Number",
+    "Box",
+    "Arc",
+    "Rc",
+    "Cow",
+    "PathBuf",
+    "Duration",
+    "SystemTime",
+    "NonZeroU8",
+    "NonZeroU16",
+    "NonZeroU32",
+    "NonZeroU64",
+    "NonZeroU128",
+    "NonZeroUsize",
+    "NonZeroI8",
+    "NonZeroI16",
+    "NonZeroI32",
+    "NonZeroI64",
+    "NonZeroI128",
+    "NonZeroIsize",
+    "NonZero",
+    "Wrapping",
+    "Uuid",
+    "DateTime",
+    "NaiveDate",
+    "NaiveTime",
+    "NaiveDateTime",
+    "Url",
+    "Decimal",
+];
+
+/// Whether a single parameter of this type is taken to be a user struct deriving `Deserialize`
+/// and `JsonSchema`, whose schema becomes the tool's schema.
+fn is_struct_like(ty: &Type) -> bool {
+    match last_segment(ty) {
+        Some(segment) => !NOT_A_STRUCT.iter().any(|name| segment.ident == name),
+        None => false,
+    }
+}
+
+/// Chooses the output conversion from the written return type.
+fn classify_output(ty: &Type) -> Output {
+    let Some(segment) = last_segment(ty) else {
+        return Output::Value;
+    };
+    if segment.ident == "ToolReturn" {
+        return Output::Return;
+    }
+    if segment.ident == "Result" {
+        return match type_args(segment).first().and_then(|t| last_segment(t)) {
+            Some(ok) if ok.ident == "ToolReturn" => Output::ReturnResult,
+            _ => Output::Result,
+        };
+    }
+    Output::Value
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ty(s: &str) -> Type {
+        syn::parse_str(s).unwrap()
+    }
+
+    #[test]
+    fn output_classification() {
+        let cases = [
+            ("String", "value"),
+            ("Result<String, ModelRetry>", "result"),
+            ("std::io::Result<i64>", "result"),
+            ("Result<ToolReturn, ModelRetry>", "return_result"),
+            ("Result<toolsmith::ToolReturn, String>", "return_result"),
+            ("ToolReturn", "return"),
+            ("toolsmith::ToolReturn", "return"),
+            ("Vec<ToolReturn>", "value"),
+            ("(i64, i64)", "value"),
+        ];
+        for (t, expected) in cases {
+            let got = match classify_output(&ty(t)) {
+                Output::Value => "value",
+                Output::Result => "result",
+                Output::Return => "return",
+                Output::ReturnResult => "return_result",
+            };
+            assert_eq!(got, expected, "{t}");
+        }
+    }
+
+    #[test]
+    fn struct_detection() {
+        for t in ["Point", "geo::Point", "Wrapper<i64>"] {
+            assert!(is_struct_like(&ty(t)), "{t}");
+        }
+        for t in ["i64", "String", "Vec<Point>", "Option<Point>", "serde_json::Value", "(i64, i64)", "[u8; 4]"] {
+            assert!(!is_struct_like(&ty(t)), "{t}");
+        }
+    }
+
+    #[test]
+    fn context_detection() {
+        assert!(run_context(&ty("String")).is_none());
+        assert!(matches!(run_context(&ty("RunContext")), Some(Ok(Context::Unit))));
+        assert!(matches!(run_context(&ty("RunContext<()>")), Some(Ok(Context::Unit))));
+        assert!(matches!(run_context(&ty("toolsmith::RunContext<Deps>")), Some(Ok(Context::Typed(_)))));
+        assert!(matches!(run_context(&ty("RunContext<A, B>")), Some(Err(_))));
+    }
+
+    #[test]
+    fn owned_check() {
+        assert!(check_owned(&ty("Vec<Option<String>>")).is_ok());
+        let msg = |t: &str| check_owned(&ty(t)).unwrap_err().to_string();
+        assert_eq!(msg("&str"), "tool parameters must be owned types: use String instead of &str");
+        assert_eq!(msg("&'static str"), "tool parameters must be owned types: use String instead of &str");
+        assert_eq!(msg("&[i64]"), "tool parameters must be owned types: use Vec<i64> instead of &[i64]");
+        assert!(msg("Vec<&str>").contains("use String instead of &str"));
+        assert!(msg("impl Into<String>").contains("not `impl Trait`"));
+    }
+}

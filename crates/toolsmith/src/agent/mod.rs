@@ -1,0 +1,382 @@
+//! The [`Agent`]: a model, tools and settings, run on a prompt.
+
+pub(crate) mod output;
+pub(crate) mod run;
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+pub use output::{Deferrable, OutputSpec};
+pub use run::{AgentRun, Node, RunBuilder, RunRecord, RunResult};
+
+use crate::error::UserError;
+use crate::model::{DynModel, Model, ModelSettings, SharedModel, check_static_tool_choice};
+use crate::tool::Tool;
+use crate::toolset::{DynToolset, FunctionToolset, Toolset};
+use crate::usage::UsageLimits;
+use output::Converter;
+
+/// What to do with the other calls of a response once a final result is found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum EndStrategy {
+    /// Stop at once: other function calls are not executed.
+    Early,
+    /// Execute the function calls of the response, then stop (the default).
+    #[default]
+    Graceful,
+    /// Execute every call, output tools included.
+    Exhaustive,
+}
+
+/// How a response's tool calls are executed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum ParallelMode {
+    /// Concurrently, split at sequential tools (the default).
+    #[default]
+    Parallel,
+    /// One after another, in the model's order.
+    Sequential,
+}
+
+pub(crate) struct AgentInner<D> {
+    pub(crate) model: SharedModel,
+    pub(crate) system_prompts: Vec<String>,
+    pub(crate) instructions: Option<String>,
+    pub(crate) toolsets: Vec<Arc<dyn DynToolset<D>>>,
+    pub(crate) retries: u32,
+    pub(crate) output_retries: u32,
+    pub(crate) tool_timeout: Option<f64>,
+    pub(crate) end_strategy: EndStrategy,
+    pub(crate) parallel_mode: ParallelMode,
+    pub(crate) output: OutputSpec,
+    pub(crate) model_settings: Option<ModelSettings>,
+    pub(crate) usage_limits: Option<UsageLimits>,
+    pub(crate) blocking: Arc<tokio::sync::Semaphore>,
+    pub(crate) default_deps: Option<D>,
+    pub(crate) name: Option<String>,
+}
+
+/// An agent: a model, a system prompt, tools and settings. Cheap to clone and safe to share
+/// between tasks; every run has its own state.
+///
+/// `D` is the type of the dependencies tools receive through [`RunContext`](crate::RunContext);
+/// `O` is the output type (`String` for text).
+pub struct Agent<D = (), O = String> {
+    pub(crate) inner: Arc<AgentInner<D>>,
+    pub(crate) convert: Converter<O>,
+}
+
+impl<D, O> Clone for Agent<D, O> {
+    fn clone(&self) -> Self {
+        Agent { inner: self.inner.clone(), convert: self.convert.clone() }
+    }
+}
+
+impl<D, O> std::fmt::Debug for Agent<D, O> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agent").field("name", &self.inner.name).finish_non_exhaustive()
+    }
+}
+
+impl Agent<(), String> {
+    /// Starts building an agent around a model.
+    pub fn builder<M: Model>(model: M) -> AgentBuilder<(), String> {
+        AgentBuilder::new(Arc::new(model))
+    }
+}
+
+impl<D: Clone + Send + Sync + 'static, O: Send + 'static> Agent<D, O> {
+    /// Starts a run on a prompt; set options on the returned builder, then `.await` it (or
+    /// call [`RunBuilder::run_sync`]).
+    pub fn run(&self, prompt: impl Into<crate::messages::UserPromptContent>) -> RunBuilder<'_, D, O> {
+        RunBuilder::new(self, Some(prompt.into()))
+    }
+
+    /// Starts a run without a new prompt: it continues from the message history given to the
+    /// builder (for example to execute calls the history ends with).
+    pub fn resume(&self) -> RunBuilder<'_, D, O> {
+        RunBuilder::new(self, None)
+    }
+
+    /// The output specification.
+    pub fn output_spec(&self) -> &OutputSpec {
+        &self.inner.output
+    }
+}
+
+/// Builds an [`Agent`]. Configuration mistakes are collected and returned by
+/// [`AgentBuilder::build`] as a [`UserError`]; nothing here panics.
+pub struct AgentBuilder<D, O> {
+    model: SharedModel,
+    system_prompts: Vec<String>,
+    instructions: Option<String>,
+    tools: FunctionToolset<D>,
+    toolsets: Vec<Arc<dyn DynToolset<D>>>,
+    retries: u32,
+    output_retries: Option<u32>,
+    tool_timeout: Option<f64>,
+    end_strategy: EndStrategy,
+    parallel_mode: ParallelMode,
+    output: OutputSpec,
+    convert: Converter<O>,
+    model_settings: Option<ModelSettings>,
+    usage_limits: Option<UsageLimits>,
+    blocking_threads: usize,
+    default_deps: Option<D>,
+    name: Option<String>,
+    problems: Vec<String>,
+    _o: PhantomData<O>,
+}
+
+impl AgentBuilder<(), String> {
+    fn new(model: SharedModel) -> Self {
+        AgentBuilder {
+            model,
+            system_prompts: Vec::new(),
+            instructions: None,
+            tools: FunctionToolset::new(),
+            toolsets: Vec::new(),
+            retries: 1,
+            output_retries: None,
+            tool_timeout: None,
+            end_strategy: EndStrategy::default(),
+            parallel_mode: ParallelMode::default(),
+            output: OutputSpec::Text,
+            convert: output::text_converter(),
+            model_settings: None,
+            usage_limits: None,
+            blocking_threads: 16,
+            default_deps: None,
+            name: None,
+            problems: Vec::new(),
+            _o: PhantomData,
+        }
+    }
+
+    /// Sets the dependency type; tools taking `RunContext<T>` need `T` here.
+    pub fn deps<T: Clone + Send + Sync + 'static>(self) -> AgentBuilder<T, String> {
+        AgentBuilder {
+            model: self.model,
+            system_prompts: self.system_prompts,
+            instructions: self.instructions,
+            tools: FunctionToolset::new(),
+            toolsets: Vec::new(),
+            retries: self.retries,
+            output_retries: self.output_retries,
+            tool_timeout: self.tool_timeout,
+            end_strategy: self.end_strategy,
+            parallel_mode: self.parallel_mode,
+            output: self.output,
+            convert: self.convert,
+            model_settings: self.model_settings,
+            usage_limits: self.usage_limits,
+            blocking_threads: self.blocking_threads,
+            default_deps: None,
+            name: self.name,
+            problems: self.problems,
+            _o: PhantomData,
+        }
+    }
+}
+
+impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
+    fn with_output<P>(self, output: OutputSpec, convert: Converter<P>) -> AgentBuilder<D, P> {
+        AgentBuilder {
+            model: self.model,
+            system_prompts: self.system_prompts,
+            instructions: self.instructions,
+            tools: self.tools,
+            toolsets: self.toolsets,
+            retries: self.retries,
+            output_retries: self.output_retries,
+            tool_timeout: self.tool_timeout,
+            end_strategy: self.end_strategy,
+            parallel_mode: self.parallel_mode,
+            output,
+            convert,
+            model_settings: self.model_settings,
+            usage_limits: self.usage_limits,
+            blocking_threads: self.blocking_threads,
+            default_deps: self.default_deps,
+            name: self.name,
+            problems: self.problems,
+            _o: PhantomData,
+        }
+    }
+
+    /// Adds a system prompt (sent at the start of a conversation, not when continuing a history).
+    pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.system_prompts.push(prompt.into());
+        self
+    }
+
+    /// Sets instructions, sent with every request of this agent's runs.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Names the agent.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// Default dependencies for runs that do not pass their own.
+    pub fn default_deps(mut self, deps: D) -> Self {
+        self.default_deps = Some(deps);
+        self
+    }
+
+    /// Adds a tool.
+    pub fn tool(mut self, tool: impl Into<Tool<D>>) -> Self {
+        self.tools.add(tool);
+        self
+    }
+
+    /// Adds several tools.
+    pub fn tools<I, T>(mut self, tools: I) -> Self
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<Tool<D>>,
+    {
+        for t in tools {
+            self.tools.add(t);
+        }
+        self
+    }
+
+    /// Adds a toolset; its tools come after the agent's own tools and earlier toolsets'.
+    pub fn toolset(mut self, toolset: impl Toolset<D>) -> Self {
+        self.toolsets.push(Arc::new(toolset));
+        self
+    }
+
+    /// The retry budget of tools that set none (default 1).
+    pub fn retries(mut self, retries: u32) -> Self {
+        self.retries = retries;
+        self
+    }
+
+    /// The retry budget of output validation (default: the tool retry budget).
+    pub fn output_retries(mut self, retries: u32) -> Self {
+        self.output_retries = Some(retries);
+        self
+    }
+
+    /// A default timeout (seconds) for every tool call; a call that takes longer is a retry.
+    pub fn tool_timeout(mut self, seconds: f64) -> Self {
+        if seconds <= 0.0 {
+            self.problems.push(format!("tool_timeout must be greater than 0, got {seconds}"));
+        }
+        self.tool_timeout = Some(seconds);
+        self
+    }
+
+    /// What to do with other calls once a final result is found.
+    pub fn end_strategy(mut self, strategy: EndStrategy) -> Self {
+        self.end_strategy = strategy;
+        self
+    }
+
+    /// Runs every response's calls one after another instead of concurrently.
+    pub fn parallel_mode(mut self, mode: ParallelMode) -> Self {
+        self.parallel_mode = mode;
+        self
+    }
+
+    /// How many synchronous tool calls may run at once on the blocking pool (default 16).
+    pub fn blocking_threads(mut self, n: usize) -> Self {
+        self.blocking_threads = n.max(1);
+        self
+    }
+
+    /// Default model settings.
+    pub fn model_settings(mut self, settings: ModelSettings) -> Self {
+        self.model_settings = Some(settings);
+        self
+    }
+
+    /// Default usage limits for runs.
+    pub fn usage_limits(mut self, limits: UsageLimits) -> Self {
+        self.usage_limits = Some(limits);
+        self
+    }
+
+    /// Structured output of a Rust type: the model answers through the `final_result` output
+    /// tool, whose schema is the type's.
+    pub fn output_type<T: DeserializeOwned + JsonSchema + Send + 'static>(self) -> AgentBuilder<D, T> {
+        let (schema, description) = crate::tool::schema::model_schema::<T>();
+        match OutputSpec::structured(schema, description) {
+            Ok(spec) => self.with_output(spec, output::typed_converter::<T>()),
+            Err(e) => {
+                let mut b = self.with_output(OutputSpec::Text, output::typed_converter::<T>());
+                b.problems.push(e.message);
+                b
+            }
+        }
+    }
+
+    /// Structured output described by a JSON schema; the output is the validated JSON value.
+    pub fn output_schema(self, schema: Value) -> AgentBuilder<D, Value> {
+        let description = schema.get("description").and_then(Value::as_str).map(String::from);
+        match OutputSpec::structured(schema, description) {
+            Ok(spec) => self.with_output(spec, output::value_converter()),
+            Err(e) => {
+                let mut b = self.with_output(OutputSpec::Text, output::value_converter());
+                b.problems.push(e.message);
+                b
+            }
+        }
+    }
+
+    /// Lets runs end with deferred tool requests (calls waiting for approval or external
+    /// execution) instead of an output.
+    pub fn allow_deferred(self) -> AgentBuilder<D, Deferrable<O>> {
+        let convert = output::deferrable(self.convert.clone());
+        let spec = self.output.clone().with_deferred();
+        self.with_output(spec, convert)
+    }
+
+    /// Builds the agent, or reports the first configuration mistake.
+    pub fn build(self) -> Result<Agent<D, O>, UserError> {
+        if let Some(p) = self.problems.first() {
+            return Err(UserError::new(p.clone()));
+        }
+        self.tools.check()?;
+        for ts in &self.toolsets {
+            ts.check()?;
+        }
+        check_static_tool_choice(self.model_settings.as_ref().and_then(|s| s.tool_choice.as_ref()))?;
+        let mut toolsets: Vec<Arc<dyn DynToolset<D>>> = Vec::with_capacity(self.toolsets.len() + 1);
+        toolsets.push(Arc::new(self.tools));
+        toolsets.extend(self.toolsets);
+        let model: Arc<dyn DynModel> = self.model;
+        Ok(Agent {
+            inner: Arc::new(AgentInner {
+                model,
+                system_prompts: self.system_prompts,
+                instructions: self.instructions,
+                toolsets,
+                retries: self.retries,
+                output_retries: self.output_retries.unwrap_or(self.retries),
+                tool_timeout: self.tool_timeout,
+                end_strategy: self.end_strategy,
+                parallel_mode: self.parallel_mode,
+                output: self.output,
+                model_settings: self.model_settings,
+                usage_limits: self.usage_limits,
+                blocking: Arc::new(tokio::sync::Semaphore::new(self.blocking_threads)),
+                default_deps: self.default_deps,
+                name: self.name,
+            }),
+            convert: self.convert,
+        })
+    }
+}

@@ -1,0 +1,564 @@
+//! One run of an agent: a state machine stepped by [`AgentRun::next`], driven to the end by
+//! awaiting a [`RunBuilder`].
+
+use std::collections::HashMap;
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
+use std::sync::Arc;
+
+use crate::agent::output::FinalOutput;
+use crate::agent::{Agent, AgentInner};
+use crate::context::RunContext;
+use crate::error::{AgentRunError, UserError};
+use crate::execution::{self, StepOutcome, ToolIndex};
+use crate::messages::{
+    ModelMessage, ModelRequest, ModelRequestPart, ModelResponse, RetryCause, RetryFeedbackPart, RetryInfo,
+    SystemPromptPart, UserPromptContent, UserPromptPart,
+};
+use crate::model::{ModelRequestParameters, ModelSettings, check_static_tool_choice};
+use crate::usage::{RunUsage, UsageLimits};
+use crate::validation::ErrorDetail;
+
+/// Options for one run; `.await` it to run to the end.
+#[must_use = "a run does nothing until it is awaited"]
+pub struct RunBuilder<'a, D, O> {
+    agent: &'a Agent<D, O>,
+    prompt: Option<UserPromptContent>,
+    deps: Option<D>,
+    history: Option<Vec<ModelMessage>>,
+    settings: Option<ModelSettings>,
+    limits: Option<UsageLimits>,
+    metadata: Option<serde_json::Value>,
+}
+
+impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, O> {
+    pub(crate) fn new(agent: &'a Agent<D, O>, prompt: Option<UserPromptContent>) -> Self {
+        RunBuilder { agent, prompt, deps: None, history: None, settings: None, limits: None, metadata: None }
+    }
+
+    /// The dependencies tools receive.
+    pub fn deps(mut self, deps: D) -> Self {
+        self.deps = Some(deps);
+        self
+    }
+
+    /// Continues from a message history (the messages of an earlier run, or a history written
+    /// by Pydantic AI).
+    pub fn message_history(mut self, history: Vec<ModelMessage>) -> Self {
+        self.history = Some(history);
+        self
+    }
+
+    /// Model settings for this run, over the agent's.
+    pub fn model_settings(mut self, settings: ModelSettings) -> Self {
+        self.settings = Some(settings);
+        self
+    }
+
+    /// Usage limits for this run, instead of the agent's.
+    pub fn usage_limits(mut self, limits: UsageLimits) -> Self {
+        self.limits = Some(limits);
+        self
+    }
+
+    /// Metadata attached to the run, readable by tools.
+    pub fn metadata(mut self, metadata: serde_json::Value) -> Self {
+        self.metadata = Some(metadata);
+        self
+    }
+
+    /// The run as a state machine, to step through its nodes with [`AgentRun::next`].
+    pub fn iter(self) -> Result<AgentRun<D, O>, AgentRunError> {
+        let inner = &self.agent.inner;
+        let deps = match self.deps.or_else(|| inner.default_deps.clone()) {
+            Some(d) => d,
+            None => match default_unit::<D>() {
+                Some(d) => d,
+                None => {
+                    return Err(AgentRunError::User(UserError::new(format!(
+                        "this agent's tools need dependencies of type {}: pass them with `.deps(...)` on the run, or set `default_deps` on the builder",
+                        std::any::type_name::<D>()
+                    ))));
+                }
+            },
+        };
+        let settings = match (&inner.model_settings, self.settings) {
+            (Some(a), Some(b)) => Some(a.merged(&b)),
+            (a, b) => b.or_else(|| a.clone()),
+        };
+        let history = self.history.unwrap_or_default();
+        let conversation_id = history
+            .iter()
+            .rev()
+            .find_map(|m| match m {
+                ModelMessage::Request(r) => r.conversation_id.clone(),
+                ModelMessage::Response(r) => r.conversation_id.clone(),
+            })
+            .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
+        let new_start = history.len();
+        Ok(AgentRun {
+            agent: self.agent.clone(),
+            deps,
+            prompt: self.prompt,
+            settings,
+            limits: self.limits.or_else(|| inner.usage_limits.clone()).unwrap_or_default(),
+            metadata: self.metadata,
+            state: RunState {
+                messages: Arc::new(history),
+                new_start,
+                usage: RunUsage::default(),
+                retries: Arc::new(HashMap::new()),
+                output_retries: 0,
+                run_step: 0,
+                run_id: uuid::Uuid::now_v7().to_string(),
+                conversation_id,
+            },
+            next: Pending::Start,
+            tools: None,
+            finished: None,
+        })
+    }
+
+    /// Runs to the end and returns the output, the messages and the usage whether the run
+    /// succeeded or not.
+    pub async fn run_capturing(self) -> RunRecord<O> {
+        let mut run = match self.iter() {
+            Ok(r) => r,
+            Err(e) => {
+                return RunRecord { result: Err(e), messages: Vec::new(), new_start: 0, usage: RunUsage::default() };
+            }
+        };
+        let result = run.drive().await;
+        let state = run.state;
+        RunRecord {
+            result,
+            messages: Arc::try_unwrap(state.messages).unwrap_or_else(|a| (*a).clone()),
+            new_start: state.new_start,
+            usage: state.usage,
+        }
+    }
+
+    /// Runs to the end on a new single-threaded runtime, blocking the current thread.
+    /// Do not call it from inside an async runtime; `.await` the builder there.
+    pub fn run_sync(self) -> Result<RunResult<O>, AgentRunError>
+    where
+        D: 'a,
+    {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| AgentRunError::User(UserError::new(format!("could not start a runtime for run_sync: {e}"))))?;
+        rt.block_on(self.into_future())
+    }
+}
+
+fn default_unit<D: 'static>() -> Option<D> {
+    let unit: Box<dyn std::any::Any> = Box::new(());
+    unit.downcast::<D>().ok().map(|b| *b)
+}
+
+impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> IntoFuture for RunBuilder<'a, D, O> {
+    type Output = Result<RunResult<O>, AgentRunError>;
+    type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send + 'a>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(async move {
+            let record = self.run_capturing().await;
+            let output = record.result?;
+            Ok(RunResult { output, messages: record.messages, new_start: record.new_start, usage: record.usage })
+        })
+    }
+}
+
+/// The result of a successful run.
+#[derive(Debug, Clone)]
+pub struct RunResult<O> {
+    output: O,
+    messages: Vec<ModelMessage>,
+    new_start: usize,
+    usage: RunUsage,
+}
+
+impl<O> RunResult<O> {
+    /// The output.
+    pub fn output(&self) -> &O {
+        &self.output
+    }
+
+    /// The output, by value.
+    pub fn into_output(self) -> O {
+        self.output
+    }
+
+    /// Every message, history included.
+    pub fn all_messages(&self) -> &[ModelMessage] {
+        &self.messages
+    }
+
+    /// The messages of this run only.
+    pub fn new_messages(&self) -> &[ModelMessage] {
+        &self.messages[self.new_start.min(self.messages.len())..]
+    }
+
+    /// The run's usage.
+    pub fn usage(&self) -> &RunUsage {
+        &self.usage
+    }
+}
+
+/// Everything a run produced, whether it succeeded or failed.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct RunRecord<O> {
+    /// The output or the error.
+    pub result: Result<O, AgentRunError>,
+    /// Every message, history included, up to the end or the error.
+    pub messages: Vec<ModelMessage>,
+    /// Where this run's new messages start in `messages`.
+    pub new_start: usize,
+    /// The run's usage.
+    pub usage: RunUsage,
+}
+
+impl<O> RunRecord<O> {
+    /// The messages of this run only.
+    pub fn new_messages(&self) -> &[ModelMessage] {
+        &self.messages[self.new_start.min(self.messages.len())..]
+    }
+}
+
+pub(crate) struct RunState {
+    pub(crate) messages: Arc<Vec<ModelMessage>>,
+    pub(crate) new_start: usize,
+    pub(crate) usage: RunUsage,
+    pub(crate) retries: Arc<HashMap<String, u32>>,
+    pub(crate) output_retries: u32,
+    pub(crate) run_step: u32,
+    pub(crate) run_id: String,
+    pub(crate) conversation_id: String,
+}
+
+impl RunState {
+    pub(crate) fn push(&mut self, message: impl Into<ModelMessage>) {
+        Arc::make_mut(&mut self.messages).push(message.into());
+    }
+
+    pub(crate) fn last_request_mut(&mut self) -> Option<&mut ModelRequest> {
+        match Arc::make_mut(&mut self.messages).last_mut() {
+            Some(ModelMessage::Request(r)) => Some(r),
+            _ => None,
+        }
+    }
+}
+
+enum Pending {
+    Start,
+    Request,
+    Response(ModelResponse),
+    Done,
+}
+
+/// A node of a run, as returned by [`AgentRun::next`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum Node {
+    /// The first request was built (system prompt, user prompt).
+    UserPrompt,
+    /// A request was sent to the model and answered.
+    ModelRequest {
+        /// The model's response.
+        response: ModelResponse,
+    },
+    /// The response's tool calls were handled; the next request has these parts.
+    CallTools {
+        /// The parts of the next request (tool returns, retries, content).
+        parts: Vec<ModelRequestPart>,
+    },
+    /// The run ended.
+    End,
+}
+
+/// A run in progress. Step it with [`AgentRun::next`] until [`Node::End`], then take the
+/// output with [`AgentRun::into_result`].
+pub struct AgentRun<D, O> {
+    agent: Agent<D, O>,
+    deps: D,
+    prompt: Option<UserPromptContent>,
+    settings: Option<ModelSettings>,
+    limits: UsageLimits,
+    metadata: Option<serde_json::Value>,
+    pub(crate) state: RunState,
+    next: Pending,
+    tools: Option<ToolIndex<D>>,
+    finished: Option<FinalOutput>,
+}
+
+impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
+    /// All messages so far.
+    pub fn messages(&self) -> &[ModelMessage] {
+        &self.state.messages
+    }
+
+    /// Usage so far.
+    pub fn usage(&self) -> &RunUsage {
+        &self.state.usage
+    }
+
+    pub(crate) fn context(&self) -> RunContext<D> {
+        let inner: &AgentInner<D> = &self.agent.inner;
+        RunContext {
+            deps: self.deps.clone(),
+            model: inner.model.info(),
+            usage: self.state.usage.clone(),
+            prompt: self.prompt.as_ref().map(|p| p.text()),
+            messages: self.state.messages.clone(),
+            retries: self.state.retries.clone(),
+            tool_call_id: None,
+            tool_name: None,
+            retry: 0,
+            max_retries: inner.retries,
+            run_step: self.state.run_step,
+            tool_call_approved: false,
+            tool_call_metadata: None,
+            run_id: self.state.run_id.clone(),
+            conversation_id: self.state.conversation_id.clone(),
+            metadata: self.metadata.clone(),
+            model_settings: self.settings.clone(),
+        }
+    }
+
+    async fn drive(&mut self) -> Result<O, AgentRunError> {
+        loop {
+            match self.step().await? {
+                Some(final_output) => return (self.agent.convert)(final_output),
+                None => continue,
+            }
+        }
+    }
+
+    /// Advances the run by one node. After [`Node::End`], [`AgentRun::into_result`] gives the
+    /// output.
+    pub async fn next(&mut self) -> Result<Node, AgentRunError> {
+        if matches!(self.next, Pending::Done) {
+            return Ok(Node::End);
+        }
+        if let Some(out) = self.step().await? {
+            self.finished = Some(out);
+            return Ok(Node::End);
+        }
+        Ok(match &self.next {
+            Pending::Response(r) => Node::ModelRequest { response: r.clone() },
+            Pending::Request => match self.state.messages.last() {
+                Some(ModelMessage::Request(r)) if self.state.run_step > 0 => Node::CallTools { parts: r.parts.clone() },
+                _ => Node::UserPrompt,
+            },
+            _ => Node::End,
+        })
+    }
+
+    /// The output of a run that reached [`Node::End`].
+    pub fn into_result(mut self) -> Result<RunResult<O>, AgentRunError> {
+        let out = self.finished.take().ok_or_else(|| {
+            AgentRunError::User(UserError::new("the run has not ended yet: call `next()` until it returns Node::End"))
+        })?;
+        let output = (self.agent.convert)(out)?;
+        let state = self.state;
+        Ok(RunResult {
+            output,
+            messages: Arc::try_unwrap(state.messages).unwrap_or_else(|a| (*a).clone()),
+            new_start: state.new_start,
+            usage: state.usage,
+        })
+    }
+
+    /// One transition of the state machine; `Some` when the run has its final output.
+    async fn step(&mut self) -> Result<Option<FinalOutput>, AgentRunError> {
+        match std::mem::replace(&mut self.next, Pending::Done) {
+            Pending::Start => {
+                self.start()?;
+                Ok(None)
+            }
+            Pending::Request => {
+                let response = self.request().await?;
+                self.next = Pending::Response(response);
+                Ok(None)
+            }
+            Pending::Response(response) => self.handle_response(response).await,
+            Pending::Done => Err(AgentRunError::User(UserError::new("the run has already ended"))),
+        }
+    }
+
+    fn start(&mut self) -> Result<(), AgentRunError> {
+        check_static_tool_choice(self.settings.as_ref().and_then(|s| s.tool_choice.as_ref()))?;
+        let inner = &self.agent.inner;
+        let mut parts = Vec::new();
+        if self.state.messages.is_empty() {
+            parts.extend(inner.system_prompts.iter().map(|p| ModelRequestPart::SystemPrompt(SystemPromptPart::new(p))));
+        }
+        if let Some(prompt) = &self.prompt {
+            parts.push(ModelRequestPart::UserPrompt(UserPromptPart::new(prompt.clone())));
+        }
+        if parts.is_empty() {
+            // No new prompt: continue from the history.
+            match self.state.messages.last() {
+                Some(ModelMessage::Response(r)) if r.tool_calls().next().is_some() => {
+                    self.next = Pending::Response(r.clone());
+                    return Ok(());
+                }
+                Some(ModelMessage::Request(_)) => {
+                    self.next = Pending::Request;
+                    return Ok(());
+                }
+                _ => {
+                    return Err(AgentRunError::User(UserError::new(
+                        "nothing to run: give a prompt, or a message history that ends with a request or with unanswered tool calls",
+                    )));
+                }
+            }
+        }
+        let mut request = ModelRequest::new(parts);
+        request.instructions = inner.instructions.clone();
+        request.run_id = Some(self.state.run_id.clone());
+        request.conversation_id = Some(self.state.conversation_id.clone());
+        self.state.push(request);
+        self.next = Pending::Request;
+        Ok(())
+    }
+
+    async fn collect_tools(&mut self) -> Result<(), AgentRunError> {
+        let ctx = self.context();
+        self.tools = Some(ToolIndex::collect(&self.agent.inner, &ctx).await?);
+        Ok(())
+    }
+
+    async fn request(&mut self) -> Result<ModelResponse, AgentRunError> {
+        self.collect_tools().await?;
+        if let Some(limit) = self.limits.request_limit
+            && self.state.usage.requests + 1 > limit
+        {
+            return Err(AgentRunError::UsageLimitExceeded {
+                message: format!(
+                    "The next request would exceed the request_limit of {limit}. Consider raising the limit, or see the docs on usage limits for budget-aware patterns: https://pydantic.dev/docs/ai/core-concepts/agent/#usage-limits"
+                ),
+            });
+        }
+        let inner = &self.agent.inner;
+        let tools = self.tools.as_ref().map(|t| t.definitions()).unwrap_or_default();
+        let params = ModelRequestParameters {
+            function_tools: tools,
+            output_tools: inner.output.output_tool().cloned().into_iter().collect(),
+            allow_text_output: inner.output.allows_text(),
+            instructions: inner.instructions.clone(),
+        };
+        self.state.usage.requests += 1;
+        self.state.run_step += 1;
+        let result = inner.model.request_boxed(&self.state.messages, self.settings.as_ref(), &params).await;
+        let mut response = result.map_err(|e| match e.kind.as_str() {
+            "UserError" => AgentRunError::User(UserError::new(e.message)),
+            _ => AgentRunError::Model { kind: e.kind, message: e.message },
+        })?;
+        let usage = response.usage.clone();
+        self.state.usage.input_tokens += usage.input_tokens;
+        self.state.usage.output_tokens += usage.output_tokens;
+        self.state.usage.cache_read_tokens += usage.cache_read_tokens;
+        self.state.usage.cache_write_tokens += usage.cache_write_tokens;
+        self.check_token_limits()?;
+        response.run_id = Some(self.state.run_id.clone());
+        response.conversation_id = Some(self.state.conversation_id.clone());
+        if response.timestamp.is_none() {
+            response.timestamp = Some(chrono::Utc::now());
+        }
+        self.state.push(response.clone());
+        Ok(response)
+    }
+
+    fn check_token_limits(&self) -> Result<(), AgentRunError> {
+        let u = &self.state.usage;
+        let checks = [
+            ("input_tokens_limit", self.limits.input_tokens_limit, u.input_tokens, "input_tokens"),
+            ("output_tokens_limit", self.limits.output_tokens_limit, u.output_tokens, "output_tokens"),
+            ("total_tokens_limit", self.limits.total_tokens_limit, u.total_tokens(), "total_tokens"),
+        ];
+        for (name, limit, value, counter) in checks {
+            if let Some(limit) = limit
+                && value > limit
+            {
+                return Err(AgentRunError::UsageLimitExceeded {
+                    message: format!("Exceeded the {name} of {limit} ({counter}={value})"),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    async fn handle_response(&mut self, response: ModelResponse) -> Result<Option<FinalOutput>, AgentRunError> {
+        if self.tools.is_none() {
+            self.collect_tools().await?;
+        }
+        let calls: Vec<_> = response.tool_calls().cloned().collect();
+        if !calls.is_empty() {
+            let ctx = self.context();
+            let tools = self.tools.take().unwrap_or_default();
+            let outcome =
+                execution::process_tool_calls(&self.agent.inner, &mut self.state, &tools, &ctx, &self.limits, calls)
+                    .await;
+            self.tools = Some(tools);
+            return match outcome? {
+                StepOutcome::Final(out) => Ok(Some(out)),
+                StepOutcome::Deferred(requests) => {
+                    if self.agent.inner.output.allows_deferred() {
+                        Ok(Some(FinalOutput::Deferred(requests)))
+                    } else {
+                        Err(crate::agent::output::deferred_not_allowed())
+                    }
+                }
+                StepOutcome::Continue => {
+                    self.next = Pending::Request;
+                    Ok(None)
+                }
+            };
+        }
+        let inner = &self.agent.inner;
+        let text = response.text_content();
+        match (&text, inner.output.allows_text()) {
+            (Some(t), true) => Ok(Some(FinalOutput::Text(t.clone()))),
+            (Some(t), false) => match inner.output.output_tool() {
+                Some(_) => {
+                    let parsed = match serde_json::from_str::<serde_json::Value>(t) {
+                        Ok(v) => inner.output.validate(&v),
+                        Err(e) => Err(vec![ErrorDetail::json_invalid(t, &e)]),
+                    };
+                    match parsed {
+                        Ok(v) => Ok(Some(FinalOutput::Structured(v))),
+                        Err(errors) => {
+                            let content = serde_json::to_value(&errors).unwrap_or_default();
+                            self.output_retry(content)
+                        }
+                    }
+                }
+                None => Err(AgentRunError::unexpected("the model answered with text, but text output is not allowed")),
+            },
+            (None, _) => self.output_retry(serde_json::Value::String(
+                "Please return text or include your response in a tool call.".into(),
+            )),
+        }
+    }
+
+    fn output_retry(&mut self, content: serde_json::Value) -> Result<Option<FinalOutput>, AgentRunError> {
+        let max = self.agent.inner.output_retries;
+        if self.state.output_retries >= max {
+            return Err(AgentRunError::unexpected(format!("Exceeded maximum retries ({max}) for output validation")));
+        }
+        self.state.output_retries += 1;
+        let part = RetryFeedbackPart::new(
+            content,
+            RetryInfo::new(RetryCause::ValidationError, self.state.output_retries, max),
+        );
+        let mut request = ModelRequest::new(vec![ModelRequestPart::RetryFeedback(part)]);
+        request.run_id = Some(self.state.run_id.clone());
+        request.conversation_id = Some(self.state.conversation_id.clone());
+        self.state.push(request);
+        self.next = Pending::Request;
+        Ok(None)
+    }
+}

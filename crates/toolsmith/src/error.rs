@@ -1,0 +1,94 @@
+//! The three error families: configuration mistakes ([`UserError`]), what the model did wrong
+//! (never an error: it becomes retry feedback to the model), and what ends a run
+//! ([`AgentRunError`]).
+
+/// A configuration mistake: reported by `build()`, by registration, or by a run whose settings
+/// are impossible. The message says what is wrong and what to do.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct UserError {
+    /// What is wrong, and what to do about it.
+    pub message: String,
+}
+
+impl UserError {
+    /// A user error with a message.
+    pub fn new(message: impl Into<String>) -> Self {
+        UserError { message: message.into() }
+    }
+}
+
+/// Why a run ended without an output.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum AgentRunError {
+    /// A configuration mistake (see [`UserError`]).
+    #[error(transparent)]
+    User(#[from] UserError),
+    /// The model did something the run cannot recover from, such as exhausting a retry budget.
+    #[error("{message}")]
+    UnexpectedModelBehavior {
+        /// What happened.
+        message: String,
+    },
+    /// A usage limit was crossed.
+    #[error("{message}")]
+    UsageLimitExceeded {
+        /// Which limit, and by how much.
+        message: String,
+    },
+    /// A tool failed with an error that is not a retry.
+    #[error("tool '{tool}' failed: {message}")]
+    ToolFailed {
+        /// The tool.
+        tool: String,
+        /// The error's type name.
+        kind: String,
+        /// The error's message.
+        message: String,
+    },
+    /// A tool panicked; the panic was caught and the agent stays usable.
+    #[error(
+        "tool '{tool}' panicked: {message}. The run was stopped; fix the tool or return an error instead of panicking"
+    )]
+    ToolPanicked {
+        /// The tool.
+        tool: String,
+        /// The panic message.
+        message: String,
+    },
+    /// The model (or its provider) failed.
+    #[error("{message}")]
+    Model {
+        /// The error's type name (e.g. `ModelHTTPError`).
+        kind: String,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+impl AgentRunError {
+    /// The error's type name, as Pydantic AI names its exceptions.
+    pub fn kind(&self) -> &str {
+        match self {
+            AgentRunError::User(_) => "UserError",
+            AgentRunError::UnexpectedModelBehavior { .. } => "UnexpectedModelBehavior",
+            AgentRunError::UsageLimitExceeded { .. } => "UsageLimitExceeded",
+            AgentRunError::ToolFailed { kind, .. } => kind,
+            AgentRunError::ToolPanicked { .. } => "ToolPanicked",
+            AgentRunError::Model { kind, .. } => kind,
+        }
+    }
+
+    /// The error's message without its type.
+    pub fn message(&self) -> String {
+        match self {
+            AgentRunError::ToolFailed { message, .. } => message.clone(),
+            other => other.to_string(),
+        }
+    }
+
+    pub(crate) fn unexpected(message: impl Into<String>) -> Self {
+        AgentRunError::UnexpectedModelBehavior { message: message.into() }
+    }
+}

@@ -1,0 +1,70 @@
+//! # toolsmith
+//!
+//! The tool layer for LLM agents. Write plain Rust functions, mark them with [`macro@tool`], and
+//! toolsmith turns them into tools with JSON schemas, validates what the model sends (reporting
+//! every error at once, in the shape models already understand), runs calls concurrently with
+//! retries and timeouts, and records everything in a message history that is wire-compatible with
+//! Pydantic AI's.
+//!
+//! ```
+//! use toolsmith::prelude::*;
+//!
+//! /// Roll a six-sided die and return the result.
+//! #[tool]
+//! async fn roll_dice() -> String {
+//!     "4".into()
+//! }
+//!
+//! /// Get the player's name.
+//! #[tool]
+//! async fn get_player_name(ctx: RunContext<String>) -> String {
+//!     ctx.deps.clone()
+//! }
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let agent = Agent::builder(TestModel::default())
+//!     .deps::<String>()
+//!     .system_prompt("You're a dice game.")
+//!     .tools([roll_dice, get_player_name])
+//!     .build()?;
+//! let result = agent.run("My guess is 4").deps("Anne".to_string()).run_sync()?;
+//! assert_eq!(result.output(), r#"{"roll_dice":"4","get_player_name":"Anne"}"#);
+//! # Ok(())
+//! # }
+//! ```
+
+extern crate self as toolsmith;
+
+pub mod agent;
+pub mod context;
+pub mod deferred;
+pub mod error;
+pub mod execution;
+pub mod messages;
+pub mod model;
+pub mod tool;
+pub mod toolset;
+pub mod usage;
+pub mod validation;
+
+pub use agent::{Agent, AgentBuilder, RunResult};
+pub use context::RunContext;
+pub use error::{AgentRunError, UserError};
+pub use tool::{ModelRetry, Tool, ToolDefinition, ToolError, ToolReturn, ToolSpec};
+pub use toolsmith_macros::tool;
+
+/// Everything a typical agent program needs, in one import.
+pub mod prelude {
+    pub use crate::agent::{Agent, EndStrategy, OutputSpec, RunResult};
+    pub use crate::context::RunContext;
+    pub use crate::error::{AgentRunError, UserError};
+    pub use crate::messages::{ModelMessage, ModelRequest, ModelResponse};
+    pub use crate::model::{AgentInfo, FunctionModel, Model, ModelSettings, TestModel, ToolChoice};
+    pub use crate::tool::{ApprovalRequired, CallDeferred, ModelRetry, Tool, ToolDefinition, ToolError, ToolReturn};
+    pub use crate::toolset::{FunctionToolset, Toolset};
+    pub use crate::usage::{RunUsage, UsageLimits};
+    pub use toolsmith_macros::tool;
+}
+
+#[doc(hidden)]
+pub mod __private;

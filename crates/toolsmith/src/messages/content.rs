@@ -1,0 +1,187 @@
+//! Multimodal content of user prompts and tool returns.
+
+use base64::Engine;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha1::{Digest, Sha1};
+
+/// Binary data sent to the model (an image, audio clip, document...), stored base64-encoded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct BinaryContent {
+    /// The data, base64-encoded (standard alphabet, padded).
+    pub data: String,
+    /// The media type, e.g. `image/png`.
+    pub media_type: String,
+    /// A short identifier: the first 6 hex digits of the SHA-1 of the data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identifier: Option<String>,
+    /// Provider-specific metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vendor_metadata: Option<Value>,
+}
+
+impl BinaryContent {
+    /// Wraps raw bytes.
+    pub fn new(data: impl AsRef<[u8]>, media_type: impl Into<String>) -> Self {
+        let bytes = data.as_ref();
+        let digest = Sha1::digest(bytes);
+        let identifier: String = digest.iter().take(3).map(|b| format!("{b:02x}")).collect();
+        BinaryContent {
+            data: base64::engine::general_purpose::STANDARD.encode(bytes),
+            media_type: media_type.into(),
+            identifier: Some(identifier),
+            vendor_metadata: None,
+        }
+    }
+
+    /// The decoded bytes, or `None` when the stored data is not valid base64.
+    pub fn bytes(&self) -> Option<Vec<u8>> {
+        base64::engine::general_purpose::STANDARD.decode(&self.data).ok()
+    }
+}
+
+/// A reference to a file by URL.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct FileUrl {
+    /// The URL.
+    pub url: String,
+    /// The media type, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub media_type: Option<String>,
+    /// An identifier for the file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identifier: Option<String>,
+    /// Whether the file must be downloaded and sent inline rather than by URL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub force_download: Option<Value>,
+    /// Provider-specific metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vendor_metadata: Option<Value>,
+}
+
+impl FileUrl {
+    /// A URL without a media type.
+    pub fn new(url: impl Into<String>) -> Self {
+        FileUrl { url: url.into(), media_type: None, identifier: None, force_download: None, vendor_metadata: None }
+    }
+}
+
+/// Non-text content, tagged by `kind` as in Pydantic AI.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind")]
+#[non_exhaustive]
+pub enum MediaContent {
+    /// Inline binary data.
+    #[serde(rename = "binary")]
+    Binary(BinaryContent),
+    /// An image by URL.
+    #[serde(rename = "image-url")]
+    ImageUrl(FileUrl),
+    /// An audio clip by URL.
+    #[serde(rename = "audio-url")]
+    AudioUrl(FileUrl),
+    /// A video by URL.
+    #[serde(rename = "video-url")]
+    VideoUrl(FileUrl),
+    /// A document by URL.
+    #[serde(rename = "document-url")]
+    DocumentUrl(FileUrl),
+}
+
+/// One item of a multimodal prompt: text or media.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+#[non_exhaustive]
+pub enum UserContent {
+    /// Text.
+    Text(String),
+    /// Media.
+    Media(MediaContent),
+    /// Content of a kind this version does not know, kept as it is.
+    Other(Value),
+}
+
+impl UserContent {
+    /// A text item.
+    pub fn text(text: impl Into<String>) -> Self {
+        UserContent::Text(text.into())
+    }
+}
+
+impl From<BinaryContent> for UserContent {
+    fn from(v: BinaryContent) -> Self {
+        UserContent::Media(MediaContent::Binary(v))
+    }
+}
+
+impl From<String> for UserContent {
+    fn from(v: String) -> Self {
+        UserContent::Text(v)
+    }
+}
+
+impl From<&str> for UserContent {
+    fn from(v: &str) -> Self {
+        UserContent::Text(v.to_string())
+    }
+}
+
+/// The content of a user prompt: a string, or a list of text and media items.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum UserPromptContent {
+    /// Plain text.
+    Text(String),
+    /// Text and media.
+    Parts(Vec<UserContent>),
+}
+
+impl From<String> for UserPromptContent {
+    fn from(v: String) -> Self {
+        UserPromptContent::Text(v)
+    }
+}
+
+impl From<&str> for UserPromptContent {
+    fn from(v: &str) -> Self {
+        UserPromptContent::Text(v.to_string())
+    }
+}
+
+impl From<Vec<UserContent>> for UserPromptContent {
+    fn from(v: Vec<UserContent>) -> Self {
+        UserPromptContent::Parts(v)
+    }
+}
+
+impl UserPromptContent {
+    /// The text of the prompt (text items joined with newlines).
+    pub fn text(&self) -> String {
+        match self {
+            UserPromptContent::Text(s) => s.clone(),
+            UserPromptContent::Parts(parts) => parts
+                .iter()
+                .filter_map(|p| match p {
+                    UserContent::Text(s) => Some(s.as_str()),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binary_identifier_is_sha1_prefix() {
+        let b = BinaryContent::new(b"\x89PNG", "image/png");
+        assert_eq!(b.data, "iVBORw==");
+        assert_eq!(b.identifier.as_deref(), Some("4effda"));
+        assert_eq!(b.bytes().unwrap(), b"\x89PNG");
+    }
+}

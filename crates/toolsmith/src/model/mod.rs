@@ -1,0 +1,135 @@
+//! Models: the [`Model`] trait, settings, and the offline models [`TestModel`] and [`FunctionModel`].
+
+mod function;
+mod settings;
+mod test;
+
+use std::future::Future;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+
+pub use function::{AgentInfo, FunctionModel};
+pub use settings::{ModelSettings, ResolvedToolChoice, ToolChoice, check_static_tool_choice, resolve_tool_choice};
+pub use test::{TestModel, generate_args};
+
+use crate::messages::{ModelMessage, ModelResponse};
+use crate::tool::ToolDefinition;
+
+/// What the model is offered for one request.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct ModelRequestParameters {
+    /// The function tools shown to the model.
+    pub function_tools: Vec<ToolDefinition>,
+    /// The output tools (structured output), if any.
+    pub output_tools: Vec<ToolDefinition>,
+    /// Whether a plain text answer ends the run.
+    pub allow_text_output: bool,
+    /// Instructions for this request.
+    pub instructions: Option<String>,
+}
+
+impl ModelRequestParameters {
+    /// Every tool definition (function tools, then output tools).
+    pub fn all_tools(&self) -> impl Iterator<Item = &ToolDefinition> {
+        self.function_tools.iter().chain(self.output_tools.iter())
+    }
+}
+
+/// An error from a model or its provider.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+#[non_exhaustive]
+pub struct ModelError {
+    /// The error's type name (e.g. `ModelHTTPError`).
+    pub kind: String,
+    /// What went wrong.
+    pub message: String,
+}
+
+impl ModelError {
+    /// An error with a type name and a message.
+    pub fn new(kind: impl Into<String>, message: impl Into<String>) -> Self {
+        ModelError { kind: kind.into(), message: message.into() }
+    }
+}
+
+/// The model's name and provider, as seen from a [`RunContext`](crate::RunContext).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ModelInfo {
+    /// The model's name.
+    pub name: String,
+    /// The provider or system (`openai`, `anthropic`, `test`, `function`...).
+    pub system: String,
+}
+
+/// A language model: answers a list of messages with a response.
+///
+/// Implement it for a provider; [`TestModel`] and [`FunctionModel`] are offline models for
+/// tests and demos.
+///
+/// ```
+/// use toolsmith::messages::{ModelMessage, ModelResponse};
+/// use toolsmith::model::{Model, ModelError, ModelRequestParameters, ModelSettings};
+///
+/// struct Echo;
+///
+/// impl Model for Echo {
+///     fn name(&self) -> &str { "echo" }
+///     async fn request(
+///         &self,
+///         messages: &[ModelMessage],
+///         _settings: Option<&ModelSettings>,
+///         _params: &ModelRequestParameters,
+///     ) -> Result<ModelResponse, ModelError> {
+///         Ok(ModelResponse::text(format!("{} messages", messages.len())))
+///     }
+/// }
+/// ```
+pub trait Model: Send + Sync + 'static {
+    /// The model's name.
+    fn name(&self) -> &str;
+
+    /// The provider or system name.
+    fn system(&self) -> &str {
+        "custom"
+    }
+
+    /// Answers one request.
+    fn request(
+        &self,
+        messages: &[ModelMessage],
+        settings: Option<&ModelSettings>,
+        params: &ModelRequestParameters,
+    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send;
+}
+
+/// The dyn-compatible form of [`Model`], used inside the agent.
+pub(crate) trait DynModel: Send + Sync {
+    fn info(&self) -> ModelInfo;
+    fn request_boxed<'a>(
+        &'a self,
+        messages: &'a [ModelMessage],
+        settings: Option<&'a ModelSettings>,
+        params: &'a ModelRequestParameters,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>>;
+}
+
+impl<M: Model> DynModel for M {
+    fn info(&self) -> ModelInfo {
+        ModelInfo { name: self.name().to_string(), system: self.system().to_string() }
+    }
+    fn request_boxed<'a>(
+        &'a self,
+        messages: &'a [ModelMessage],
+        settings: Option<&'a ModelSettings>,
+        params: &'a ModelRequestParameters,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        Box::pin(self.request(messages, settings, params))
+    }
+}
+
+/// A shared model handle.
+pub(crate) type SharedModel = Arc<dyn DynModel>;

@@ -1,0 +1,207 @@
+//! Model settings and `tool_choice`.
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::UserError;
+use crate::model::ModelRequestParameters;
+
+/// Which tools the model may or must call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum ToolChoice {
+    /// The model decides (the default).
+    Auto,
+    /// No function tools (output tools stay available for structured output).
+    None,
+    /// The model must call a function tool. This excludes a final answer, so an agent rejects it.
+    Required,
+    /// The model must call one of these tools. Like `Required`, an agent rejects it as a static setting.
+    Tools(Vec<String>),
+    /// The model may call one of these tools or produce its output.
+    ToolOrOutput(Vec<String>),
+}
+
+/// The resolved tool choice for one request, as a provider adapter uses it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ResolvedToolChoice {
+    /// The model decides.
+    Auto,
+    /// No tools.
+    None,
+    /// A tool must be called.
+    Required,
+    /// Restricted to a set of tools, with a mode.
+    Restricted {
+        /// `true`: a call is required; `false`: the model may also answer.
+        required: bool,
+        /// The allowed tools.
+        tools: BTreeSet<String>,
+    },
+}
+
+impl ResolvedToolChoice {
+    /// The JSON form used in the conformance results (`"auto"`, or `{"mode", "tools"}`).
+    pub fn to_json(&self) -> Value {
+        match self {
+            ResolvedToolChoice::Auto => Value::from("auto"),
+            ResolvedToolChoice::None => Value::from("none"),
+            ResolvedToolChoice::Required => Value::from("required"),
+            ResolvedToolChoice::Restricted { required, tools } => serde_json::json!({
+                "mode": if *required { "required" } else { "auto" },
+                "tools": tools.iter().collect::<Vec<_>>(),
+            }),
+        }
+    }
+}
+
+const REQUIRED_MESSAGE: &str = "`tool_choice='required'` prevents the agent from producing a final response because output tools are excluded. Use `ToolOrOutput` to combine specific function tools with output capability, return a callable from a capability's `get_model_settings()` to vary `tool_choice` per step, or use `pydantic_ai.direct.model_request` for single-shot model calls.";
+
+/// Checks a static `tool_choice` before a run starts: `Required` and `Tools` would make a
+/// final answer impossible.
+pub fn check_static_tool_choice(choice: Option<&ToolChoice>) -> Result<(), UserError> {
+    match choice {
+        Some(ToolChoice::Required) => Err(UserError::new(REQUIRED_MESSAGE)),
+        Some(ToolChoice::Tools(names)) => Err(UserError::new(format!(
+            "`tool_choice={names:?}` prevents the agent from producing a final response because output tools are excluded. Use `ToolOrOutput` to combine specific function tools with output capability."
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Resolves the tool choice for one request, the way a provider adapter sees it.
+pub fn resolve_tool_choice(
+    settings: Option<&ModelSettings>,
+    params: &ModelRequestParameters,
+) -> Result<ResolvedToolChoice, UserError> {
+    let choice = settings.and_then(|s| s.tool_choice.as_ref());
+    let output_names = || params.output_tools.iter().map(|t| t.name.clone());
+    Ok(match choice {
+        None | Some(ToolChoice::Auto) => {
+            if !params.allow_text_output && !params.output_tools.is_empty() {
+                ResolvedToolChoice::Required
+            } else {
+                ResolvedToolChoice::Auto
+            }
+        }
+        Some(ToolChoice::None) => {
+            if params.output_tools.is_empty() {
+                ResolvedToolChoice::None
+            } else if params.allow_text_output {
+                ResolvedToolChoice::Restricted { required: false, tools: output_names().collect() }
+            } else {
+                ResolvedToolChoice::Restricted { required: true, tools: output_names().collect() }
+            }
+        }
+        Some(ToolChoice::Required) => {
+            if params.function_tools.is_empty() {
+                return Err(UserError::new(REQUIRED_MESSAGE));
+            }
+            ResolvedToolChoice::Required
+        }
+        Some(ToolChoice::Tools(names)) => {
+            check_names(names, params)?;
+            ResolvedToolChoice::Restricted { required: true, tools: names.iter().cloned().collect() }
+        }
+        Some(ToolChoice::ToolOrOutput(names)) => {
+            check_names(names, params)?;
+            let mut tools: BTreeSet<String> = names.iter().cloned().collect();
+            if params.allow_text_output {
+                ResolvedToolChoice::Restricted { required: false, tools }
+            } else {
+                tools.extend(output_names());
+                ResolvedToolChoice::Restricted { required: true, tools }
+            }
+        }
+    })
+}
+
+fn check_names(names: &[String], params: &ModelRequestParameters) -> Result<(), UserError> {
+    let unknown: Vec<&String> = names.iter().filter(|n| !params.function_tools.iter().any(|t| &&t.name == n)).collect();
+    if unknown.is_empty() {
+        Ok(())
+    } else {
+        let available: Vec<&str> = params.function_tools.iter().map(|t| t.name.as_str()).collect();
+        Err(UserError::new(format!(
+            "Invalid tool names in `tool_choice`: {unknown:?}. Available function tools: {available:?}"
+        )))
+    }
+}
+
+/// Settings passed to the model with each request.
+///
+/// ```
+/// use toolsmith::model::{ModelSettings, ToolChoice};
+/// let s = ModelSettings::new().temperature(0.0).tool_choice(ToolChoice::None);
+/// assert_eq!(s.temperature, Some(0.0));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ModelSettings {
+    /// The most tokens to generate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    /// Sampling temperature.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    /// Nucleus sampling.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_p: Option<f64>,
+    /// Request timeout in seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<f64>,
+    /// Whether the model may call several tools in one response.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallel_tool_calls: Option<bool>,
+    /// Which tools the model may or must call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<ToolChoice>,
+    /// Random seed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<i64>,
+    /// Provider-specific settings, passed through.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra: Option<Value>,
+}
+
+impl ModelSettings {
+    /// Empty settings.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the temperature.
+    pub fn temperature(mut self, t: f64) -> Self {
+        self.temperature = Some(t);
+        self
+    }
+
+    /// Sets the token limit.
+    pub fn max_tokens(mut self, n: u32) -> Self {
+        self.max_tokens = Some(n);
+        self
+    }
+
+    /// Sets the tool choice.
+    pub fn tool_choice(mut self, choice: ToolChoice) -> Self {
+        self.tool_choice = Some(choice);
+        self
+    }
+
+    /// These settings overridden by `other` where `other` sets a value.
+    pub fn merged(&self, other: &ModelSettings) -> ModelSettings {
+        ModelSettings {
+            max_tokens: other.max_tokens.or(self.max_tokens),
+            temperature: other.temperature.or(self.temperature),
+            top_p: other.top_p.or(self.top_p),
+            timeout: other.timeout.or(self.timeout),
+            parallel_tool_calls: other.parallel_tool_calls.or(self.parallel_tool_calls),
+            tool_choice: other.tool_choice.clone().or_else(|| self.tool_choice.clone()),
+            seed: other.seed.or(self.seed),
+            extra: other.extra.clone().or_else(|| self.extra.clone()),
+        }
+    }
+}

@@ -1,0 +1,167 @@
+//! What a tool can answer besides a value: a retry request, a deferral, or a failure.
+
+use std::fmt;
+
+use serde_json::Value;
+
+/// Ask the model to try again: the message is sent back to the model as the tool's answer, and
+/// the call counts against the tool's retry budget.
+///
+/// ```
+/// use toolsmith::prelude::*;
+///
+/// /// Look something up.
+/// #[tool]
+/// fn lookup(query: String) -> Result<String, ModelRetry> {
+///     if query.is_empty() {
+///         return Err(ModelRetry::new("The query must not be empty."));
+///     }
+///     Ok(format!("found {query}"))
+/// }
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelRetry {
+    /// What the model is told: a string, or a structured value such as a list of errors.
+    pub content: Value,
+}
+
+impl ModelRetry {
+    /// A retry with a text message.
+    pub fn new(message: impl Into<String>) -> Self {
+        ModelRetry { content: Value::String(message.into()) }
+    }
+
+    /// A retry whose content is any JSON value.
+    pub fn with_content(content: Value) -> Self {
+        ModelRetry { content }
+    }
+
+    /// The message as text (JSON for structured content).
+    pub fn message(&self) -> String {
+        match &self.content {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for ModelRetry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message())
+    }
+}
+
+/// Raised by a tool to say that this call needs a human's approval before it runs.
+///
+/// The run ends with the call in its deferred requests; resume it with the decision.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ApprovalRequired {
+    /// Metadata returned with the deferred request, e.g. why approval is needed.
+    pub metadata: Option<Value>,
+}
+
+impl ApprovalRequired {
+    /// Approval required, with metadata for the approver.
+    pub fn with_metadata(metadata: Value) -> Self {
+        ApprovalRequired { metadata: Some(metadata) }
+    }
+}
+
+/// Raised by a tool to say that this call will be executed elsewhere (another process, a
+/// queue, the client); the run ends with the call in its deferred requests.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CallDeferred {
+    /// Metadata returned with the deferred request, e.g. a task id.
+    pub metadata: Option<Value>,
+}
+
+impl CallDeferred {
+    /// A deferral with metadata.
+    pub fn with_metadata(metadata: Value) -> Self {
+        CallDeferred { metadata: Some(metadata) }
+    }
+}
+
+/// Everything a tool call can end with other than a value.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ToolError {
+    /// The model should try again (see [`ModelRetry`]).
+    #[error("{0}")]
+    Retry(ModelRetry),
+    /// The arguments did not validate; the errors are sent back to the model.
+    #[error("{} validation error(s)", .0.len())]
+    Validation(Vec<crate::validation::ErrorDetail>),
+    /// The call needs approval (see [`ApprovalRequired`]).
+    #[error("approval required")]
+    ApprovalRequired(ApprovalRequired),
+    /// The call is executed elsewhere (see [`CallDeferred`]).
+    #[error("call deferred")]
+    CallDeferred(CallDeferred),
+    /// The tool failed in a way the model cannot fix: the run ends with this error.
+    #[error("{message}")]
+    Failed {
+        /// The error's type name, as shown in the run's error.
+        kind: String,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+impl ToolError {
+    /// A failure that ends the run, with a message.
+    pub fn failed(message: impl Into<String>) -> Self {
+        ToolError::Failed { kind: "ToolError".into(), message: message.into() }
+    }
+
+    /// A failure from any error value; its text becomes the message.
+    pub fn from_error(error: &(dyn std::error::Error + 'static)) -> Self {
+        ToolError::failed(error.to_string())
+    }
+}
+
+impl From<ModelRetry> for ToolError {
+    fn from(e: ModelRetry) -> Self {
+        ToolError::Retry(e)
+    }
+}
+impl From<ApprovalRequired> for ToolError {
+    fn from(e: ApprovalRequired) -> Self {
+        ToolError::ApprovalRequired(e)
+    }
+}
+impl From<CallDeferred> for ToolError {
+    fn from(e: CallDeferred) -> Self {
+        ToolError::CallDeferred(e)
+    }
+}
+impl From<String> for ToolError {
+    fn from(message: String) -> Self {
+        ToolError::failed(message)
+    }
+}
+impl From<&str> for ToolError {
+    fn from(message: &str) -> Self {
+        ToolError::failed(message)
+    }
+}
+impl From<Box<dyn std::error::Error + Send + Sync>> for ToolError {
+    fn from(e: Box<dyn std::error::Error + Send + Sync>) -> Self {
+        ToolError::failed(e.to_string())
+    }
+}
+impl From<std::io::Error> for ToolError {
+    fn from(e: std::io::Error) -> Self {
+        ToolError::failed(e.to_string())
+    }
+}
+impl From<serde_json::Error> for ToolError {
+    fn from(e: serde_json::Error) -> Self {
+        ToolError::failed(e.to_string())
+    }
+}
+impl From<std::convert::Infallible> for ToolError {
+    fn from(e: std::convert::Infallible) -> Self {
+        match e {}
+    }
+}

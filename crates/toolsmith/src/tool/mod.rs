@@ -1,0 +1,397 @@
+//! Tools: typed functions the model can call.
+//!
+//! A [`Tool`] couples a [`ToolDefinition`] (what the model sees) with a handler (what runs) and
+//! per-tool options (retries, timeout, approval, `prepare`, an arguments validator). Tools are
+//! made with [`macro@crate::tool`], with [`Tool::new`] from a closure over a typed argument
+//! struct, or with [`Tool::from_schema`] from a JSON schema.
+
+mod definition;
+mod error;
+mod output;
+pub mod schema;
+pub(crate) mod spec;
+
+use std::future::Future;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+pub use definition::{ToolDefinition, ToolKind};
+pub use error::{ApprovalRequired, CallDeferred, ModelRetry, ToolError};
+pub use output::{ToolOutput, ToolReturn};
+pub use spec::{Invocation, ToolResult, ToolSpec};
+
+use crate::context::RunContext;
+use crate::error::UserError;
+use crate::validation::Validator;
+
+/// The handler of a tool: receives the run context and the validated arguments.
+pub(crate) type Handler<D> = Arc<dyn Fn(RunContext<D>, Value) -> Invocation + Send + Sync>;
+
+/// A `prepare` function: edits or hides a tool's definition for one step.
+pub type PrepareFn<D> =
+    Arc<dyn Fn(RunContext<D>, ToolDefinition) -> BoxFuture<'static, Option<ToolDefinition>> + Send + Sync>;
+
+/// An arguments validator: runs after schema validation and before the tool (and before
+/// approval is asked for); an `Err` is a retry for the model.
+pub type ArgsValidatorFn<D> = Arc<dyn Fn(&RunContext<D>, &Value) -> Result<(), ModelRetry> + Send + Sync>;
+
+/// Dependency types an agent can have.
+pub trait Deps: Clone + Send + Sync + 'static {}
+impl<T: Clone + Send + Sync + 'static> Deps for T {}
+
+/// A tool: definition, handler and options.
+///
+/// ```
+/// use toolsmith::prelude::*;
+/// use serde::Deserialize;
+/// use schemars::JsonSchema;
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// struct Args {
+///     /// the text to shout
+///     text: String,
+/// }
+///
+/// let shout: Tool<()> = Tool::new("shout", |_ctx: RunContext<()>, args: Args| async move {
+///     Ok::<_, ModelRetry>(args.text.to_uppercase())
+/// })
+/// .description("Shout the text.")
+/// .retries(2);
+/// assert_eq!(shout.definition().parameters_json_schema["properties"]["text"]["type"], "string");
+/// ```
+pub struct Tool<D> {
+    pub(crate) def: ToolDefinition,
+    pub(crate) max_retries: Option<u32>,
+    pub(crate) requires_approval: bool,
+    pub(crate) validator: Option<Validator>,
+    pub(crate) handler: Handler<D>,
+    pub(crate) prepare: Option<PrepareFn<D>>,
+    pub(crate) args_validator: Option<ArgsValidatorFn<D>>,
+    pub(crate) problem: Option<String>,
+}
+
+impl<D> Clone for Tool<D> {
+    fn clone(&self) -> Self {
+        Tool {
+            def: self.def.clone(),
+            max_retries: self.max_retries,
+            requires_approval: self.requires_approval,
+            validator: self.validator.clone(),
+            handler: self.handler.clone(),
+            prepare: self.prepare.clone(),
+            args_validator: self.args_validator.clone(),
+            problem: self.problem.clone(),
+        }
+    }
+}
+
+impl<D> std::fmt::Debug for Tool<D> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tool")
+            .field("definition", &self.def)
+            .field("max_retries", &self.max_retries)
+            .finish_non_exhaustive()
+    }
+}
+
+fn compile_validator(name: &str, schema: &Value) -> (Option<Validator>, Option<String>) {
+    match Validator::compile(schema) {
+        Ok(v) => (Some(v), None),
+        Err(e) => (None, Some(format!("the argument schema of tool '{name}' cannot be used: {e}"))),
+    }
+}
+
+impl<D: Clone + Send + Sync + 'static> Tool<D> {
+    /// A tool from an async closure over a typed argument struct (`Deserialize + JsonSchema`).
+    /// The closure returns `Result<T, E>` with `T: Serialize` and `E: Into<ToolError>`.
+    pub fn new<A, F, Fut, T, E>(name: impl Into<String>, f: F) -> Self
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        F: Fn(RunContext<D>, A) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<T, E>> + Send + 'static,
+        T: Serialize,
+        E: Into<ToolError>,
+    {
+        let name = name.into();
+        let (schema, description) = schema::args_schema::<A>();
+        let (validator, problem) = compile_validator(&name, &schema);
+        let mut def = ToolDefinition::new(name, schema);
+        def.description = description;
+        let handler: Handler<D> = Arc::new(move |ctx, args| match crate::__private::parse_args::<A>(args) {
+            Ok(a) => {
+                let fut = f(ctx, a);
+                Invocation::Async(Box::pin(async move { crate::__private::result_output(fut.await) }))
+            }
+            Err(e) => Invocation::Ready(Err(e)),
+        });
+        Tool {
+            def,
+            max_retries: None,
+            requires_approval: false,
+            validator,
+            handler,
+            prepare: None,
+            args_validator: None,
+            problem,
+        }
+    }
+
+    /// A tool from a JSON schema and an async closure over the raw arguments. The arguments are
+    /// **not** validated against the schema (as in Pydantic AI); a raw JSON string is parsed.
+    /// Use [`Tool::validate_args`] to turn validation on.
+    pub fn from_schema<F, Fut>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        json_schema: Value,
+        f: F,
+    ) -> Self
+    where
+        F: Fn(RunContext<D>, Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ToolOutput, ToolError>> + Send + 'static,
+    {
+        let mut def = ToolDefinition::new(name, json_schema);
+        let description = description.into();
+        def.description = if description.is_empty() { None } else { Some(description) };
+        let handler: Handler<D> = Arc::new(move |ctx, args| Invocation::Async(Box::pin(f(ctx, args))));
+        Tool {
+            def,
+            max_retries: None,
+            requires_approval: false,
+            validator: None,
+            handler,
+            prepare: None,
+            args_validator: None,
+            problem: None,
+        }
+    }
+
+    /// A tool from a [`ToolSpec`] made by the macro.
+    pub fn from_spec(spec: ToolSpec) -> Self {
+        let (schema, schema_description) = (spec.schema)();
+        let name = spec.name().to_string();
+        let (validator, mut problem) = compile_validator(&name, &schema);
+        if let spec::DepsReq::Typed { id, name: type_name } = spec.deps
+            && id() != std::any::TypeId::of::<D>()
+        {
+            problem = Some(format!(
+                "tool '{name}' takes RunContext<{}> but the agent's dependency type is {}: make the types match, or take `RunContext` (no type) if the tool does not read dependencies",
+                type_name(),
+                std::any::type_name::<D>()
+            ));
+        }
+        if spec.options.require_parameter_descriptions && !spec.undocumented_params.is_empty() {
+            problem = Some(format!(
+                "Missing parameter descriptions for {}: {}. Describe them in a `# Arguments` list in the doc comment or with `///` on each parameter.",
+                name,
+                spec.undocumented_params.iter().map(|p| format!("'{p}'")).collect::<Vec<_>>().join(", ")
+            ));
+        }
+        let mut def = ToolDefinition::new(name, schema);
+        def.description =
+            spec.options.description.map(String::from).or_else(|| spec.doc.map(String::from)).or(schema_description);
+        def.strict = spec.options.strict;
+        def.sequential = spec.options.sequential;
+        def.defer_loading = spec.options.defer_loading;
+        def.timeout = spec.options.timeout;
+        if let Some(meta) = spec.options.metadata {
+            match serde_json::from_str(meta) {
+                Ok(v) => def.metadata = Some(v),
+                Err(e) => problem = Some(format!("the metadata of tool '{}' is not valid JSON: {e}", def.name)),
+            }
+        }
+        if let Some(t) = def.timeout
+            && t <= 0.0
+        {
+            problem = Some(format!("the timeout of tool '{}' must be greater than 0, got {t}", def.name));
+        }
+        let h = spec.handler;
+        let handler: Handler<D> = Arc::new(move |ctx: RunContext<D>, args| h(&ctx, args));
+        Tool {
+            def,
+            max_retries: spec.options.retries,
+            requires_approval: spec.options.requires_approval,
+            validator,
+            handler,
+            prepare: None,
+            args_validator: None,
+            problem,
+        }
+    }
+
+    /// A tool from a raw handler.
+    pub fn from_handler(
+        def: ToolDefinition,
+        validate: bool,
+        handler: impl Fn(RunContext<D>, Value) -> Invocation + Send + Sync + 'static,
+    ) -> Self {
+        let (validator, problem) =
+            if validate { compile_validator(&def.name, &def.parameters_json_schema) } else { (None, None) };
+        Tool {
+            def,
+            max_retries: None,
+            requires_approval: false,
+            validator,
+            handler: Arc::new(handler),
+            prepare: None,
+            args_validator: None,
+            problem,
+        }
+    }
+}
+
+impl<D> Tool<D> {
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        &self.def.name
+    }
+
+    /// The tool's definition (before any `prepare`).
+    pub fn definition(&self) -> &ToolDefinition {
+        &self.def
+    }
+
+    /// The tool's own retry budget, if set.
+    pub fn max_retries(&self) -> Option<u32> {
+        self.max_retries
+    }
+
+    /// Whether calls need approval.
+    pub fn requires_approval_flag(&self) -> bool {
+        self.requires_approval
+    }
+
+    /// The configuration problem found when the tool was made, if any; the agent builder
+    /// reports it as a [`UserError`].
+    pub fn check(&self) -> Result<(), UserError> {
+        match &self.problem {
+            Some(p) => Err(UserError::new(p.clone())),
+            None => Ok(()),
+        }
+    }
+
+    /// Renames the tool.
+    pub fn name_as(mut self, name: impl Into<String>) -> Self {
+        self.def.name = name.into();
+        self
+    }
+
+    /// Replaces the description.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.def.description = Some(description.into());
+        self
+    }
+
+    /// Sets the retry budget of this tool.
+    pub fn retries(mut self, retries: u32) -> Self {
+        self.max_retries = Some(retries);
+        self
+    }
+
+    /// Sets a timeout in seconds; a call that takes longer is a retry for the model.
+    /// A value `<= 0` is reported by the agent builder.
+    pub fn timeout(mut self, seconds: f64) -> Self {
+        self.def.timeout = Some(seconds);
+        if seconds <= 0.0 {
+            self.problem =
+                Some(format!("the timeout of tool '{}' must be greater than 0, got {seconds}", self.def.name));
+        }
+        self
+    }
+
+    /// Asks the provider to follow the schema strictly.
+    pub fn strict(mut self, strict: bool) -> Self {
+        self.def.strict = Some(strict);
+        self
+    }
+
+    /// Makes the tool a barrier: it runs alone, after the calls before it.
+    pub fn sequential(mut self, sequential: bool) -> Self {
+        self.def.sequential = sequential;
+        self
+    }
+
+    /// Calls of this tool need a human's approval first.
+    pub fn requires_approval(mut self, requires_approval: bool) -> Self {
+        self.requires_approval = requires_approval;
+        self
+    }
+
+    /// Hides the tool until it is found through tool search.
+    pub fn defer_loading(mut self, defer_loading: bool) -> Self {
+        self.def.defer_loading = defer_loading;
+        self
+    }
+
+    /// Sets metadata on the definition.
+    pub fn metadata(mut self, metadata: Value) -> Self {
+        self.def.metadata = Some(metadata);
+        self
+    }
+
+    /// Turns argument validation against the schema on (the default for typed tools) or off
+    /// (the default for [`Tool::from_schema`]).
+    pub fn validate_args(mut self, validate: bool) -> Self {
+        if validate {
+            let (v, p) = compile_validator(&self.def.name, &self.def.parameters_json_schema);
+            self.validator = v;
+            if p.is_some() {
+                self.problem = p;
+            }
+        } else {
+            self.validator = None;
+        }
+        self
+    }
+
+    /// Sets a `prepare` function, called before each model request with a copy of the
+    /// definition: return it (edited or not) to show the tool, or `None` to hide it.
+    pub fn prepare<F>(mut self, f: F) -> Self
+    where
+        F: Fn(&RunContext<D>, ToolDefinition) -> Option<ToolDefinition> + Send + Sync + 'static,
+        D: Send + Sync + 'static,
+    {
+        self.prepare = Some(Arc::new(move |ctx, def| {
+            let r = f(&ctx, def);
+            Box::pin(async move { r })
+        }));
+        self
+    }
+
+    /// Sets an async `prepare` function.
+    pub fn prepare_async<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(RunContext<D>, ToolDefinition) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Option<ToolDefinition>> + Send + 'static,
+    {
+        self.prepare = Some(Arc::new(move |ctx, def| Box::pin(f(ctx, def))));
+        self
+    }
+
+    /// Sets an arguments validator, run on the validated arguments before the tool runs (and
+    /// before approval is asked for). An `Err(ModelRetry)` is sent back to the model.
+    pub fn args_validator<F>(mut self, f: F) -> Self
+    where
+        F: Fn(&RunContext<D>, &Value) -> Result<(), ModelRetry> + Send + Sync + 'static,
+    {
+        self.args_validator = Some(Arc::new(f));
+        self
+    }
+}
+
+impl<D: Clone + Send + Sync + 'static> From<ToolSpec> for Tool<D> {
+    fn from(spec: ToolSpec) -> Self {
+        Tool::from_spec(spec)
+    }
+}
+
+impl ToolSpec {
+    /// This tool as a [`Tool`] for agents with dependencies `D`, to set more options.
+    pub fn tool<D: Clone + Send + Sync + 'static>(self) -> Tool<D> {
+        Tool::from_spec(self)
+    }
+}

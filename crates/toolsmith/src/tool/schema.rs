@@ -1,0 +1,186 @@
+//! JSON schemas for tool arguments, generated from Rust types.
+//!
+//! Schemas come from [`schemars`] and go through one normalising transform so that the default
+//! output equals Pydantic AI's tool schema for the same signature: no `$schema`, no root `title`
+//! (kept for a single struct parameter, as Pydantic keeps a model's title), definitions inlined,
+//! no non-standard `format`s (`int64`, `double`, ...), and `Option<T>` fields optional but not
+//! nullable.
+
+use schemars::JsonSchema;
+use schemars::generate::SchemaSettings;
+use serde_json::{Map, Value};
+
+fn settings() -> SchemaSettings {
+    let mut s = SchemaSettings::draft2020_12();
+    s.meta_schema = None;
+    s.inline_subschemas = true;
+    s
+}
+
+/// The schema of a type, normalised; returns `(schema, description)` where the root
+/// description has been taken out of the schema.
+fn normalised<T: JsonSchema>(keep_title: bool) -> (Value, Option<String>) {
+    let schema = settings().into_generator().into_root_schema_for::<T>();
+    let mut value = schema.to_value();
+    let mut description = None;
+    if let Value::Object(map) = &mut value {
+        map.remove("$schema");
+        if !keep_title {
+            map.remove("title");
+        }
+        if let Some(Value::String(d)) = map.remove("description") {
+            description = Some(d);
+        }
+        if !map.contains_key("type") && map.get("properties").is_some() {
+            map.insert("type".into(), Value::String("object".into()));
+        }
+    }
+    normalise(&mut value);
+    if let Value::Object(map) = &mut value
+        && !map.contains_key("properties")
+        && map.get("type").and_then(Value::as_str) == Some("object")
+    {
+        // Pydantic always lists `properties`, even when empty.
+        let mut ordered = Map::new();
+        for (k, v) in std::mem::take(map) {
+            if k == "type" {
+                ordered.insert("properties".into(), Value::Object(Map::new()));
+            }
+            ordered.insert(k, v);
+        }
+        *map = ordered;
+    }
+    (value, description)
+}
+
+/// The argument schema of a generated argument struct (no title).
+pub fn args_schema<T: JsonSchema>() -> (Value, Option<String>) {
+    normalised::<T>(false)
+}
+
+/// The schema of a single struct parameter: its own schema, with its title, and its doc
+/// comment as the description.
+pub fn model_schema<T: JsonSchema>() -> (Value, Option<String>) {
+    normalised::<T>(true)
+}
+
+const NON_STANDARD_FORMATS: &[&str] = &[
+    "int8", "int16", "int32", "int64", "int128", "uint", "uint8", "uint16", "uint32", "uint64", "uint128", "float",
+    "double",
+];
+
+/// Applies the normalising rules to a schema in place (recursively).
+pub fn normalise(value: &mut Value) {
+    let Value::Object(map) = value else { return };
+    if let Some(Value::String(f)) = map.get("format")
+        && NON_STANDARD_FORMATS.contains(&f.as_str())
+    {
+        map.remove("format");
+    }
+    let required: Vec<String> = map
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(|v| v.as_str().map(String::from)).collect())
+        .unwrap_or_default();
+    if let Some(Value::Object(props)) = map.get_mut("properties") {
+        for (name, prop) in props.iter_mut() {
+            if let Value::Object(p) = prop {
+                p.remove("title");
+                if !required.contains(name) {
+                    strip_null(p);
+                }
+            }
+            normalise(prop);
+        }
+    }
+    for key in ["items", "additionalProperties", "not", "if", "then", "else", "contains"] {
+        if let Some(v) = map.get_mut(key) {
+            normalise(v);
+        }
+    }
+    for key in ["anyOf", "oneOf", "allOf", "prefixItems"] {
+        if let Some(Value::Array(items)) = map.get_mut(key) {
+            items.iter_mut().for_each(normalise);
+        }
+    }
+    for key in ["$defs", "definitions"] {
+        if let Some(Value::Object(defs)) = map.get_mut(key) {
+            defs.values_mut().for_each(normalise);
+        }
+    }
+}
+
+/// Makes an optional property's schema non-nullable: `["integer", "null"]` becomes
+/// `"integer"`, and `anyOf: [X, {"type": "null"}]` becomes `X`.
+fn strip_null(p: &mut Map<String, Value>) {
+    if let Some(Value::Array(types)) = p.get_mut("type") {
+        types.retain(|t| t != "null");
+        if types.len() == 1 {
+            let t = types.remove(0);
+            p.insert("type".into(), t);
+        }
+        return;
+    }
+    let single = match p.get_mut("anyOf") {
+        Some(Value::Array(items)) => {
+            items.retain(|s| s.get("type").and_then(Value::as_str) != Some("null"));
+            if items.len() == 1 { Some(items.remove(0)) } else { None }
+        }
+        _ => None,
+    };
+    if let Some(Value::Object(inner)) = single {
+        p.remove("anyOf");
+        for (k, v) in inner {
+            p.entry(k).or_insert(v);
+        }
+    }
+    if p.get("default") == Some(&Value::Null) {
+        p.remove("default");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[allow(dead_code)]
+    #[derive(JsonSchema)]
+    #[schemars(deny_unknown_fields)]
+    struct Args {
+        /// first addend
+        x: i64,
+        y: Option<f64>,
+        c: std::collections::HashMap<String, Vec<f64>>,
+    }
+
+    #[test]
+    fn args_schema_matches_pydantic_shape() {
+        let (schema, description) = args_schema::<Args>();
+        assert_eq!(description, None);
+        assert_eq!(
+            schema,
+            json!({
+                "type": "object",
+                "properties": {
+                    "x": {"description": "first addend", "type": "integer"},
+                    "y": {"type": "number"},
+                    "c": {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "number"}}}
+                },
+                "required": ["x", "c"],
+                "additionalProperties": false
+            })
+        );
+    }
+
+    #[allow(dead_code)]
+    #[derive(JsonSchema)]
+    #[schemars(deny_unknown_fields)]
+    struct Empty {}
+
+    #[test]
+    fn empty_struct_lists_empty_properties() {
+        let (schema, _) = args_schema::<Empty>();
+        assert_eq!(schema, json!({"type": "object", "properties": {}, "additionalProperties": false}));
+    }
+}

@@ -1,0 +1,131 @@
+//! [`ToolSpec`]: the compile-time description of a tool made by [`macro@crate::tool`].
+
+use std::any::TypeId;
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+
+use crate::context::AnyRunContext;
+use crate::tool::{ToolError, ToolOutput};
+
+/// The result of one tool call.
+pub type ToolResult = Result<ToolOutput, ToolError>;
+
+/// How a call is carried out: a future on the runtime, a closure for the blocking pool, or a
+/// result that is already known (for example, arguments that failed to deserialise).
+#[non_exhaustive]
+pub enum Invocation {
+    /// An async tool: the future runs on the agent's runtime.
+    Async(BoxFuture<'static, ToolResult>),
+    /// A synchronous tool: the closure runs on the agent's bounded blocking pool.
+    Blocking(Box<dyn FnOnce() -> ToolResult + Send + 'static>),
+    /// The result is known without running anything.
+    Ready(ToolResult),
+}
+
+/// Which dependencies a tool made by the macro needs.
+#[derive(Clone, Copy)]
+#[doc(hidden)]
+pub enum DepsReq {
+    /// The tool takes no `RunContext`, or a `RunContext<()>`: it works with any agent.
+    Any,
+    /// The tool takes `RunContext<T>`: the agent's dependency type must be `T`.
+    Typed {
+        /// `TypeId::of::<T>()`.
+        id: fn() -> TypeId,
+        /// `std::any::type_name::<T>()`.
+        name: fn() -> &'static str,
+    },
+}
+
+/// The options given in `#[tool(...)]`.
+#[derive(Clone, Copy)]
+#[doc(hidden)]
+pub struct SpecOptions {
+    pub name: Option<&'static str>,
+    pub description: Option<&'static str>,
+    pub retries: Option<u32>,
+    pub timeout: Option<f64>,
+    pub strict: Option<bool>,
+    pub sequential: bool,
+    pub requires_approval: bool,
+    pub defer_loading: bool,
+    /// Metadata as JSON text.
+    pub metadata: Option<&'static str>,
+    pub require_parameter_descriptions: bool,
+}
+
+impl SpecOptions {
+    /// No options.
+    pub const DEFAULT: SpecOptions = SpecOptions {
+        name: None,
+        description: None,
+        retries: None,
+        timeout: None,
+        strict: None,
+        sequential: false,
+        requires_approval: false,
+        defer_loading: false,
+        metadata: None,
+        require_parameter_descriptions: false,
+    };
+}
+
+/// A tool as written with [`macro@crate::tool`]: a `Copy` value with the function's name that
+/// becomes a [`Tool`](crate::Tool) for any agent (or, for a tool that reads `RunContext<T>`, for
+/// agents whose dependencies are `T`; a mismatch is reported by the agent builder).
+///
+/// ```
+/// use toolsmith::prelude::*;
+///
+/// /// Add two integers.
+/// ///
+/// /// # Arguments
+/// /// * `x` - first addend
+/// /// * `y` - second addend
+/// #[tool]
+/// fn add(x: i64, y: i64) -> i64 {
+///     x + y
+/// }
+///
+/// let tool: Tool<()> = add.into();
+/// assert_eq!(tool.name(), "add");
+/// assert_eq!(tool.definition().description.as_deref(), Some("Add two integers."));
+/// ```
+#[derive(Clone, Copy)]
+pub struct ToolSpec {
+    pub(crate) fn_name: &'static str,
+    pub(crate) doc: Option<&'static str>,
+    pub(crate) undocumented_params: &'static [&'static str],
+    pub(crate) schema: fn() -> (Value, Option<String>),
+    pub(crate) deps: DepsReq,
+    pub(crate) handler: fn(&dyn AnyRunContext, Value) -> Invocation,
+    pub(crate) options: SpecOptions,
+}
+
+impl ToolSpec {
+    /// Used by the macro.
+    #[doc(hidden)]
+    pub const fn __new(
+        fn_name: &'static str,
+        doc: Option<&'static str>,
+        undocumented_params: &'static [&'static str],
+        schema: fn() -> (Value, Option<String>),
+        deps: DepsReq,
+        handler: fn(&dyn AnyRunContext, Value) -> Invocation,
+        options: SpecOptions,
+    ) -> Self {
+        ToolSpec { fn_name, doc, undocumented_params, schema, deps, handler, options }
+    }
+
+    /// The tool's name (the function's name unless renamed with `#[tool(name = "...")]`).
+    pub fn name(&self) -> &'static str {
+        self.options.name.unwrap_or(self.fn_name)
+    }
+}
+
+impl std::fmt::Debug for ToolSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolSpec").field("name", &self.name()).finish_non_exhaustive()
+    }
+}

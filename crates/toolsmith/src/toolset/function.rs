@@ -1,0 +1,160 @@
+//! [`FunctionToolset`]: tools defined in Rust.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::context::RunContext;
+use crate::error::UserError;
+use crate::tool::Tool;
+use crate::toolset::{Toolset, ToolsetTool};
+
+/// A toolset of Rust tools, in registration order.
+///
+/// ```
+/// use toolsmith::prelude::*;
+///
+/// /// Echo the message back.
+/// #[tool]
+/// fn echo(message: String) -> String { message }
+///
+/// let toolset: FunctionToolset<()> = FunctionToolset::new().with_tool(echo).max_retries(2);
+/// assert_eq!(toolset.tool_names(), vec!["echo"]);
+/// ```
+pub struct FunctionToolset<D> {
+    tools: Vec<Tool<D>>,
+    index: HashMap<String, usize>,
+    max_retries: Option<u32>,
+    timeout: Option<f64>,
+    problems: Vec<String>,
+    label: Arc<str>,
+}
+
+impl<D> Default for FunctionToolset<D> {
+    fn default() -> Self {
+        FunctionToolset {
+            tools: Vec::new(),
+            index: HashMap::new(),
+            max_retries: None,
+            timeout: None,
+            problems: Vec::new(),
+            label: Arc::from("FunctionToolset"),
+        }
+    }
+}
+
+impl<D: Clone + Send + Sync + 'static> FunctionToolset<D> {
+    /// An empty toolset.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a tool; a name already taken is reported by [`FunctionToolset::check`] (and so by
+    /// the agent builder).
+    pub fn add(&mut self, tool: impl Into<Tool<D>>) {
+        let tool = tool.into();
+        if let Err(e) = tool.check() {
+            self.problems.push(e.message);
+        }
+        if self.index.contains_key(tool.name()) {
+            self.problems.push(format!(
+                "Tool name conflicts with existing tool: '{}'. Rename one of them (e.g. with `#[tool(name = \"...\")]` or `Tool::name_as`).",
+                tool.name()
+            ));
+            return;
+        }
+        self.index.insert(tool.name().to_string(), self.tools.len());
+        self.tools.push(tool);
+    }
+
+    /// Adds a tool, builder style.
+    pub fn with_tool(mut self, tool: impl Into<Tool<D>>) -> Self {
+        self.add(tool);
+        self
+    }
+
+    /// Adds several tools, builder style.
+    pub fn with_tools<I, T>(mut self, tools: I) -> Self
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<Tool<D>>,
+    {
+        for t in tools {
+            self.add(t);
+        }
+        self
+    }
+
+    /// Sets the retry budget of tools that do not set their own.
+    pub fn max_retries(mut self, retries: u32) -> Self {
+        self.max_retries = Some(retries);
+        self
+    }
+
+    /// Sets the timeout (seconds) of tools that do not set their own.
+    pub fn timeout(mut self, seconds: f64) -> Self {
+        if seconds <= 0.0 {
+            self.problems.push(format!("the toolset timeout must be greater than 0, got {seconds}"));
+        }
+        self.timeout = Some(seconds);
+        self
+    }
+}
+
+impl<D> FunctionToolset<D> {
+    /// The names of the tools, in order.
+    pub fn tool_names(&self) -> Vec<&str> {
+        self.tools.iter().map(|t| t.name()).collect()
+    }
+
+    /// Whether the toolset has no tools.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// Configuration problems found while adding tools.
+    pub fn check(&self) -> Result<(), UserError> {
+        match self.problems.first() {
+            Some(p) => Err(UserError::new(p.clone())),
+            None => Ok(()),
+        }
+    }
+}
+
+impl<D: Clone + Send + Sync + 'static> Toolset<D> for FunctionToolset<D> {
+    fn label(&self) -> String {
+        self.label.to_string()
+    }
+
+    fn check(&self) -> Result<(), UserError> {
+        FunctionToolset::check(self)
+    }
+
+    async fn get_tools(&self, ctx: &RunContext<D>) -> Result<Vec<ToolsetTool<D>>, UserError> {
+        let mut out = Vec::with_capacity(self.tools.len());
+        for tool in &self.tools {
+            let def = match &tool.prepare {
+                None => tool.def.clone(),
+                Some(prepare) => {
+                    let mut c = ctx.clone();
+                    c.tool_name = Some(tool.def.name.clone());
+                    c.retry = ctx.retries.get(&tool.def.name).copied().unwrap_or(0);
+                    match prepare(c, tool.def.clone()).await {
+                        Some(d) => d,
+                        None => continue,
+                    }
+                }
+            };
+            out.push(ToolsetTool {
+                def,
+                max_retries: tool.max_retries.or(self.max_retries),
+                requires_approval: tool.requires_approval,
+                toolset_timeout: self.timeout,
+                toolset_label: self.label.clone(),
+                validator: tool.validator.clone(),
+                args_validator: tool.args_validator.clone(),
+                handler: tool.handler.clone(),
+            });
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,96 @@
+//! Toolsets: groups of tools that are collected together before each model request.
+//!
+//! A toolset answers [`Toolset::get_tools`] with the tools it offers for this step, each a
+//! [`ToolsetTool`]: the definition after `prepare`, its options, and how to call it. Because
+//! every tool carries its own handler, wrappers (prefixing, filtering, approval) only transform
+//! the list.
+
+mod function;
+
+use std::future::Future;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+
+pub use function::FunctionToolset;
+
+use crate::context::RunContext;
+use crate::error::UserError;
+use crate::tool::{ArgsValidatorFn, Handler, ToolDefinition};
+use crate::validation::Validator;
+
+/// A tool as offered by a toolset for one step.
+#[non_exhaustive]
+pub struct ToolsetTool<D> {
+    /// The definition shown to the model (after `prepare`).
+    pub def: ToolDefinition,
+    /// The retry budget, when the tool or its toolset sets one (else the agent's applies).
+    pub max_retries: Option<u32>,
+    /// Whether calls need approval.
+    pub requires_approval: bool,
+    /// A toolset-wide timeout in seconds, used when the tool sets none.
+    pub toolset_timeout: Option<f64>,
+    /// The name of the toolset that offers the tool, for error messages.
+    pub toolset_label: Arc<str>,
+    pub(crate) validator: Option<Validator>,
+    pub(crate) args_validator: Option<ArgsValidatorFn<D>>,
+    pub(crate) handler: Handler<D>,
+}
+
+impl<D> Clone for ToolsetTool<D> {
+    fn clone(&self) -> Self {
+        ToolsetTool {
+            def: self.def.clone(),
+            max_retries: self.max_retries,
+            requires_approval: self.requires_approval,
+            toolset_timeout: self.toolset_timeout,
+            toolset_label: self.toolset_label.clone(),
+            validator: self.validator.clone(),
+            args_validator: self.args_validator.clone(),
+            handler: self.handler.clone(),
+        }
+    }
+}
+
+impl<D> std::fmt::Debug for ToolsetTool<D> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolsetTool")
+            .field("def", &self.def)
+            .field("max_retries", &self.max_retries)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A group of tools.
+pub trait Toolset<D>: Send + Sync + 'static {
+    /// A short name used in error messages (e.g. `FunctionToolset`).
+    fn label(&self) -> String;
+
+    /// The tools offered for this step.
+    fn get_tools(&self, ctx: &RunContext<D>) -> impl Future<Output = Result<Vec<ToolsetTool<D>>, UserError>> + Send;
+
+    /// Configuration problems, reported by the agent builder.
+    fn check(&self) -> Result<(), UserError> {
+        Ok(())
+    }
+}
+
+/// The dyn-compatible form of [`Toolset`].
+pub(crate) trait DynToolset<D>: Send + Sync {
+    #[allow(dead_code)]
+    fn label(&self) -> String;
+    fn check(&self) -> Result<(), UserError>;
+    fn get_tools_boxed<'a>(&'a self, ctx: &'a RunContext<D>) -> BoxFuture<'a, Result<Vec<ToolsetTool<D>>, UserError>>;
+}
+
+impl<D, T: Toolset<D>> DynToolset<D> for T {
+    fn label(&self) -> String {
+        Toolset::label(self)
+    }
+    fn check(&self) -> Result<(), UserError> {
+        Toolset::check(self)
+    }
+    fn get_tools_boxed<'a>(&'a self, ctx: &'a RunContext<D>) -> BoxFuture<'a, Result<Vec<ToolsetTool<D>>, UserError>> {
+        Box::pin(self.get_tools(ctx))
+    }
+}

@@ -1,0 +1,232 @@
+//! Validation of tool arguments against their JSON schema, the way Pydantic v2 does it.
+//!
+//! A [`Validator`] is compiled once from a JSON schema into a tree of nodes (with `$ref`s
+//! resolved and regexes compiled), then validates and coerces values in Pydantic's lax mode:
+//! `"60"` becomes `60` for an integer, `1` becomes `1.0` for a number, `"yes"` becomes `true`
+//! for a boolean, and so on. Every error is reported at once, in Pydantic's shape and order,
+//! so that the retry prompt a model sees is the one Pydantic AI would have sent.
+//!
+//! ```
+//! # use toolsmith::validation::Validator;
+//! # use serde_json::json;
+//! let schema = json!({
+//!     "type": "object",
+//!     "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}},
+//!     "required": ["x", "y"],
+//! });
+//! let validator = Validator::compile(&schema).unwrap();
+//! assert_eq!(validator.validate(&json!({"x": "1", "y": 2})), Ok(json!({"x": 1, "y": 2})));
+//! let errors = validator.validate_str(r#"{"x": "one"}"#).unwrap_err();
+//! assert_eq!(errors[0].kind, "int_parsing");
+//! assert_eq!(errors[1].kind, "missing");
+//! ```
+
+mod check;
+mod schema;
+#[cfg(test)]
+mod tests;
+mod text;
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One validation error, serialised as `{"type", "loc", "msg", "input"}` like Pydantic's
+/// `ValidationError.errors(include_url=False, include_context=False)`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorDetail {
+    /// Pydantic's error type, such as `int_parsing`, `missing` or `extra_forbidden`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Where the error is: object keys and array indexes from the root of the input.
+    pub loc: Vec<LocItem>,
+    /// The human-readable message, word for word as Pydantic writes it.
+    pub msg: String,
+    /// The offending input value (the whole object for `missing`).
+    pub input: Value,
+}
+
+/// One element of an error's location: an object key or an array index.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum LocItem {
+    /// An object key (or a union member's tag); serialises as a JSON string.
+    Key(String),
+    /// An array index; serialises as a JSON integer.
+    Index(usize),
+}
+
+impl From<&str> for LocItem {
+    fn from(key: &str) -> Self {
+        LocItem::Key(key.to_owned())
+    }
+}
+
+impl From<String> for LocItem {
+    fn from(key: String) -> Self {
+        LocItem::Key(key)
+    }
+}
+
+impl From<usize> for LocItem {
+    fn from(index: usize) -> Self {
+        LocItem::Index(index)
+    }
+}
+
+impl fmt::Display for LocItem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LocItem::Key(key) => f.write_str(key),
+            LocItem::Index(index) => write!(f, "{index}"),
+        }
+    }
+}
+
+impl ErrorDetail {
+    /// A `value_error` at the root, as Pydantic reports an exception raised by a validator:
+    /// `{"type":"value_error","loc":[],"msg":"Value error, {message}","input":null}`.
+    ///
+    /// Used when deserialising validated arguments into a typed struct fails.
+    pub fn value_error(message: impl Into<String>) -> Self {
+        ErrorDetail {
+            kind: "value_error".to_owned(),
+            loc: Vec::new(),
+            msg: format!("Value error, {}", message.into()),
+            input: Value::Null,
+        }
+    }
+
+    /// The `json_invalid` error for a raw argument string that is not valid JSON:
+    /// `"Invalid JSON: {serde_json's message}"`, with the raw string as input.
+    pub fn json_invalid(raw: &str, err: &serde_json::Error) -> Self {
+        ErrorDetail {
+            kind: "json_invalid".to_owned(),
+            loc: Vec::new(),
+            msg: format!("Invalid JSON: {err}"),
+            input: Value::String(raw.to_owned()),
+        }
+    }
+}
+
+impl fmt::Display for ErrorDetail {
+    /// Formats the error like one entry of Pydantic's `ValidationError` text:
+    /// the dotted location (if any), then the message.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, item) in self.loc.iter().enumerate() {
+            if i > 0 {
+                f.write_str(".")?;
+            }
+            write!(f, "{item}")?;
+        }
+        if !self.loc.is_empty() {
+            f.write_str(": ")?;
+        }
+        f.write_str(&self.msg)
+    }
+}
+
+/// A JSON schema that cannot be compiled into a [`Validator`], such as one with a dangling
+/// `$ref`, an unknown `type` or an invalid `pattern`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid JSON schema at {path}: {message}")]
+pub struct SchemaError {
+    path: String,
+    message: String,
+}
+
+impl SchemaError {
+    pub(crate) fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+        SchemaError { path: path.into(), message: message.into() }
+    }
+
+    /// Where in the schema the problem is, as a JSON pointer fragment such as
+    /// `#/properties/point/$ref`.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// What is wrong there.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+/// How a [`Validator`] fills in properties that the input leaves out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Options {
+    /// Insert a missing optional property's `default` into the output (Pydantic does; on by
+    /// default).
+    pub fill_defaults: bool,
+    /// Insert `null` for a missing optional property that has no `default` (for structured
+    /// outputs, whose optional fields are always present; off by default).
+    pub nullable_optionals: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { fill_defaults: true, nullable_optionals: false }
+    }
+}
+
+/// A JSON schema compiled for fast validation in Pydantic v2's lax mode.
+///
+/// Cheap to clone (the compiled tree is shared) and safe to share between threads.
+#[derive(Debug, Clone)]
+pub struct Validator {
+    inner: Arc<schema::Compiled>,
+}
+
+impl Validator {
+    /// Compiles `schema` with the default [`Options`] (defaults filled in, optional properties
+    /// without a default left out).
+    pub fn compile(schema: &Value) -> Result<Validator, SchemaError> {
+        Self::compile_with(schema, Options::default())
+    }
+
+    /// Compiles `schema` with the given [`Options`].
+    pub fn compile_with(schema: &Value, options: Options) -> Result<Validator, SchemaError> {
+        Ok(Validator { inner: Arc::new(schema::compile(schema, options)?) })
+    }
+
+    /// The options this validator was compiled with.
+    pub fn options(&self) -> Options {
+        self.inner.options
+    }
+
+    /// Validates and coerces `input`: `Ok` with the coerced value, or `Err` with every error,
+    /// in the order Pydantic reports them.
+    ///
+    /// Errors are worded as in Pydantic's Python mode, which Pydantic AI uses for arguments a
+    /// model sent as an object.
+    pub fn validate(&self, input: &Value) -> Result<Value, Vec<ErrorDetail>> {
+        check::validate(&self.inner, input, false)
+    }
+
+    /// Like [`validate`](Self::validate), for arguments a model sent as a raw JSON string.
+    ///
+    /// A string that is not valid JSON gives one `json_invalid` error; an empty (or
+    /// all-whitespace) string stands for `{}`. Errors are worded as in Pydantic's JSON mode
+    /// (`validate_json`), which differs from Python mode for a few type errors: `"Input should
+    /// be a valid array"` rather than `"... a valid list"`, `"Input should be an object"`
+    /// rather than `"... a valid dictionary"`, `"Input should be null"` rather than `"... None"`.
+    pub fn validate_str(&self, raw: &str) -> Result<Value, Vec<ErrorDetail>> {
+        let value = parse_json_args(raw).map_err(|e| vec![e])?;
+        check::validate(&self.inner, &value, true)
+    }
+}
+
+/// Parses raw JSON arguments without validating them (for tools that skip validation).
+///
+/// An empty (or all-whitespace) string stands for `{}`; invalid JSON gives a `json_invalid`
+/// error.
+// The error is returned by value as the public API promises; this is not a hot path.
+#[allow(clippy::result_large_err)]
+pub fn parse_json_args(raw: &str) -> Result<Value, ErrorDetail> {
+    if raw.trim().is_empty() {
+        return Ok(Value::Object(serde_json::Map::new()));
+    }
+    serde_json::from_str(raw).map_err(|e| ErrorDetail::json_invalid(raw, &e))
+}
