@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value, json};
 use toolsmith::agent::{AgentBuilder, Deferrable, EndStrategy, ParallelMode, RunRecord};
-use toolsmith::deferred::DeferredToolRequests;
+use toolsmith::deferred::{DeferredToolRequests, DeferredToolResults, ExternalResult, ToolApproval};
 use toolsmith::messages::{ModelMessage, ModelResponse, ModelResponsePart, TextPart, ToolCallPart};
 use toolsmith::model::{
     Model, ModelError, ModelRequestParameters, ModelSettings, TestModel, ToolChoice, resolve_tool_choice,
@@ -315,9 +315,6 @@ async fn run_all<O: OutputJson + Send + 'static>(
                 continue;
             }
         };
-        if get(run, "deferred_tool_results").is_some() {
-            return Err(unsupported("deferred_tool_results"));
-        }
         let deps = match run.get("deps") {
             Some(d) => d.clone(),
             None => agent_deps.clone(),
@@ -337,7 +334,11 @@ async fn run_all<O: OutputJson + Send + 'static>(
             Some(p) => agent.run(p),
             None => agent.resume(),
         };
-        let record = builder.deps(deps).message_history(history.clone()).run_capturing().await;
+        let mut builder = builder.deps(deps).message_history(history.clone());
+        if let Some(d) = get(run, "deferred_tool_results") {
+            builder = builder.deferred_tool_results(deferred_results(d));
+        }
+        let record = builder.run_capturing().await;
         let out = record_out(record);
         previous = if out.messages.is_empty() && out.new_start == 0 && out.error.is_some() {
             history
@@ -347,6 +348,45 @@ async fn run_all<O: OutputJson + Send + 'static>(
         outs.push((out, given_history));
     }
     Ok(outs)
+}
+
+fn deferred_results(d: &Value) -> DeferredToolResults {
+    let mut results = DeferredToolResults::new();
+    for (id, a) in d.get("approvals").and_then(Value::as_object).into_iter().flatten() {
+        let approval = match a {
+            Value::Bool(b) => ToolApproval::from(*b),
+            Value::Object(o) if o.contains_key("denied") => {
+                ToolApproval::denied_with(o["denied"].as_str().unwrap_or_default())
+            }
+            Value::Object(o) => match o.get("override_args").filter(|v| !v.is_null()) {
+                Some(args) => ToolApproval::approved_with(args.clone()),
+                None => ToolApproval::approved(),
+            },
+            _ => ToolApproval::approved(),
+        };
+        results = results.approve(id.clone(), approval);
+    }
+    for (id, c) in d.get("calls").and_then(Value::as_object).into_iter().flatten() {
+        let result = match c {
+            Value::Object(o) if o.len() == 1 && o.contains_key("retry") => {
+                ExternalResult::Retry(ModelRetry::with_content(o["retry"].clone()))
+            }
+            Value::Object(o) if o.len() == 1 && o.contains_key("tool_return") => {
+                let tr = &o["tool_return"];
+                let mut ret = ToolReturn::new(tr.get("return_value").cloned().unwrap_or(Value::Null));
+                if let Some(m) = get(tr, "metadata") {
+                    ret = ret.with_metadata(m.clone());
+                }
+                ExternalResult::Return(ret)
+            }
+            other => ExternalResult::Value(other.clone()),
+        };
+        results = results.call_result(id.clone(), result);
+    }
+    for (id, m) in d.get("metadata").and_then(Value::as_object).into_iter().flatten() {
+        results = results.metadata(id.clone(), m.clone());
+    }
+    results
 }
 
 fn configure<O: Send + 'static>(mut b: AgentBuilder<Deps, O>, a: &Value) -> Result<AgentBuilder<Deps, O>, Unsupported> {
@@ -470,6 +510,9 @@ async fn run_scenario(scenario: &Value) -> Result<Value, Unsupported> {
                 for v in [&mut calls, &mut approvals] {
                     if let Value::Array(items) = v {
                         for item in items.iter_mut() {
+                            if let Value::Object(o) = item {
+                                o.insert("part_kind".into(), json!("tool-call"));
+                            }
                             *item = normalise::message(item.take());
                         }
                     }

@@ -9,8 +9,9 @@ use std::sync::Arc;
 use crate::agent::output::FinalOutput;
 use crate::agent::{Agent, AgentInner};
 use crate::context::RunContext;
+use crate::deferred::{DeferredToolResults, ToolApproval};
 use crate::error::{AgentRunError, UserError};
-use crate::execution::{self, StepOutcome, ToolIndex};
+use crate::execution::{self, Resolution, Resume, StepOutcome, ToolIndex};
 use crate::messages::{
     ModelMessage, ModelRequest, ModelRequestPart, ModelResponse, RetryCause, RetryFeedbackPart, RetryInfo,
     SystemPromptPart, UserPromptContent, UserPromptPart,
@@ -29,11 +30,21 @@ pub struct RunBuilder<'a, D, O> {
     settings: Option<ModelSettings>,
     limits: Option<UsageLimits>,
     metadata: Option<serde_json::Value>,
+    deferred: Option<DeferredToolResults>,
 }
 
 impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, O> {
     pub(crate) fn new(agent: &'a Agent<D, O>, prompt: Option<UserPromptContent>) -> Self {
-        RunBuilder { agent, prompt, deps: None, history: None, settings: None, limits: None, metadata: None }
+        RunBuilder {
+            agent,
+            prompt,
+            deps: None,
+            history: None,
+            settings: None,
+            limits: None,
+            metadata: None,
+            deferred: None,
+        }
     }
 
     /// The dependencies tools receive.
@@ -58,6 +69,13 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
     /// Usage limits for this run, instead of the agent's.
     pub fn usage_limits(mut self, limits: UsageLimits) -> Self {
         self.limits = Some(limits);
+        self
+    }
+
+    /// Results for the deferred calls the history ends with (approvals and external results):
+    /// the run settles those calls first, then continues.
+    pub fn deferred_tool_results(mut self, results: DeferredToolResults) -> Self {
+        self.deferred = Some(results);
         self
     }
 
@@ -103,6 +121,7 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
             settings,
             limits: self.limits.or_else(|| inner.usage_limits.clone()).unwrap_or_default(),
             metadata: self.metadata,
+            deferred: self.deferred,
             state: RunState {
                 messages: Arc::new(history),
                 new_start,
@@ -243,6 +262,10 @@ impl RunState {
         Arc::make_mut(&mut self.messages).push(message.into());
     }
 
+    pub(crate) fn pop_last(&mut self) {
+        Arc::make_mut(&mut self.messages).pop();
+    }
+
     pub(crate) fn last_request_mut(&mut self) -> Option<&mut ModelRequest> {
         match Arc::make_mut(&mut self.messages).last_mut() {
             Some(ModelMessage::Request(r)) => Some(r),
@@ -254,7 +277,7 @@ impl RunState {
 enum Pending {
     Start,
     Request,
-    Response(ModelResponse),
+    Response(ModelResponse, Option<Resume>),
     Done,
 }
 
@@ -287,6 +310,7 @@ pub struct AgentRun<D, O> {
     settings: Option<ModelSettings>,
     limits: UsageLimits,
     metadata: Option<serde_json::Value>,
+    deferred: Option<DeferredToolResults>,
     pub(crate) state: RunState,
     next: Pending,
     tools: Option<ToolIndex<D>>,
@@ -347,7 +371,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             return Ok(Node::End);
         }
         Ok(match &self.next {
-            Pending::Response(r) => Node::ModelRequest { response: r.clone() },
+            Pending::Response(r, _) => Node::ModelRequest { response: r.clone() },
             Pending::Request => match self.state.messages.last() {
                 Some(ModelMessage::Request(r)) if self.state.run_step > 0 => Node::CallTools { parts: r.parts.clone() },
                 _ => Node::UserPrompt,
@@ -380,16 +404,19 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             }
             Pending::Request => {
                 let response = self.request().await?;
-                self.next = Pending::Response(response);
+                self.next = Pending::Response(response, None);
                 Ok(None)
             }
-            Pending::Response(response) => self.handle_response(response).await,
+            Pending::Response(response, resume) => self.handle_response(response, resume).await,
             Pending::Done => Err(AgentRunError::User(UserError::new("the run has already ended"))),
         }
     }
 
     fn start(&mut self) -> Result<(), AgentRunError> {
         check_static_tool_choice(self.settings.as_ref().and_then(|s| s.tool_choice.as_ref()))?;
+        if let Some(results) = self.deferred.take() {
+            return self.start_resume(results);
+        }
         let inner = &self.agent.inner;
         let mut parts = Vec::new();
         if self.state.messages.is_empty() {
@@ -402,7 +429,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             // No new prompt: continue from the history.
             match self.state.messages.last() {
                 Some(ModelMessage::Response(r)) if r.tool_calls().next().is_some() => {
-                    self.next = Pending::Response(r.clone());
+                    self.next = Pending::Response(r.clone(), None);
                     return Ok(());
                 }
                 Some(ModelMessage::Request(_)) => {
@@ -422,6 +449,66 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         request.conversation_id = Some(self.state.conversation_id.clone());
         self.state.push(request);
         self.next = Pending::Request;
+        Ok(())
+    }
+
+    /// Settles the deferred calls the history ends with.
+    fn start_resume(&mut self, results: DeferredToolResults) -> Result<(), AgentRunError> {
+        let user = |m: &str| AgentRunError::User(UserError::new(m));
+        let messages = &self.state.messages;
+        let Some(pos) = messages.iter().rposition(|m| matches!(m, ModelMessage::Response(_))) else {
+            return Err(user(if messages.is_empty() {
+                "Tool call results were provided, but the message history is empty."
+            } else {
+                "Tool call results were provided, but the message history does not contain a `ModelResponse`."
+            }));
+        };
+        let Some(ModelMessage::Response(response)) = messages.get(pos) else {
+            return Err(user("the message history changed while resuming"));
+        };
+        let response = response.clone();
+        if response.tool_calls().next().is_none() {
+            return Err(user(
+                "Tool call results were provided, but the message history does not contain any unprocessed tool calls.",
+            ));
+        }
+        let mut resolutions = std::collections::HashMap::new();
+        for m in &messages[pos + 1..] {
+            if let ModelMessage::Request(r) = m {
+                for p in &r.parts {
+                    let id = match p {
+                        ModelRequestPart::ToolReturn(t) => Some(&t.tool_call_id),
+                        ModelRequestPart::RetryPrompt(t) => t.tool_call_id.as_ref(),
+                        _ => None,
+                    };
+                    if let Some(id) = id {
+                        if results.approvals.contains_key(id) || results.calls.contains_key(id) {
+                            return Err(AgentRunError::User(UserError::new(format!(
+                                "Tool call '{id}' already has a result in the message history; remove it from the deferred tool results."
+                            ))));
+                        }
+                        resolutions.insert(id.clone(), Resolution::Skip);
+                    }
+                }
+            }
+        }
+        let mut provided = Vec::new();
+        for (id, approval) in results.approvals {
+            let r = match approval {
+                ToolApproval::Approved { override_args } => {
+                    Resolution::Approved { args: override_args, metadata: results.metadata.get(&id).cloned() }
+                }
+                ToolApproval::Denied { message } => Resolution::Denied(message),
+            };
+            provided.push(id.clone());
+            resolutions.insert(id, r);
+        }
+        for (id, result) in results.calls {
+            provided.push(id.clone());
+            resolutions.insert(id, Resolution::External(result));
+        }
+        let prompt = self.prompt.clone().map(UserPromptPart::new);
+        self.next = Pending::Response(response, Some(Resume { resolutions, provided, prompt }));
         Ok(())
     }
 
@@ -491,7 +578,11 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         Ok(())
     }
 
-    async fn handle_response(&mut self, response: ModelResponse) -> Result<Option<FinalOutput>, AgentRunError> {
+    async fn handle_response(
+        &mut self,
+        response: ModelResponse,
+        resume: Option<Resume>,
+    ) -> Result<Option<FinalOutput>, AgentRunError> {
         if self.tools.is_none() {
             self.collect_tools().await?;
         }
@@ -499,9 +590,16 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         if !calls.is_empty() {
             let ctx = self.context();
             let tools = self.tools.take().unwrap_or_default();
-            let outcome =
-                execution::process_tool_calls(&self.agent.inner, &mut self.state, &tools, &ctx, &self.limits, calls)
-                    .await;
+            let outcome = execution::process_tool_calls(
+                &self.agent.inner,
+                &mut self.state,
+                &tools,
+                &ctx,
+                &self.limits,
+                calls,
+                resume,
+            )
+            .await;
             self.tools = Some(tools);
             return match outcome? {
                 StepOutcome::Final(out) => Ok(Some(out)),

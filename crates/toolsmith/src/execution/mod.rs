@@ -13,12 +13,13 @@ use serde_json::Value;
 use crate::agent::output::FinalOutput;
 use crate::agent::{AgentInner, EndStrategy, ParallelMode};
 use crate::context::RunContext;
-use crate::deferred::DeferredToolRequests;
+use crate::deferred::{DeferredToolRequests, ExternalResult};
 use crate::error::{AgentRunError, UserError};
 use crate::messages::{
-    ModelRequest, ModelRequestPart, RetryCause, RetryInfo, ToolCallPart, ToolReturnPart, UserContent, UserPromptPart,
+    ModelRequest, ModelRequestPart, RetryCause, RetryInfo, ToolCallPart, ToolOutcome, ToolReturnPart, UserContent,
+    UserPromptPart,
 };
-use crate::tool::{Invocation, ToolDefinition, ToolError, ToolOutput, ToolResult};
+use crate::tool::{Invocation, ToolDefinition, ToolError, ToolKind, ToolOutput, ToolResult};
 use crate::toolset::ToolsetTool;
 use crate::usage::UsageLimits;
 
@@ -147,6 +148,8 @@ struct Ready<D> {
     retry: u32,
     max_retries: u32,
     timeout: Option<f64>,
+    approved: bool,
+    metadata: Option<Value>,
 }
 
 /// How one executed call ended.
@@ -155,6 +158,36 @@ enum Done {
     Error(ToolError),
     Timeout(f64),
     Panic(String),
+}
+
+/// How a call of a resumed response is settled.
+#[derive(Debug, Clone)]
+pub(crate) enum Resolution {
+    /// The call already has its result in the history.
+    Skip,
+    /// Approved: validate and execute, with other arguments if given.
+    Approved { args: Option<Value>, metadata: Option<Value> },
+    /// Denied: the model is told why.
+    Denied(String),
+    /// Executed outside the agent.
+    External(ExternalResult),
+}
+
+/// The calls of a resumed response and how each is settled, plus the ids results were given for.
+pub(crate) struct Resume {
+    pub(crate) resolutions: HashMap<String, Resolution>,
+    pub(crate) provided: Vec<String>,
+    pub(crate) prompt: Option<UserPromptPart>,
+}
+
+fn py_set(ids: &[String]) -> String {
+    if ids.is_empty() {
+        return "set()".into();
+    }
+    let mut ids: Vec<&String> = ids.iter().collect();
+    ids.sort();
+    ids.dedup();
+    format!("{{{}}}", ids.iter().map(|i| format!("'{i}'")).collect::<Vec<_>>().join(", "))
 }
 
 /// Handles the tool calls of one response; fills the next request (pushed at once, so that a
@@ -166,22 +199,43 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
     ctx: &RunContext<D>,
     limits: &UsageLimits,
     calls: Vec<ToolCallPart>,
+    resume: Option<Resume>,
 ) -> Result<StepOutcome, AgentRunError> {
     let mut request = ModelRequest::new(Vec::new());
     request.run_id = Some(state.run_id.clone());
     request.conversation_id = Some(state.conversation_id.clone());
     state.push(request);
 
+    let (resolutions, resume_prompt) = match resume {
+        Some(r) => {
+            let expected: Vec<String> = calls
+                .iter()
+                .filter(|c| !matches!(r.resolutions.get(&c.tool_call_id), Some(Resolution::Skip)))
+                .map(|c| c.tool_call_id.clone())
+                .collect();
+            if expected.iter().any(|id| !r.resolutions.contains_key(id)) {
+                return Err(AgentRunError::User(UserError::new(format!(
+                    "Tool call results need to be provided for all deferred tool calls. Expected: {}, got: {}",
+                    py_set(&expected),
+                    py_set(&r.provided)
+                ))));
+            }
+            (Some(r.resolutions), r.prompt)
+        }
+        None => (None, None),
+    };
+
     let counts = state.retries.clone();
     let mut book = RetryBook { failed: HashSet::new(), succeeded: HashSet::new() };
     let mut parts: Vec<(usize, ModelRequestPart)> = Vec::new();
+    let mut extra_content: Vec<UserContent> = Vec::new();
     let mut skipped: Vec<ModelRequestPart> = Vec::new();
     let mut final_output: Option<Value> = None;
     let output_tool = inner.output.output_tool().map(|t| t.name.clone());
 
     // Output tool calls first.
     for (index, call) in calls.iter().enumerate() {
-        if output_tool.as_deref() != Some(call.tool_name.as_str()) {
+        if output_tool.as_deref() != Some(call.tool_name.as_str()) || resolutions.is_some() {
             continue;
         }
         if final_output.is_some() {
@@ -209,7 +263,53 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
 
     // Function and unknown tool calls: validate in call order.
     let mut ready: Vec<Ready<D>> = Vec::new();
+    let mut unapproved: Vec<Ready<D>> = Vec::new();
+    let mut external: Vec<ToolCallPart> = Vec::new();
     for (index, call) in calls.iter().enumerate() {
+        let mut approved = false;
+        let mut call_metadata = None;
+        let mut args_override = None;
+        if let Some(res) = &resolutions {
+            match res.get(&call.tool_call_id) {
+                None | Some(Resolution::Skip) => continue,
+                Some(Resolution::Denied(message)) => {
+                    let mut p =
+                        ToolReturnPart::success(&call.tool_name, Value::String(message.clone()), &call.tool_call_id);
+                    p.outcome = ToolOutcome::Denied;
+                    parts.push((index, ModelRequestPart::ToolReturn(p)));
+                    continue;
+                }
+                Some(Resolution::External(result)) => {
+                    let part = match result {
+                        ExternalResult::Value(v) => {
+                            ToolReturnPart::success(&call.tool_name, v.clone(), &call.tool_call_id)
+                        }
+                        ExternalResult::Return(ret) => {
+                            let mut p =
+                                ToolReturnPart::success(&call.tool_name, ret.return_value.clone(), &call.tool_call_id);
+                            p.metadata = ret.metadata.clone();
+                            if let Some(content) = &ret.content {
+                                extra_content.extend(content.iter().cloned());
+                            }
+                            p
+                        }
+                        ExternalResult::Retry(r) => ToolReturnPart::retried(
+                            &call.tool_name,
+                            r.content.clone(),
+                            &call.tool_call_id,
+                            RetryInfo::uncounted(RetryCause::ModelRetry),
+                        ),
+                    };
+                    parts.push((index, ModelRequestPart::ToolReturn(part)));
+                    continue;
+                }
+                Some(Resolution::Approved { args, metadata }) => {
+                    approved = true;
+                    call_metadata = metadata.clone();
+                    args_override = args.clone();
+                }
+            }
+        }
         if output_tool.as_deref() == Some(call.tool_name.as_str()) {
             continue;
         }
@@ -228,15 +328,20 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
             skipped.push(success_part(call, Value::String(TOOL_NOT_EXECUTED.into())));
             continue;
         }
+        if tool.def.kind == ToolKind::External {
+            external.push(call.clone());
+            continue;
+        }
         let max_retries = tool.max_retries.unwrap_or(inner.retries);
         let retry = counts.get(&call.tool_name).copied().unwrap_or(0);
+        let raw_args = args_override.as_ref().unwrap_or(&call.args);
         let validated = match &tool.validator {
-            Some(v) => match &call.args {
+            Some(v) => match raw_args {
                 Value::String(raw) => v.validate_str(raw),
                 Value::Null => v.validate(&Value::Object(Default::default())),
                 other => v.validate(other),
             },
-            None => match &call.args {
+            None => match raw_args {
                 Value::String(raw) => crate::validation::parse_json_args(raw).map_err(|e| vec![e]),
                 Value::Null => Ok(Value::Object(Default::default())),
                 other => Ok(other.clone()),
@@ -256,6 +361,8 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
             c.tool_call_id = Some(call.tool_call_id.clone());
             c.retry = retry;
             c.max_retries = max_retries;
+            c.tool_call_approved = approved;
+            c.tool_call_metadata = call_metadata.clone();
             if let Err(r) = check(&c, &args) {
                 let info = book.fail(&counts, &call.tool_name, max_retries, RetryCause::ModelRetry)?;
                 parts.push((index, retried_part(call, r.content, info)));
@@ -263,21 +370,26 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
             }
         }
         let timeout = tool.def.timeout.or(tool.toolset_timeout).or(inner.tool_timeout);
-        ready.push(Ready { index, call: call.clone(), tool: tool.clone(), args, retry, max_retries, timeout });
+        let r = Ready {
+            index,
+            call: call.clone(),
+            tool: tool.clone(),
+            args,
+            retry,
+            max_retries,
+            timeout,
+            approved,
+            metadata: call_metadata,
+        };
+        if tool.def.kind == ToolKind::Unapproved && !approved {
+            unapproved.push(r);
+        } else {
+            ready.push(r);
+        }
     }
 
     let mut deferred = DeferredToolRequests::default();
-    let to_run: Vec<Ready<D>> = ready
-        .into_iter()
-        .filter_map(|r| {
-            if r.tool.requires_approval {
-                deferred.approvals.push(r.call.clone());
-                None
-            } else {
-                Some(r)
-            }
-        })
-        .collect();
+    let to_run = ready;
 
     if let Some(limit) = limits.tool_calls_limit {
         let projected = state.usage.tool_calls + to_run.len() as u32;
@@ -291,7 +403,6 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
     }
 
     // Execute in segments split at sequential tools.
-    let mut extra_content: Vec<UserContent> = Vec::new();
     let mut segment: Vec<Ready<D>> = Vec::new();
     let mut segments: Vec<Vec<Ready<D>>> = Vec::new();
     for r in to_run {
@@ -373,6 +484,9 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
         }
     }
 
+    deferred.approvals.extend(unapproved.into_iter().map(|r| r.call));
+    deferred.calls.extend(external);
+
     let mut counts_now = (*state.retries).clone();
     book.apply(&mut counts_now);
     state.retries = Arc::new(counts_now);
@@ -383,6 +497,8 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
     if !extra_content.is_empty() {
         all.push(ModelRequestPart::UserPrompt(UserPromptPart::new(extra_content)));
     }
+    all.extend(resume_prompt.map(ModelRequestPart::UserPrompt));
+    let no_parts = all.is_empty();
     if let Some(req) = state.last_request_mut() {
         req.parts = all;
     }
@@ -391,6 +507,9 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
         return Ok(StepOutcome::Final(FinalOutput::Structured(v)));
     }
     if !deferred.is_empty() {
+        if no_parts {
+            state.pop_last();
+        }
         return Ok(StepOutcome::Deferred(deferred));
     }
     Ok(StepOutcome::Continue)
@@ -402,6 +521,8 @@ async fn execute<D: Clone + Send + Sync + 'static>(inner: &AgentInner<D>, ctx: &
     c.tool_call_id = Some(r.call.tool_call_id.clone());
     c.retry = r.retry;
     c.max_retries = r.max_retries;
+    c.tool_call_approved = r.approved;
+    c.tool_call_metadata = r.metadata.clone();
     let handler = r.tool.handler.clone();
     let args = r.args.clone();
     let invocation = match std::panic::catch_unwind(AssertUnwindSafe(move || handler(c, args))) {

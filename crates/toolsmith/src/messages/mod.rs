@@ -312,16 +312,24 @@ pub enum RetryCause {
 pub struct RetryInfo {
     /// Why.
     pub cause: RetryCause,
-    /// Which attempt this was (1 for the first failure).
-    pub attempt: u32,
-    /// The budget.
-    pub max_retries: u32,
+    /// Which attempt this was (1 for the first failure); absent for a retry supplied from
+    /// outside the run (a deferred call's result).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempt: Option<u32>,
+    /// The budget, when the retry was counted against one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_retries: Option<u32>,
 }
 
 impl RetryInfo {
-    /// Retry info.
+    /// Retry info for a counted attempt.
     pub fn new(cause: RetryCause, attempt: u32, max_retries: u32) -> Self {
-        RetryInfo { cause, attempt, max_retries }
+        RetryInfo { cause, attempt: Some(attempt), max_retries: Some(max_retries) }
+    }
+
+    /// Retry info without a count (a retry supplied from outside the run).
+    pub fn uncounted(cause: RetryCause) -> Self {
+        RetryInfo { cause, attempt: None, max_retries: None }
     }
 }
 

@@ -144,6 +144,10 @@ impl<D: Clone + Send + Sync + 'static> Toolset<D> for FunctionToolset<D> {
                     }
                 }
             };
+            let mut def = def;
+            if tool.requires_approval && def.kind == crate::tool::ToolKind::Function {
+                def.kind = crate::tool::ToolKind::Unapproved;
+            }
             out.push(ToolsetTool {
                 def,
                 max_retries: tool.max_retries.or(self.max_retries),

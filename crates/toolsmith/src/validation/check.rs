@@ -38,6 +38,11 @@ fn error(kind: &'static str, msg: impl Into<Cow<'static, str>>, input: &Value) -
     vec![LineError { kind, msg: msg.into(), loc_rev: Vec::new(), input: input.clone() }]
 }
 
+/// One error located at `item`.
+fn line_error(kind: &'static str, msg: &'static str, input: &Value, item: LocItem) -> LineError {
+    LineError { kind, msg: Cow::Borrowed(msg), loc_rev: vec![item], input: input.clone() }
+}
+
 /// Appends `errors` to `all`, located under `item`.
 fn extend_at(all: &mut Errors, errors: Errors, item: impl Fn() -> LocItem) {
     all.extend(errors.into_iter().map(|mut e| {
@@ -90,6 +95,9 @@ impl Run<'_> {
         self.exactness = self.exactness.min(e);
     }
 
+    /// Validates `input` against node `id`. The handlers it dispatches to are kept out of
+    /// line (`#[inline(never)]`) so that this recursive frame stays small: that both speeds
+    /// up validation and lets deep inputs reach the depth limit long before the stack ends.
     fn node(&mut self, id: NodeId, input: &Value) -> Outcome {
         if self.depth >= MAX_DEPTH {
             // The input is left out: copying what is left of a value this deep could itself
@@ -135,6 +143,7 @@ impl Run<'_> {
         error("dict_type", msg, input)
     }
 
+    #[inline(never)]
     fn bool(&mut self, input: &Value) -> Outcome {
         const PARSING: &str = "Input should be a valid boolean, unable to interpret input";
         let b = match input {
@@ -163,6 +172,7 @@ impl Run<'_> {
         Ok(Value::Bool(b))
     }
 
+    #[inline(never)]
     fn int(&mut self, bounds: Option<&NumBounds>, input: &Value) -> Outcome {
         let i = match input {
             Value::Number(n) if n.is_i64() || n.is_u64() => {
@@ -202,6 +212,7 @@ impl Run<'_> {
         int_value(i).ok_or_else(|| too_big(input))
     }
 
+    #[inline(never)]
     fn float(&mut self, bounds: Option<&NumBounds>, input: &Value) -> Outcome {
         let f = match input {
             Value::Number(n) => {
@@ -230,6 +241,7 @@ impl Run<'_> {
         float_value(f, input)
     }
 
+    #[inline(never)]
     fn list(&mut self, list: &ListNode, input: &Value) -> Outcome {
         let Value::Array(items) = input else {
             let msg = self.msg("Input should be a valid list", "Input should be a valid array");
@@ -254,6 +266,7 @@ impl Run<'_> {
     }
 
     /// Validates `items` (at indexes from `offset`) against one node.
+    #[inline(never)]
     fn items(&mut self, id: NodeId, items: &[Value], offset: usize) -> Result<Vec<Value>, Errors> {
         let mut out = Vec::with_capacity(items.len());
         let mut errors = Vec::new();
@@ -267,6 +280,7 @@ impl Run<'_> {
         if errors.is_empty() { Ok(out) } else { Err(errors) }
     }
 
+    #[inline(never)]
     fn tuple(&mut self, tuple: &TupleNode, input: &Value) -> Outcome {
         let Value::Array(items) = input else {
             let msg = self.msg("Input should be a valid tuple", "Input should be a valid array");
@@ -285,11 +299,7 @@ impl Run<'_> {
                     Ok(v) => out.push(v),
                     Err(e) => extend_at(&mut errors, e, || LocItem::Index(i)),
                 },
-                None => {
-                    let mut e = error("missing", "Field required", input);
-                    e[0].loc_rev.push(LocItem::Index(i));
-                    errors.extend(e);
-                }
+                None => errors.push(line_error("missing", "Field required", input, LocItem::Index(i))),
             }
         }
         if let (Some(rest), Some(tail)) = (tuple.rest, items.get(n..)) {
@@ -301,6 +311,7 @@ impl Run<'_> {
         if errors.is_empty() { Ok(Value::Array(out)) } else { Err(errors) }
     }
 
+    #[inline(never)]
     fn dict(&mut self, dict: &DictNode, input: &Value) -> Outcome {
         let Value::Object(map) = input else {
             return Err(self.dict_type(input));
@@ -338,6 +349,7 @@ impl Run<'_> {
         Ok(Value::Object(out))
     }
 
+    #[inline(never)]
     fn object(&mut self, obj: &ObjectNode, input: &Value) -> Outcome {
         let Value::Object(map) = input else {
             return Err(match &obj.title {
@@ -364,9 +376,7 @@ impl Run<'_> {
                     }
                 }
                 None if field.required => {
-                    let mut e = error("missing", "Field required", input);
-                    e[0].loc_rev.push(LocItem::Key(field.name.clone()));
-                    errors.extend(e);
+                    errors.push(line_error("missing", "Field required", input, LocItem::Key(field.name.clone())));
                 }
                 None if !errors.is_empty() => {}
                 None => match &field.default {
@@ -387,9 +397,8 @@ impl Run<'_> {
                 }
                 match obj.extra {
                     Extra::Forbid => {
-                        let mut e = error("extra_forbidden", "Extra inputs are not permitted", v);
-                        e[0].loc_rev.push(LocItem::Key(k.clone()));
-                        errors.extend(e);
+                        let msg = "Extra inputs are not permitted";
+                        errors.push(line_error("extra_forbidden", msg, v, LocItem::Key(k.clone())));
                     }
                     Extra::Keep(id) => match self.node(id, v) {
                         Ok(v) if errors.is_empty() => {
@@ -417,6 +426,7 @@ impl Run<'_> {
     /// A smart-mode union: the first exact match wins, else the best (most fields set, then
     /// most exact, then first) success; if every member fails, every member's errors, each
     /// under the member's tag.
+    #[inline(never)]
     fn union(&mut self, members: &[Member], input: &Value) -> Outcome {
         let (outer_exactness, outer_fields_set) = (self.exactness, self.fields_set);
         let mut best: Option<(Value, Exactness, Option<usize>)> = None;
@@ -462,6 +472,7 @@ impl Run<'_> {
         }
     }
 
+    #[inline(never)]
     fn tagged(&mut self, tagged: &TaggedNode, input: &Value) -> Outcome {
         let Value::Object(map) = input else {
             return Err(if tagged.models && !self.json {
@@ -499,6 +510,7 @@ impl Run<'_> {
     }
 
     /// `allOf`: every member must accept the input; objects' outputs are merged.
+    #[inline(never)]
     fn all_of(&mut self, ids: &[NodeId], input: &Value) -> Outcome {
         let mut errors = Vec::new();
         let mut out: Option<Value> = None;

@@ -20,6 +20,28 @@
 //! assert_eq!(errors[0].kind, "int_parsing");
 //! assert_eq!(errors[1].kind, "missing");
 //! ```
+//!
+//! # How schemas map to Pydantic types
+//!
+//! `integer`, `number`, `string`, `boolean` and `null` are `int`, `float`, `str`, `bool` and
+//! `None`; `enum` and `const` are `Literal[...]`; `anyOf`/`oneOf` (and `type` lists) are
+//! smart-mode unions, with a `null` member making them `Optional[...]`; `oneOf` with a
+//! `discriminator` is a tagged union; an array is a `list` (a `tuple` with `prefixItems`). An
+//! object with `properties` is a model when it has a `title` or is a named `$defs` entry (its
+//! errors then name it), and a `TypedDict` otherwise; extra keys are dropped unless
+//! `additionalProperties` is `true` or a schema (then they are kept, after validation) or
+//! `false` (then they are errors). An object without `properties` is a `dict`. `format` and
+//! unknown keywords are ignored.
+//!
+//! # Differences from Pydantic
+//!
+//! A JSON value cannot hold everything a Python value can, so integers beyond the 64-bit range
+//! give `int_parsing_size` (Pydantic returns a big int) and strings such as `"inf"` or `"nan"`
+//! for a number give `finite_number` (Pydantic returns the float). `pattern`s use the `regex`
+//! crate's syntax (Pydantic falls back to Python's `re` for look-arounds and backreferences).
+//! Raw JSON is parsed by serde_json, which rejects `NaN`, `Infinity` and out-of-range numbers
+//! that Pydantic's parser accepts; its error messages are otherwise the same. Validation gives
+//! up with `recursion_loop` (with a `null` input) past a few hundred levels of nesting.
 
 mod check;
 mod schema;

@@ -241,7 +241,7 @@ impl<'a> Compiler<'a> {
         self.nodes.len() - 1
     }
 
-    /// Compiles the subschema at `key` (and `more`) below the current path.
+    /// Compiles `schema`, found at the path segments `key` below the current path.
     fn sub(&mut self, schema: &Value, key: &[&str]) -> Result<NodeId, SchemaError> {
         let depth = self.path.len();
         self.path.extend(key.iter().map(|k| k.replace('~', "~0").replace('/', "~1")));
@@ -275,8 +275,12 @@ impl<'a> Compiler<'a> {
             .ok_or_else(|| self.err(format!("$ref {r:?} points to nothing in the schema")))?;
         // Reserve the slot first so that recursive references find it.
         self.nodes.push(Node::Any);
-        let name = pointer.rsplit('/').next().unwrap_or_default();
-        self.names.push(Some(name.replace("~1", "/").replace("~0", "~")));
+        // A `$defs` entry is named like the Python class it stands for.
+        let name = match pointer.rsplitn(3, '/').collect::<Vec<_>>().as_slice() {
+            [name, "$defs" | "definitions", _] if !name.is_empty() => Some(name.replace("~1", "/").replace("~0", "~")),
+            _ => None,
+        };
+        self.names.push(name);
         let slot = self.nodes.len() - 1;
         self.refs.insert(r.to_owned(), slot);
         let saved = std::mem::replace(&mut self.path, vec![r.to_owned()]);

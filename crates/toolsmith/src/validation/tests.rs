@@ -548,6 +548,25 @@ fn empty_schemas_accept_anything_unchanged() {
 }
 
 #[test]
+fn only_defs_entries_name_models() {
+    // A root that refers to itself is a typed dict, not a model named "".
+    let v = validator(json!({
+        "type": "object",
+        "properties": {"next": {"anyOf": [{"$ref": "#"}, {"type": "null"}]}}
+    }));
+    assert_eq!(v.validate(&json!({"next": {"next": null}})).unwrap(), json!({"next": {"next": null}}));
+    let e = &v.validate(&json!({"next": 1})).unwrap_err()[0];
+    assert_eq!((e.kind.as_str(), e.msg.as_str()), ("dict_type", "Input should be a valid dictionary"));
+    let v = validator(json!({
+        "type": "object",
+        "properties": {"p": {"$ref": "#/definitions/Point"}},
+        "definitions": {"Point": {"type": "object", "properties": {"x": {"type": "integer"}}}}
+    }));
+    let e = &v.validate(&json!({"p": 1})).unwrap_err()[0];
+    assert_eq!(e.msg, "Input should be a valid dictionary or instance of Point");
+}
+
+#[test]
 fn openapi_nullable() {
     let v = validator(json!({"type": "integer", "nullable": true}));
     assert_eq!(v.validate(&json!(null)).unwrap(), json!(null));
