@@ -80,8 +80,7 @@ pub fn foobar_model(f: Foobar) -> Foobar {
     f
 }
 
-/// A user.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct User {
     name: String,
     age: i64,

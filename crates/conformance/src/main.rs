@@ -2,6 +2,7 @@
 //! on toolsmith and prints the normalised result, to be compared with Pydantic AI's.
 
 mod catalogue;
+mod hooklog;
 mod normalise;
 
 use std::process::ExitCode;
@@ -9,13 +10,16 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value, json};
 use toolsmith::agent::{AgentBuilder, Deferrable, EndStrategy, ParallelMode, RunRecord};
+use toolsmith::capability::{IncludeToolReturnSchemas, PrepareTools, SetToolMetadata};
 use toolsmith::deferred::{DeferredToolRequests, DeferredToolResults, ExternalResult, ToolApproval};
 use toolsmith::messages::{ModelMessage, ModelResponse, ModelResponsePart, TextPart, ToolCallPart};
 use toolsmith::model::{
     Model, ModelError, ModelRequestParameters, ModelSettings, TestModel, ToolChoice, resolve_tool_choice,
 };
 use toolsmith::prelude::*;
-use toolsmith::toolset::FunctionToolset;
+use toolsmith::search::{SearchStrategy, ToolSearch};
+use toolsmith::tool::ToolDefinition;
+use toolsmith::toolset::{BoxedToolset, ExternalToolset, FunctionToolset};
 use toolsmith::usage::UsageLimits;
 
 type Deps = Value;
@@ -53,7 +57,14 @@ impl<M: Model> Model for Recorder<M> {
     ) -> Result<ModelResponse, ModelError> {
         {
             let mut r = self.records.lock().unwrap_or_else(|p| p.into_inner());
-            r.tool_defs.push(serde_json::to_value(&params.function_tools).unwrap_or_default());
+            // Neither model takes return schemas natively.
+            let mut defs = serde_json::to_value(&params.function_tools).unwrap_or_default();
+            if let Value::Array(items) = &mut defs {
+                for d in items.iter_mut().filter_map(Value::as_object_mut) {
+                    d.remove("return_schema");
+                }
+            }
+            r.tool_defs.push(defs);
             if settings.and_then(|s| s.tool_choice.as_ref()).is_some() {
                 match resolve_tool_choice(settings, params) {
                     Ok(c) => r.tool_choice.push(c.to_json()),
@@ -201,25 +212,62 @@ fn make_tool(entry: &Value) -> Result<Tool<Deps>, Unsupported> {
     Ok(tool)
 }
 
-fn make_toolset(cfg: &Value) -> Result<FunctionToolset<Deps>, Unsupported> {
+fn names(v: &Value) -> Vec<String> {
+    v.as_array().into_iter().flatten().filter_map(|n| n.as_str().map(String::from)).collect()
+}
+
+/// A scenario toolset, with its wrappers applied in the order filter_out, approval_required,
+/// defer_loading, prefix.
+fn make_toolset(cfg: &Value) -> Result<BoxedToolset<Deps>, Unsupported> {
     let kind = cfg.get("kind").and_then(Value::as_str).unwrap_or("function");
-    if kind != "function" {
-        return Err(unsupported(format!("toolset kind {kind}")));
-    }
-    for key in ["prefix", "defer_loading", "approval_required", "filter_out"] {
-        if get(cfg, key).is_some() {
-            return Err(unsupported(format!("toolset option {key}")));
+    let mut ts = match kind {
+        "function" => {
+            let mut ts = FunctionToolset::new();
+            for t in cfg.get("tools").and_then(Value::as_array).into_iter().flatten() {
+                ts.add(make_tool(t)?);
+            }
+            if let Some(r) = get(cfg, "max_retries").and_then(Value::as_u64) {
+                ts = ts.max_retries(r as u32);
+            }
+            if let Some(t) = get(cfg, "timeout").and_then(Value::as_f64) {
+                ts = ts.timeout(t);
+            }
+            BoxedToolset::new(ts)
         }
+        "external" => {
+            let defs = cfg.get("tool_defs").and_then(Value::as_array).cloned().unwrap_or_default();
+            let defs: Vec<ToolDefinition> = defs
+                .into_iter()
+                .map(|d| {
+                    let name = d.get("name").and_then(Value::as_str).unwrap_or_default();
+                    let schema = d.get("parameters_json_schema").cloned().unwrap_or(json!({}));
+                    let mut def = ToolDefinition::new(name, schema);
+                    if let Some(desc) = d.get("description").and_then(Value::as_str) {
+                        def = def.with_description(desc);
+                    }
+                    def
+                })
+                .collect();
+            BoxedToolset::new(ExternalToolset::new(defs))
+        }
+        other => return Err(unsupported(format!("toolset kind {other}"))),
+    };
+    if let Some(hidden) = get(cfg, "filter_out") {
+        let hidden = names(hidden);
+        ts = BoxedToolset::new(ts.filtered(move |_ctx, def| !hidden.contains(&def.name)));
     }
-    let mut ts = FunctionToolset::new();
-    for t in cfg.get("tools").and_then(Value::as_array).into_iter().flatten() {
-        ts.add(make_tool(t)?);
+    match get(cfg, "approval_required") {
+        Some(Value::Bool(true)) => ts = BoxedToolset::new(ts.approval_required()),
+        Some(v @ Value::Array(_)) => ts = BoxedToolset::new(ts.approval_required_for(names(v))),
+        _ => {}
     }
-    if let Some(r) = get(cfg, "max_retries").and_then(Value::as_u64) {
-        ts = ts.max_retries(r as u32);
+    match get(cfg, "defer_loading") {
+        Some(Value::Bool(true)) => ts = BoxedToolset::new(ts.defer_loading()),
+        Some(v @ Value::Array(_)) => ts = BoxedToolset::new(ts.defer_loading_for(names(v))),
+        _ => {}
     }
-    if let Some(t) = get(cfg, "timeout").and_then(Value::as_f64) {
-        ts = ts.timeout(t);
+    if let Some(p) = get(cfg, "prefix").and_then(Value::as_str) {
+        ts = BoxedToolset::new(ts.prefixed(p));
     }
     Ok(ts)
 }
@@ -429,10 +477,67 @@ fn configure<O: Send + 'static>(mut b: AgentBuilder<Deps, O>, a: &Value) -> Resu
         }
         b = b.model_settings(settings);
     }
-    if let Some(caps) = get(a, "capabilities").and_then(Value::as_array)
-        && !caps.is_empty()
-    {
-        return Err(unsupported("capabilities"));
+    Ok(b)
+}
+
+fn truthy(v: &Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        Value::Object(o) => !o.is_empty(),
+    }
+}
+
+fn add_capabilities(
+    mut b: AgentBuilder<Deps, String>,
+    caps: &[Value],
+    log: &Arc<Mutex<Vec<String>>>,
+) -> Result<AgentBuilder<Deps, String>, Unsupported> {
+    for cap in caps {
+        let Some((name, cfg)) = cap.as_object().and_then(|o| o.iter().next()) else {
+            return Err(unsupported(format!("capability {cap}")));
+        };
+        b = match name.as_str() {
+            "HookLog" => b.capability(hooklog::HookLog::new(cfg, log.clone())),
+            "PrepareTools" => match cfg.as_str() {
+                Some("strict_all") => {
+                    b.capability(PrepareTools::new(|_ctx: &RunContext<Deps>, defs: Vec<ToolDefinition>| {
+                        defs.into_iter().map(|d| d.strict(true)).collect()
+                    }))
+                }
+                Some("drop_launch_potato_if_deps") => {
+                    b.capability(PrepareTools::new(|ctx: &RunContext<Deps>, defs: Vec<ToolDefinition>| {
+                        if truthy(&ctx.deps) {
+                            defs.into_iter().filter(|d| d.name != "launch_potato").collect()
+                        } else {
+                            defs
+                        }
+                    }))
+                }
+                other => return Err(unsupported(format!("PrepareTools {other:?}"))),
+            },
+            "SetToolMetadata" => b.capability(SetToolMetadata::new(cfg.clone())),
+            "IncludeToolReturnSchemas" => match cfg.get("tools").and_then(Value::as_array) {
+                Some(names) => b.capability(IncludeToolReturnSchemas::for_tools(
+                    names.iter().filter_map(|n| n.as_str().map(String::from)),
+                )),
+                None => b.capability(IncludeToolReturnSchemas::all()),
+            },
+            "ToolSearch" => {
+                let mut ts = ToolSearch::new();
+                if get(cfg, "strategy").and_then(Value::as_str) == Some("keywords") {
+                    ts = ts.strategy(SearchStrategy::Keywords);
+                }
+                if let Some(n) = get(cfg, "max_results").and_then(Value::as_u64) {
+                    ts = ts.max_results(n as usize);
+                }
+                b.tool_search(ts)
+            }
+            other => return Err(unsupported(format!("capability {other}"))),
+        };
     }
     Ok(b)
 }
@@ -467,6 +572,10 @@ async fn run_scenario(scenario: &Value) -> Result<Value, Unsupported> {
     if let Some(p) = get(a, "system_prompt").and_then(Value::as_str) {
         b = b.system_prompt(p);
     }
+    let hook_log = Arc::new(Mutex::new(Vec::new()));
+    let caps: Vec<Value> = get(a, "capabilities").and_then(Value::as_array).cloned().unwrap_or_default();
+    let has_hook_log = caps.iter().any(|c| c.get("HookLog").is_some());
+    b = add_capabilities(b, &caps, &hook_log)?;
     for t in scenario.get("tools").and_then(Value::as_array).into_iter().flatten() {
         b = b.tool(make_tool(t)?);
     }
@@ -542,6 +651,10 @@ async fn run_scenario(scenario: &Value) -> Result<Value, Unsupported> {
     result.insert("tool_defs".into(), Value::Array(records.tool_defs.clone()));
     if get(a, "model_settings").and_then(|s| get(s, "tool_choice")).is_some() {
         result.insert("tool_choice".into(), Value::Array(records.tool_choice.clone()));
+    }
+    if has_hook_log {
+        let log = hook_log.lock().unwrap_or_else(|p| p.into_inner());
+        result.insert("hook_log".into(), Value::Array(log.iter().map(|l| json!(l)).collect()));
     }
     Ok(Value::Object(result))
 }

@@ -125,6 +125,8 @@ struct Tool {
     const_attrs: Vec<Attribute>,
     output: Output,
     output_span: Span,
+    /// The type whose JSON schema is the tool's return schema (none for `ToolReturn`).
+    value_type: Option<Type>,
 }
 
 impl Tool {
@@ -251,6 +253,14 @@ impl Tool {
             ReturnType::Default => (Output::Value, func.sig.ident.span()),
             ReturnType::Type(_, ty) => (classify_output(ty), ty.span()),
         };
+        let value_type: Option<Type> = match (&func.sig.output, output) {
+            (ReturnType::Default, _) => Some(syn::parse_quote!(())),
+            (ReturnType::Type(_, ty), Output::Value) => Some((**ty).clone()),
+            (ReturnType::Type(_, ty), Output::Result) => {
+                last_segment(ty).and_then(|s| type_args(s).first().map(|t| (*t).clone()))
+            }
+            _ => None,
+        };
 
         let mut errors = errors.into_iter();
         match errors.next() {
@@ -259,7 +269,7 @@ impl Tool {
                 func.attrs.extend(const_attrs);
                 Err(Box::new((error, func)))
             }
-            None => Ok(Tool { func, context, params, doc, const_attrs, output, output_span }),
+            None => Ok(Tool { func, context, params, doc, const_attrs, output, output_span, value_type }),
         }
     }
 
@@ -430,6 +440,19 @@ impl Tool {
         };
 
         let options = options.spec_options();
+        let (return_schema_fn, with_return_schema) = match &self.value_type {
+            Some(ty) => (
+                quote! {
+                    fn __toolsmith_return_schema() -> ::core::option::Option<#pv::serde_json::Value> {
+                        #[allow(unused_imports)]
+                        use #pv::{ReturnSchemaFallback as _, ReturnSchemaKnown as _};
+                        (&&#pv::ReturnSchemaProbe::<#ty>::new()).return_schema()
+                    }
+                },
+                quote!(.__with_return_schema(__toolsmith_return_schema)),
+            ),
+            None => (quote!(), quote!()),
+        };
         Ok(quote! {
             #(#const_attrs)*
             #[allow(non_upper_case_globals)]
@@ -448,6 +471,7 @@ impl Tool {
                     #parse_args
                     #invocation
                 }
+                #return_schema_fn
                 #pv::ToolSpec::__new(
                     #name,
                     #description,
@@ -457,6 +481,7 @@ impl Tool {
                     __toolsmith_handler,
                     #options,
                 )
+                #with_return_schema
             };
         })
     }

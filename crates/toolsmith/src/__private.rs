@@ -61,3 +61,38 @@ pub fn return_result_output<E: Into<ToolError>>(result: Result<ToolReturn, E>) -
         Err(e) => Err(e.into()),
     }
 }
+
+/// Probes at compile time whether a return type has a JSON schema (autoref specialisation).
+pub struct ReturnSchemaProbe<T>(std::marker::PhantomData<T>);
+
+impl<T> ReturnSchemaProbe<T> {
+    /// A probe.
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self {
+        ReturnSchemaProbe(std::marker::PhantomData)
+    }
+}
+
+/// Chosen when the return type implements `JsonSchema`.
+pub trait ReturnSchemaKnown {
+    /// The schema.
+    fn return_schema(&self) -> Option<Value>;
+}
+
+impl<T: schemars::JsonSchema> ReturnSchemaKnown for &ReturnSchemaProbe<T> {
+    fn return_schema(&self) -> Option<Value> {
+        Some(crate::tool::schema::return_schema::<T>())
+    }
+}
+
+/// Chosen otherwise.
+pub trait ReturnSchemaFallback {
+    /// No schema.
+    fn return_schema(&self) -> Option<Value>;
+}
+
+impl<T> ReturnSchemaFallback for ReturnSchemaProbe<T> {
+    fn return_schema(&self) -> Option<Value> {
+        None
+    }
+}

@@ -36,12 +36,14 @@
 extern crate self as toolsmith;
 
 pub mod agent;
+pub mod capability;
 pub mod context;
 pub mod deferred;
 pub mod error;
 pub mod execution;
 pub mod messages;
 pub mod model;
+pub mod search;
 pub mod tool;
 pub mod toolset;
 pub mod usage;
@@ -55,13 +57,14 @@ pub use toolsmith_macros::tool;
 
 /// Everything a typical agent program needs, in one import.
 pub mod prelude {
-    pub use crate::agent::{Agent, EndStrategy, OutputSpec, RunResult};
+    pub use crate::agent::{Agent, Deferrable, EndStrategy, OutputSpec, RunResult};
+    pub use crate::capability::{Capability, ToolCallInfo};
     pub use crate::context::RunContext;
     pub use crate::error::{AgentRunError, UserError};
     pub use crate::messages::{ModelMessage, ModelRequest, ModelResponse};
     pub use crate::model::{AgentInfo, FunctionModel, Model, ModelSettings, TestModel, ToolChoice};
     pub use crate::tool::{ApprovalRequired, CallDeferred, ModelRetry, Tool, ToolDefinition, ToolError, ToolReturn};
-    pub use crate::toolset::{FunctionToolset, Toolset};
+    pub use crate::toolset::{FunctionToolset, Toolset, ToolsetExt};
     pub use crate::usage::{RunUsage, UsageLimits};
     pub use toolsmith_macros::tool;
 }

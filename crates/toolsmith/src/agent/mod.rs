@@ -13,8 +13,10 @@ use serde_json::Value;
 pub use output::{Deferrable, OutputSpec};
 pub use run::{AgentRun, Node, RunBuilder, RunRecord, RunResult};
 
+use crate::capability::{Capabilities, Capability};
 use crate::error::UserError;
 use crate::model::{DynModel, Model, ModelSettings, SharedModel, check_static_tool_choice};
+use crate::search::{CatalogueCache, ToolSearch};
 use crate::tool::Tool;
 use crate::toolset::{DynToolset, FunctionToolset, Toolset};
 use crate::usage::UsageLimits;
@@ -46,6 +48,7 @@ pub enum ParallelMode {
 
 pub(crate) struct AgentInner<D> {
     pub(crate) model: SharedModel,
+    pub(crate) capabilities: Capabilities<D>,
     pub(crate) system_prompts: Vec<String>,
     pub(crate) instructions: Option<String>,
     pub(crate) toolsets: Vec<Arc<dyn DynToolset<D>>>,
@@ -60,6 +63,8 @@ pub(crate) struct AgentInner<D> {
     pub(crate) blocking: Arc<tokio::sync::Semaphore>,
     pub(crate) default_deps: Option<D>,
     pub(crate) name: Option<String>,
+    pub(crate) tool_search: Option<ToolSearch>,
+    pub(crate) search_cache: CatalogueCache,
 }
 
 /// An agent: a model, a system prompt, tools and settings. Cheap to clone and safe to share
@@ -118,6 +123,7 @@ pub struct AgentBuilder<D, O> {
     instructions: Option<String>,
     tools: FunctionToolset<D>,
     toolsets: Vec<Arc<dyn DynToolset<D>>>,
+    capabilities: Capabilities<D>,
     retries: u32,
     output_retries: Option<u32>,
     tool_timeout: Option<f64>,
@@ -130,6 +136,7 @@ pub struct AgentBuilder<D, O> {
     blocking_threads: usize,
     default_deps: Option<D>,
     name: Option<String>,
+    tool_search: Option<ToolSearch>,
     problems: Vec<String>,
     _o: PhantomData<O>,
 }
@@ -142,6 +149,7 @@ impl AgentBuilder<(), String> {
             instructions: None,
             tools: FunctionToolset::new(),
             toolsets: Vec::new(),
+            capabilities: Capabilities::default(),
             retries: 1,
             output_retries: None,
             tool_timeout: None,
@@ -154,6 +162,7 @@ impl AgentBuilder<(), String> {
             blocking_threads: 16,
             default_deps: None,
             name: None,
+            tool_search: None,
             problems: Vec::new(),
             _o: PhantomData,
         }
@@ -167,6 +176,7 @@ impl AgentBuilder<(), String> {
             instructions: self.instructions,
             tools: FunctionToolset::new(),
             toolsets: Vec::new(),
+            capabilities: Capabilities::default(),
             retries: self.retries,
             output_retries: self.output_retries,
             tool_timeout: self.tool_timeout,
@@ -179,6 +189,7 @@ impl AgentBuilder<(), String> {
             blocking_threads: self.blocking_threads,
             default_deps: None,
             name: self.name,
+            tool_search: self.tool_search,
             problems: self.problems,
             _o: PhantomData,
         }
@@ -193,6 +204,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
             instructions: self.instructions,
             tools: self.tools,
             toolsets: self.toolsets,
+            capabilities: self.capabilities,
             retries: self.retries,
             output_retries: self.output_retries,
             tool_timeout: self.tool_timeout,
@@ -205,6 +217,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
             blocking_threads: self.blocking_threads,
             default_deps: self.default_deps,
             name: self.name,
+            tool_search: self.tool_search,
             problems: self.problems,
             _o: PhantomData,
         }
@@ -255,6 +268,20 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
     /// Adds a toolset; its tools come after the agent's own tools and earlier toolsets'.
     pub fn toolset(mut self, toolset: impl Toolset<D>) -> Self {
         self.toolsets.push(Arc::new(toolset));
+        self
+    }
+
+    /// Adds a capability (hooks around the run, model requests and tool calls). Capabilities
+    /// apply in the order they are added, the first outermost.
+    pub fn capability(mut self, capability: impl Capability<D>) -> Self {
+        self.capabilities.push(Arc::new(capability));
+        self
+    }
+
+    /// Configures tool search over the tools marked `defer_loading` (it is on, with the default
+    /// configuration, whenever such tools exist).
+    pub fn tool_search(mut self, config: ToolSearch) -> Self {
+        self.tool_search = Some(config);
         self
     }
 
@@ -361,6 +388,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
         Ok(Agent {
             inner: Arc::new(AgentInner {
                 model,
+                capabilities: self.capabilities,
                 system_prompts: self.system_prompts,
                 instructions: self.instructions,
                 toolsets,
@@ -375,6 +403,8 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
                 blocking: Arc::new(tokio::sync::Semaphore::new(self.blocking_threads)),
                 default_deps: self.default_deps,
                 name: self.name,
+                tool_search: self.tool_search,
+                search_cache: CatalogueCache::default(),
             }),
             convert: self.convert,
         })

@@ -8,6 +8,9 @@ use std::sync::Arc;
 
 use crate::agent::output::FinalOutput;
 use crate::agent::{Agent, AgentInner};
+use futures::future::BoxFuture;
+
+use crate::capability::ModelRequestContext;
 use crate::context::RunContext;
 use crate::deferred::{DeferredToolResults, ToolApproval};
 use crate::error::{AgentRunError, UserError};
@@ -129,6 +132,7 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
                 retries: Arc::new(HashMap::new()),
                 output_retries: 0,
                 run_step: 0,
+                refused: Default::default(),
                 run_id: uuid::Uuid::now_v7().to_string(),
                 conversation_id,
             },
@@ -253,6 +257,8 @@ pub(crate) struct RunState {
     pub(crate) retries: Arc<HashMap<String, u32>>,
     pub(crate) output_retries: u32,
     pub(crate) run_step: u32,
+    /// Hidden tools already refused once in this run (the first refusal is free).
+    pub(crate) refused: std::collections::HashSet<String>,
     pub(crate) run_id: String,
     pub(crate) conversation_id: String,
 }
@@ -260,6 +266,23 @@ pub(crate) struct RunState {
 impl RunState {
     pub(crate) fn push(&mut self, message: impl Into<ModelMessage>) {
         Arc::make_mut(&mut self.messages).push(message.into());
+    }
+
+    /// Sets the `tool_kind` of a call in the latest response that has it.
+    pub(crate) fn mark_call_kind(&mut self, tool_call_id: &str, kind: &str) {
+        let messages = Arc::make_mut(&mut self.messages);
+        for m in messages.iter_mut().rev() {
+            if let ModelMessage::Response(r) = m {
+                for p in r.parts.iter_mut() {
+                    if let crate::messages::ModelResponsePart::ToolCall(c) = p
+                        && c.tool_call_id == tool_call_id
+                    {
+                        c.tool_kind = Some(kind.to_string());
+                        return;
+                    }
+                }
+            }
+        }
     }
 
     pub(crate) fn pop_last(&mut self) {
@@ -395,8 +418,33 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         })
     }
 
-    /// One transition of the state machine; `Some` when the run has its final output.
+    /// One transition of the state machine; `Some` when the run has its final output. The run
+    /// hooks of the capabilities fire around it: at the start, at the end, on failure.
     async fn step(&mut self) -> Result<Option<FinalOutput>, AgentRunError> {
+        let starting = matches!(self.next, Pending::Start);
+        if starting {
+            let ctx = self.context();
+            if let Err(e) = self.agent.inner.capabilities.before_run(&ctx).await {
+                return Err(self.agent.inner.capabilities.on_run_error(&ctx, e).await);
+            }
+        }
+        match self.transition().await {
+            Ok(Some(out)) => {
+                let ctx = self.context();
+                match self.agent.inner.capabilities.after_run(&ctx).await {
+                    Ok(()) => Ok(Some(out)),
+                    Err(e) => Err(self.agent.inner.capabilities.on_run_error(&ctx, e).await),
+                }
+            }
+            Ok(None) => Ok(None),
+            Err(e) => {
+                let ctx = self.context();
+                Err(self.agent.inner.capabilities.on_run_error(&ctx, e).await)
+            }
+        }
+    }
+
+    async fn transition(&mut self) -> Result<Option<FinalOutput>, AgentRunError> {
         match std::mem::replace(&mut self.next, Pending::Done) {
             Pending::Start => {
                 self.start()?;
@@ -519,6 +567,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
     }
 
     async fn request(&mut self) -> Result<ModelResponse, AgentRunError> {
+        self.state.run_step += 1;
         self.collect_tools().await?;
         if let Some(limit) = self.limits.request_limit
             && self.state.usage.requests + 1 > limit
@@ -538,12 +587,21 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             instructions: inner.instructions.clone(),
         };
         self.state.usage.requests += 1;
-        self.state.run_step += 1;
-        let result = inner.model.request_boxed(&self.state.messages, self.settings.as_ref(), &params).await;
-        let mut response = result.map_err(|e| match e.kind.as_str() {
-            "UserError" => AgentRunError::User(UserError::new(e.message)),
-            _ => AgentRunError::Model { kind: e.kind, message: e.message },
-        })?;
+        let ctx = self.context();
+        let model = &inner.model;
+        let core = |req: ModelRequestContext| -> BoxFuture<'_, Result<ModelResponse, AgentRunError>> {
+            Box::pin(async move {
+                model.request_boxed(&req.messages, req.settings.as_ref(), &req.params).await.map_err(|e| {
+                    match e.kind.as_str() {
+                        "UserError" => AgentRunError::User(UserError::new(e.message)),
+                        _ => AgentRunError::Model { kind: e.kind, message: e.message },
+                    }
+                })
+            })
+        };
+        let request =
+            ModelRequestContext { messages: self.state.messages.clone(), settings: self.settings.clone(), params };
+        let mut response = inner.capabilities.model_request(0, &ctx, request, &core).await?;
         let usage = response.usage.clone();
         self.state.usage.input_tokens += usage.input_tokens;
         self.state.usage.output_tokens += usage.output_tokens;

@@ -5,13 +5,16 @@
 use std::collections::{HashMap, HashSet};
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use futures::FutureExt;
+use futures::future::BoxFuture;
 use serde_json::Value;
 
 use crate::agent::output::FinalOutput;
 use crate::agent::{AgentInner, EndStrategy, ParallelMode};
+use crate::capability::ToolCallInfo;
 use crate::context::RunContext;
 use crate::deferred::{DeferredToolRequests, ExternalResult};
 use crate::error::{AgentRunError, UserError};
@@ -19,7 +22,8 @@ use crate::messages::{
     ModelRequest, ModelRequestPart, RetryCause, RetryInfo, ToolCallPart, ToolOutcome, ToolReturnPart, UserContent,
     UserPromptPart,
 };
-use crate::tool::{Invocation, ToolDefinition, ToolError, ToolKind, ToolOutput, ToolResult};
+use crate::search::{self, SEARCH_TOOL_NAME};
+use crate::tool::{Invocation, ModelRetry, ToolDefinition, ToolError, ToolKind, ToolOutput, ToolResult};
 use crate::toolset::ToolsetTool;
 use crate::usage::UsageLimits;
 
@@ -27,20 +31,88 @@ const FINAL_PROCESSED: &str = "Final result processed.";
 const OUTPUT_NOT_USED: &str = "Output tool not used - a final result was already processed.";
 const TOOL_NOT_EXECUTED: &str = "Tool not executed - a final result was already processed.";
 
-/// The tools visible in one step, by name.
+/// The tools visible in one step, by name, and the deferred tools not yet discovered.
 pub(crate) struct ToolIndex<D> {
     tools: Vec<ToolsetTool<D>>,
     by_name: HashMap<String, usize>,
+    /// Deferred tools the model has not discovered yet: calling one is an `unavailable_tool` retry.
+    hidden: HashSet<String>,
+    /// Whether `search_tools` is the search tool this index injected.
+    search: bool,
 }
 
 impl<D> Default for ToolIndex<D> {
     fn default() -> Self {
-        ToolIndex { tools: Vec::new(), by_name: HashMap::new() }
+        ToolIndex { tools: Vec::new(), by_name: HashMap::new(), hidden: HashSet::new(), search: false }
     }
 }
 
 impl<D: Clone + Send + Sync + 'static> ToolIndex<D> {
+    /// The tools of every toolset (agent tools first), after each tool's `prepare` and the
+    /// capabilities' `prepare_tools`.
     pub(crate) async fn collect(inner: &AgentInner<D>, ctx: &RunContext<D>) -> Result<Self, AgentRunError> {
+        let index = Self::collect_toolsets(inner, ctx).await?;
+        let index = index.with_tool_search(inner, ctx)?;
+        if inner.capabilities.is_empty() {
+            return Ok(index);
+        }
+        let defs = inner.capabilities.prepare_tools(ctx, index.definitions()).await?;
+        let ToolIndex { tools, by_name, hidden, search } = index;
+        let mut slots: Vec<Option<ToolsetTool<D>>> = tools.into_iter().map(Some).collect();
+        let mut prepared = ToolIndex { hidden, search, ..ToolIndex::default() };
+        for def in defs {
+            let Some(&i) = by_name.get(&def.name) else {
+                return Err(AgentRunError::User(UserError::new(format!(
+                    "prepare_tools returned a tool named '{}' that no toolset defines: it may edit, drop or reorder definitions, not add or rename them",
+                    def.name
+                ))));
+            };
+            let Some(mut tool) = slots[i].take() else { continue };
+            tool.def = def;
+            prepared.by_name.insert(tool.def.name.clone(), prepared.tools.len());
+            prepared.tools.push(tool);
+        }
+        Ok(prepared)
+    }
+
+    /// Hides the deferred tools not discovered yet and adds `search_tools`, when there are
+    /// deferred tools.
+    fn with_tool_search(self, inner: &AgentInner<D>, ctx: &RunContext<D>) -> Result<Self, AgentRunError> {
+        if !self.tools.iter().any(|t| t.def.defer_loading) {
+            return Ok(self);
+        }
+        if self.by_name.contains_key(SEARCH_TOOL_NAME) {
+            return Err(AgentRunError::User(UserError::new(format!(
+                "'{SEARCH_TOOL_NAME}' is the name of the tool search tool: rename your tool, since deferred tools are registered"
+            ))));
+        }
+        let discovered = Arc::new(search::discovered_in(&ctx.messages));
+        let deferred: Vec<&ToolDefinition> =
+            self.tools.iter().filter(|t| t.def.defer_loading).map(|t| &t.def).collect();
+        let catalogue = inner.search_cache.get(&deferred);
+        let config = inner.tool_search.clone().unwrap_or_default();
+        let mut index = ToolIndex { search: true, ..ToolIndex::default() };
+        // Ordinary tools first, then the discovered deferred ones, in catalogue order.
+        let (deferred, ordinary): (Vec<_>, Vec<_>) = self.tools.into_iter().partition(|t| t.def.defer_loading);
+        for tool in ordinary.into_iter().chain(deferred) {
+            if tool.def.defer_loading && !discovered.contains(&tool.def.name) {
+                index.hidden.insert(tool.def.name.clone());
+            } else {
+                index.by_name.insert(tool.def.name.clone(), index.tools.len());
+                index.tools.push(tool);
+            }
+        }
+        let def = config.definition();
+        let validator = crate::validation::Validator::compile(&def.parameters_json_schema).ok();
+        let handler: crate::tool::Handler<D> =
+            Arc::new(move |_ctx, args| search::search_invocation(&config, &catalogue, &discovered, &args));
+        let search_tool = ToolsetTool::new(def, handler, validator, Arc::from("ToolSearch"));
+        index.by_name.insert(SEARCH_TOOL_NAME.to_string(), index.tools.len());
+        index.tools.push(search_tool);
+        Ok(index)
+    }
+
+    async fn collect_toolsets(inner: &AgentInner<D>, ctx: &RunContext<D>) -> Result<Self, AgentRunError> {
         let mut index = ToolIndex::default();
         for toolset in &inner.toolsets {
             let tools = toolset.get_tools_boxed(ctx).await?;
@@ -69,8 +141,15 @@ impl<D> ToolIndex<D> {
         self.by_name.get(name).map(|&i| &self.tools[i])
     }
 
+    fn tool_kind(&self, name: &str) -> Option<&'static str> {
+        (self.search && name == SEARCH_TOOL_NAME).then_some(search::SEARCH_TOOL_KIND)
+    }
+
+    /// The visible tools' names, sorted, for the unknown-tool message.
     fn available_names(&self) -> String {
-        self.tools.iter().map(|t| format!("'{}'", t.def.name)).collect::<Vec<_>>().join(", ")
+        let mut names: Vec<&str> = self.tools.iter().map(|t| t.def.name.as_str()).collect();
+        names.sort_unstable();
+        names.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", ")
     }
 }
 
@@ -139,25 +218,120 @@ fn success_part(call: &ToolCallPart, content: Value) -> ModelRequestPart {
     ModelRequestPart::ToolReturn(ToolReturnPart::success(&call.tool_name, content, &call.tool_call_id))
 }
 
-/// A call that passed validation and is ready to run.
+/// A call to a known function tool: raw arguments until validated, then the validated ones.
 struct Ready<D> {
     index: usize,
     call: ToolCallPart,
     tool: ToolsetTool<D>,
     args: Value,
-    retry: u32,
     max_retries: u32,
     timeout: Option<f64>,
-    approved: bool,
-    metadata: Option<Value>,
+    /// The context the tool and its hooks see.
+    ctx: RunContext<D>,
 }
 
-/// How one executed call ended.
-enum Done {
-    Output(ToolOutput),
-    Error(ToolError),
-    Timeout(f64),
-    Panic(String),
+/// The retry budget for a hidden tool (its own budget is not known without its definition).
+fn tools_max_retries<D>(inner: &AgentInner<D>, _name: &str) -> u32 {
+    inner.retries
+}
+
+/// Turns a failed validation or execution into the next request's part, a deferral, or the
+/// error that ends the run.
+fn settle_error<D>(
+    error: ToolError,
+    r: &Ready<D>,
+    counts: &HashMap<String, u32>,
+    book: &mut RetryBook,
+    parts: &mut Vec<(usize, ModelRequestPart)>,
+    deferred: &mut DeferredToolRequests,
+) -> Result<(), AgentRunError> {
+    let name = &r.call.tool_name;
+    match error {
+        ToolError::Retry(retry) => {
+            let info = book.fail(counts, name, r.max_retries, RetryCause::ModelRetry)?;
+            parts.push((r.index, retried_part(&r.call, retry.content, info)));
+        }
+        ToolError::Validation(errors) => {
+            let info = book.fail(counts, name, r.max_retries, RetryCause::ValidationError)?;
+            parts.push((r.index, retried_part(&r.call, serde_json::to_value(&errors).unwrap_or_default(), info)));
+        }
+        ToolError::ApprovalRequired(a) => {
+            if let Some(m) = a.metadata {
+                deferred.metadata.insert(r.call.tool_call_id.clone(), m);
+            }
+            deferred.approvals.push(r.call.clone());
+        }
+        ToolError::CallDeferred(d) => {
+            if let Some(m) = d.metadata {
+                deferred.metadata.insert(r.call.tool_call_id.clone(), m);
+            }
+            deferred.calls.push(r.call.clone());
+        }
+        ToolError::Failed { kind, message } => {
+            return Err(AgentRunError::ToolFailed { tool: name.clone(), kind, message });
+        }
+        ToolError::Panicked { message } => {
+            return Err(AgentRunError::ToolPanicked { tool: name.clone(), message });
+        }
+    }
+    Ok(())
+}
+
+/// Validates raw arguments against the tool's schema (when it has a validator), then runs its
+/// arguments validator.
+fn validate_args<D>(tool: &ToolsetTool<D>, ctx: &RunContext<D>, raw: &Value) -> Result<Value, ToolError> {
+    let validated = match &tool.validator {
+        Some(v) => match raw {
+            Value::String(s) => v.validate_str(s),
+            Value::Null => v.validate(&Value::Object(Default::default())),
+            other => v.validate(other),
+        },
+        None => match raw {
+            Value::String(s) => crate::validation::parse_json_args(s).map_err(|e| vec![e]),
+            Value::Null => Ok(Value::Object(Default::default())),
+            other => Ok(other.clone()),
+        },
+    }
+    .map_err(ToolError::Validation)?;
+    if let Some(check) = &tool.args_validator {
+        check(ctx, &validated).map_err(ToolError::Retry)?;
+    }
+    Ok(validated)
+}
+
+/// Validation of one call through the capabilities' validate hooks.
+async fn validate_call<D: Clone + Send + Sync + 'static>(
+    inner: &AgentInner<D>,
+    r: &Ready<D>,
+) -> Result<Value, ToolError> {
+    let core = |raw: Value| -> BoxFuture<'_, Result<Value, ToolError>> {
+        let result = validate_args(&r.tool, &r.ctx, &raw);
+        Box::pin(async move { result })
+    };
+    let info = ToolCallInfo { call: &r.call, def: &r.tool.def };
+    inner.capabilities.validate(0, &r.ctx, info, r.args.clone(), &core).await
+}
+
+/// Execution of one call through the capabilities' execute hooks; also says whether the tool
+/// itself returned successfully (what `tool_calls` counts).
+async fn execute_call<D: Clone + Send + Sync + 'static>(
+    inner: &AgentInner<D>,
+    r: &Ready<D>,
+) -> (Result<ToolOutput, ToolError>, bool) {
+    let ran_ok = AtomicBool::new(false);
+    let core = |args: Value| -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
+        let ran_ok = &ran_ok;
+        Box::pin(async move {
+            let result = run_tool(inner, r, args).await;
+            if result.is_ok() {
+                ran_ok.store(true, Ordering::Relaxed);
+            }
+            result
+        })
+    };
+    let info = ToolCallInfo { call: &r.call, def: &r.tool.def };
+    let result = inner.capabilities.execute(0, &r.ctx, info, r.args.clone(), &core).await;
+    (result, ran_ok.load(Ordering::Relaxed))
 }
 
 /// How a call of a resumed response is settled.
@@ -262,7 +436,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
     }
 
     // Function and unknown tool calls: validate in call order.
-    let mut ready: Vec<Ready<D>> = Vec::new();
+    let mut pending: Vec<Ready<D>> = Vec::new();
     let mut unapproved: Vec<Ready<D>> = Vec::new();
     let mut external: Vec<ToolCallPart> = Vec::new();
     for (index, call) in calls.iter().enumerate() {
@@ -313,6 +487,20 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
         if output_tool.as_deref() == Some(call.tool_name.as_str()) {
             continue;
         }
+        if tools.hidden.contains(&call.tool_name) {
+            let message = format!(
+                "Tool '{}' is not available yet: search for it first, then call it again once you've seen its schema.",
+                call.tool_name
+            );
+            let info = if state.refused.insert(call.tool_name.clone()) {
+                RetryInfo::uncounted(RetryCause::UnavailableTool)
+            } else {
+                let max = tools_max_retries(inner, &call.tool_name);
+                book.fail(&counts, &call.tool_name, max, RetryCause::UnavailableTool)?
+            };
+            parts.push((index, retried_part(call, Value::String(message), info)));
+            continue;
+        }
         let Some(tool) = tools.get(&call.tool_name) else {
             let available = tools.available_names();
             let message = if available.is_empty() {
@@ -334,62 +522,41 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
         }
         let max_retries = tool.max_retries.unwrap_or(inner.retries);
         let retry = counts.get(&call.tool_name).copied().unwrap_or(0);
-        let raw_args = args_override.as_ref().unwrap_or(&call.args);
-        let validated = match &tool.validator {
-            Some(v) => match raw_args {
-                Value::String(raw) => v.validate_str(raw),
-                Value::Null => v.validate(&Value::Object(Default::default())),
-                other => v.validate(other),
-            },
-            None => match raw_args {
-                Value::String(raw) => crate::validation::parse_json_args(raw).map_err(|e| vec![e]),
-                Value::Null => Ok(Value::Object(Default::default())),
-                other => Ok(other.clone()),
-            },
-        };
-        let args = match validated {
-            Ok(a) => a,
-            Err(errors) => {
-                let info = book.fail(&counts, &call.tool_name, max_retries, RetryCause::ValidationError)?;
-                parts.push((index, retried_part(call, serde_json::to_value(&errors).unwrap_or_default(), info)));
-                continue;
-            }
-        };
-        if let Some(check) = &tool.args_validator {
-            let mut c = ctx.clone();
-            c.tool_name = Some(call.tool_name.clone());
-            c.tool_call_id = Some(call.tool_call_id.clone());
-            c.retry = retry;
-            c.max_retries = max_retries;
-            c.tool_call_approved = approved;
-            c.tool_call_metadata = call_metadata.clone();
-            if let Err(r) = check(&c, &args) {
-                let info = book.fail(&counts, &call.tool_name, max_retries, RetryCause::ModelRetry)?;
-                parts.push((index, retried_part(call, r.content, info)));
-                continue;
-            }
-        }
+        let raw_args = args_override.unwrap_or_else(|| call.args.clone());
         let timeout = tool.def.timeout.or(tool.toolset_timeout).or(inner.tool_timeout);
-        let r = Ready {
-            index,
-            call: call.clone(),
-            tool: tool.clone(),
-            args,
-            retry,
-            max_retries,
-            timeout,
-            approved,
-            metadata: call_metadata,
-        };
+        let mut c = ctx.clone();
+        c.tool_name = Some(call.tool_name.clone());
+        c.tool_call_id = Some(call.tool_call_id.clone());
+        c.retry = retry;
+        c.max_retries = max_retries;
+        c.tool_call_approved = approved;
+        c.tool_call_metadata = call_metadata;
+        let r = Ready { index, call: call.clone(), tool: tool.clone(), args: raw_args, max_retries, timeout, ctx: c };
         if tool.def.kind == ToolKind::Unapproved && !approved {
             unapproved.push(r);
         } else {
-            ready.push(r);
+            pending.push(r);
         }
     }
 
     let mut deferred = DeferredToolRequests::default();
-    let to_run = ready;
+
+    // Validate in call order, one after another, before anything executes.
+    let mut to_run: Vec<Ready<D>> = Vec::with_capacity(pending.len());
+    let mut kinded: HashMap<String, &'static str> = HashMap::new();
+    for mut r in pending {
+        match validate_call(inner, &r).await {
+            Ok(args) => {
+                if let Some(kind) = tools.tool_kind(&r.call.tool_name) {
+                    kinded.insert(r.call.tool_call_id.clone(), kind);
+                    state.mark_call_kind(&r.call.tool_call_id, kind);
+                }
+                r.args = args;
+                to_run.push(r);
+            }
+            Err(e) => settle_error(e, &r, &counts, &mut book, &mut parts, &mut deferred)?,
+        }
+    }
 
     if let Some(limit) = limits.tool_calls_limit {
         let projected = state.usage.tool_calls + to_run.len() as u32;
@@ -421,12 +588,14 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
     }
 
     for segment in segments {
-        let futures = segment.iter().map(|r| execute(inner, ctx, r));
+        let futures = segment.iter().map(|r| execute_call(inner, r));
         let results = futures::future::join_all(futures).await;
-        for (r, done) in segment.iter().zip(results) {
-            match done {
-                Done::Output(out) => {
-                    state.usage.tool_calls += 1;
+        for (r, (result, ran_ok)) in segment.iter().zip(results) {
+            if ran_ok {
+                state.usage.tool_calls += 1;
+            }
+            match result {
+                Ok(out) => {
                     book.succeeded.insert(r.call.tool_name.clone());
                     let part = match out {
                         ToolOutput::Value(v) => ToolReturnPart::success(&r.call.tool_name, v, &r.call.tool_call_id),
@@ -442,49 +611,19 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
                     };
                     parts.push((r.index, ModelRequestPart::ToolReturn(part)));
                 }
-                Done::Timeout(t) => {
-                    let info = book.fail(&counts, &r.call.tool_name, r.max_retries, RetryCause::ModelRetry)?;
-                    parts.push((
-                        r.index,
-                        retried_part(&r.call, Value::String(format!("Timed out after {} seconds.", py_float(t))), info),
-                    ));
-                }
-                Done::Panic(message) => {
-                    return Err(AgentRunError::ToolPanicked { tool: r.call.tool_name.clone(), message });
-                }
-                Done::Error(e) => match e {
-                    ToolError::Retry(retry) => {
-                        let info = book.fail(&counts, &r.call.tool_name, r.max_retries, RetryCause::ModelRetry)?;
-                        parts.push((r.index, retried_part(&r.call, retry.content, info)));
-                    }
-                    ToolError::Validation(errors) => {
-                        let info = book.fail(&counts, &r.call.tool_name, r.max_retries, RetryCause::ValidationError)?;
-                        parts.push((
-                            r.index,
-                            retried_part(&r.call, serde_json::to_value(&errors).unwrap_or_default(), info),
-                        ));
-                    }
-                    ToolError::ApprovalRequired(a) => {
-                        if let Some(m) = a.metadata {
-                            deferred.metadata.insert(r.call.tool_call_id.clone(), m);
-                        }
-                        deferred.approvals.push(r.call.clone());
-                    }
-                    ToolError::CallDeferred(d) => {
-                        if let Some(m) = d.metadata {
-                            deferred.metadata.insert(r.call.tool_call_id.clone(), m);
-                        }
-                        deferred.calls.push(r.call.clone());
-                    }
-                    ToolError::Failed { kind, message } => {
-                        return Err(AgentRunError::ToolFailed { tool: r.call.tool_name.clone(), kind, message });
-                    }
-                },
+                Err(e) => settle_error(e, r, &counts, &mut book, &mut parts, &mut deferred)?,
             }
         }
     }
 
-    deferred.approvals.extend(unapproved.into_iter().map(|r| r.call));
+    // Calls that need approval are validated after the step's executions; valid ones wait.
+    for r in unapproved {
+        match validate_call(inner, &r).await {
+            Ok(_) => deferred.approvals.push(r.call),
+            Err(e) => settle_error(e, &r, &counts, &mut book, &mut parts, &mut deferred)?,
+        }
+    }
+
     deferred.calls.extend(external);
 
     let mut counts_now = (*state.retries).clone();
@@ -492,6 +631,13 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
     state.retries = Arc::new(counts_now);
 
     parts.sort_by_key(|(i, _)| *i);
+    for (_, part) in parts.iter_mut() {
+        if let ModelRequestPart::ToolReturn(t) = part
+            && let Some(kind) = kinded.get(&t.tool_call_id)
+        {
+            t.tool_kind = Some((*kind).to_string());
+        }
+    }
     let mut all: Vec<ModelRequestPart> = parts.into_iter().map(|(_, p)| p).collect();
     all.extend(skipped);
     if !extra_content.is_empty() {
@@ -515,32 +661,32 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
     Ok(StepOutcome::Continue)
 }
 
-async fn execute<D: Clone + Send + Sync + 'static>(inner: &AgentInner<D>, ctx: &RunContext<D>, r: &Ready<D>) -> Done {
-    let mut c = ctx.clone();
-    c.tool_name = Some(r.call.tool_name.clone());
-    c.tool_call_id = Some(r.call.tool_call_id.clone());
-    c.retry = r.retry;
-    c.max_retries = r.max_retries;
-    c.tool_call_approved = r.approved;
-    c.tool_call_metadata = r.metadata.clone();
+/// Runs the tool itself: its handler, on the runtime or the blocking pool, under its timeout,
+/// with panics caught.
+async fn run_tool<D: Clone + Send + Sync + 'static>(
+    inner: &AgentInner<D>,
+    r: &Ready<D>,
+    args: Value,
+) -> Result<ToolOutput, ToolError> {
     let handler = r.tool.handler.clone();
-    let args = r.args.clone();
-    let invocation = match std::panic::catch_unwind(AssertUnwindSafe(move || handler(c, args))) {
+    let ctx = r.ctx.clone();
+    let invocation = match std::panic::catch_unwind(AssertUnwindSafe(move || handler(ctx, args))) {
         Ok(i) => i,
-        Err(p) => return Done::Panic(panic_message(p)),
+        Err(p) => return Err(ToolError::Panicked { message: panic_message(p) }),
     };
     let fut = run_invocation(inner, invocation);
     let result = match r.timeout {
         Some(t) => match tokio::time::timeout(Duration::from_secs_f64(t), fut).await {
             Ok(res) => res,
-            Err(_) => return Done::Timeout(t),
+            Err(_) => {
+                return Err(ToolError::Retry(ModelRetry::new(format!("Timed out after {} seconds.", py_float(t)))));
+            }
         },
         None => fut.await,
     };
     match result {
-        Ok(Ok(out)) => Done::Output(out),
-        Ok(Err(e)) => Done::Error(e),
-        Err(panic) => Done::Panic(panic),
+        Ok(r) => r,
+        Err(message) => Err(ToolError::Panicked { message }),
     }
 }
 

@@ -85,6 +85,12 @@ impl ToolDefinition {
         self
     }
 
+    /// Sets strict mode.
+    pub fn strict(mut self, strict: bool) -> Self {
+        self.strict = Some(strict);
+        self
+    }
+
     /// Sets the kind.
     pub fn with_kind(mut self, kind: ToolKind) -> Self {
         self.kind = kind;

@@ -98,6 +98,12 @@ pub enum ToolError {
     /// The call is executed elsewhere (see [`CallDeferred`]).
     #[error("call deferred")]
     CallDeferred(CallDeferred),
+    /// The tool panicked; the panic was caught and the run ends with this error.
+    #[error("the tool panicked: {message}")]
+    Panicked {
+        /// The panic message.
+        message: String,
+    },
     /// The tool failed in a way the model cannot fix: the run ends with this error.
     #[error("{message}")]
     Failed {

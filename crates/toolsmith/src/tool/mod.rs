@@ -194,6 +194,7 @@ impl<D: Clone + Send + Sync + 'static> Tool<D> {
         let mut def = ToolDefinition::new(name, schema);
         def.description =
             spec.options.description.map(String::from).or_else(|| spec.doc.map(String::from)).or(schema_description);
+        def.return_schema = spec.return_schema.and_then(|f| f()).map(Arc::new);
         def.strict = spec.options.strict;
         def.sequential = spec.options.sequential;
         def.defer_loading = spec.options.defer_loading;

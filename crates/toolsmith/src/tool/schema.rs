@@ -64,6 +64,47 @@ pub fn model_schema<T: JsonSchema>() -> (Value, Option<String>) {
     normalised::<T>(true)
 }
 
+/// The schema of a tool's return type: normalised, with its title kept and keys in sorted order
+/// (the order Pydantic prints a model's schema in).
+pub fn return_schema<T: JsonSchema>() -> Value {
+    let mut value = settings().into_generator().into_root_schema_for::<T>().to_value();
+    if let Value::Object(map) = &mut value {
+        map.remove("$schema");
+        // schemars titles every root schema with the Rust type's name; Pydantic titles models only.
+        if !map.contains_key("properties") {
+            map.remove("title");
+        }
+    }
+    normalise(&mut value);
+    sort_keys(value)
+}
+
+/// Sorts the keywords of every schema object; the names under `properties` keep their order.
+fn sort_keys(v: Value) -> Value {
+    match v {
+        Value::Object(o) => {
+            let mut entries: Vec<(String, Value)> = o.into_iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| {
+                        let v = match (k.as_str(), v) {
+                            ("properties" | "$defs" | "definitions", Value::Object(props)) => {
+                                Value::Object(props.into_iter().map(|(name, p)| (name, sort_keys(p))).collect())
+                            }
+                            (_, v) => sort_keys(v),
+                        };
+                        (k, v)
+                    })
+                    .collect(),
+            )
+        }
+        Value::Array(a) => Value::Array(a.into_iter().map(sort_keys).collect()),
+        other => other,
+    }
+}
+
 const NON_STANDARD_FORMATS: &[&str] = &[
     "int8", "int16", "int32", "int64", "int128", "uint", "uint8", "uint16", "uint32", "uint64", "uint128", "float",
     "double",

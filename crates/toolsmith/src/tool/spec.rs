@@ -101,6 +101,7 @@ pub struct ToolSpec {
     pub(crate) deps: DepsReq,
     pub(crate) handler: fn(&dyn AnyRunContext, Value) -> Invocation,
     pub(crate) options: SpecOptions,
+    pub(crate) return_schema: Option<fn() -> Option<Value>>,
 }
 
 impl ToolSpec {
@@ -115,7 +116,14 @@ impl ToolSpec {
         handler: fn(&dyn AnyRunContext, Value) -> Invocation,
         options: SpecOptions,
     ) -> Self {
-        ToolSpec { fn_name, doc, undocumented_params, schema, deps, handler, options }
+        ToolSpec { fn_name, doc, undocumented_params, schema, deps, handler, options, return_schema: None }
+    }
+
+    /// Used by the macro: the schema of the return value, when the type has one.
+    #[doc(hidden)]
+    pub const fn __with_return_schema(mut self, f: fn() -> Option<Value>) -> Self {
+        self.return_schema = Some(f);
+        self
     }
 
     /// The tool's name (the function's name unless renamed with `#[tool(name = "...")]`).

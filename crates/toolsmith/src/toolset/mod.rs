@@ -5,14 +5,40 @@
 //! every tool carries its own handler, wrappers (prefixing, filtering, approval) only transform
 //! the list.
 
+mod approval_required;
+mod boxed;
+mod combined;
+mod deferred_loading;
+mod dynamic;
+mod ext;
+mod external;
+mod filtered;
 mod function;
+mod prefixed;
+mod prepared;
+mod renamed;
+mod selector;
+mod set_metadata;
 
 use std::future::Future;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
+pub use approval_required::{ApprovalRequiredFn, ApprovalRequiredToolset};
+pub use boxed::BoxedToolset;
+pub use combined::CombinedToolset;
+pub use deferred_loading::DeferredLoadingToolset;
+pub use dynamic::DynamicToolset;
+pub use ext::ToolsetExt;
+pub use external::ExternalToolset;
+pub use filtered::{FilterFn, FilteredToolset};
 pub use function::FunctionToolset;
+pub use prefixed::PrefixedToolset;
+pub use prepared::{AsyncToolsPrepareFn, PreparedToolset, ToolsPrepareFn};
+pub use renamed::RenamedToolset;
+pub use selector::{ToolPredicate, ToolSelector};
+pub use set_metadata::SetMetadataToolset;
 
 use crate::context::RunContext;
 use crate::error::UserError;
@@ -35,6 +61,27 @@ pub struct ToolsetTool<D> {
     pub(crate) validator: Option<Validator>,
     pub(crate) args_validator: Option<ArgsValidatorFn<D>>,
     pub(crate) handler: Handler<D>,
+}
+
+impl<D> ToolsetTool<D> {
+    /// A tool with a definition, a handler and a validator (`None`: arguments are only parsed).
+    pub fn new(
+        def: ToolDefinition,
+        handler: Handler<D>,
+        validator: Option<Validator>,
+        toolset_label: Arc<str>,
+    ) -> Self {
+        ToolsetTool {
+            def,
+            max_retries: None,
+            requires_approval: false,
+            toolset_timeout: None,
+            toolset_label,
+            validator,
+            args_validator: None,
+            handler,
+        }
+    }
 }
 
 impl<D> Clone for ToolsetTool<D> {
@@ -77,7 +124,6 @@ pub trait Toolset<D>: Send + Sync + 'static {
 
 /// The dyn-compatible form of [`Toolset`].
 pub(crate) trait DynToolset<D>: Send + Sync {
-    #[allow(dead_code)]
     fn label(&self) -> String;
     fn check(&self) -> Result<(), UserError>;
     fn get_tools_boxed<'a>(&'a self, ctx: &'a RunContext<D>) -> BoxFuture<'a, Result<Vec<ToolsetTool<D>>, UserError>>;

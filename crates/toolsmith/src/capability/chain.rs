@@ -1,0 +1,213 @@
+//! Dispatch of hooks over an ordered list of capabilities (the first outermost).
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+
+use super::{DynCapability, ModelRequestContext, ModelRequestNext, ToolCallInfo, ToolExecuteNext, ToolValidateNext};
+use crate::context::RunContext;
+use crate::error::AgentRunError;
+use crate::messages::ModelResponse;
+use crate::tool::{ToolDefinition, ToolError, ToolOutput};
+
+/// The model request at the centre of the chain.
+pub(crate) type ModelCore<'a> =
+    dyn Fn(ModelRequestContext) -> BoxFuture<'a, Result<ModelResponse, AgentRunError>> + Send + Sync + 'a;
+/// The validation at the centre of the chain.
+pub(crate) type ValidateCore<'a> = dyn Fn(Value) -> BoxFuture<'a, Result<Value, ToolError>> + Send + Sync + 'a;
+/// The tool execution at the centre of the chain.
+pub(crate) type ExecuteCore<'a> = dyn Fn(Value) -> BoxFuture<'a, Result<ToolOutput, ToolError>> + Send + Sync + 'a;
+
+/// The capabilities of an agent, in order.
+pub(crate) struct Capabilities<D> {
+    caps: Vec<Arc<dyn DynCapability<D>>>,
+}
+
+impl<D> Clone for Capabilities<D> {
+    fn clone(&self) -> Self {
+        Capabilities { caps: self.caps.clone() }
+    }
+}
+
+impl<D> Default for Capabilities<D> {
+    fn default() -> Self {
+        Capabilities { caps: Vec::new() }
+    }
+}
+
+/// Errors that pass through `on_tool_execute_error`: retries and deferrals are answers, not failures.
+fn passes_through(e: &ToolError) -> bool {
+    matches!(
+        e,
+        ToolError::Retry(_) | ToolError::ApprovalRequired(_) | ToolError::CallDeferred(_) | ToolError::Panicked { .. }
+    )
+}
+
+impl<D: Send + Sync + 'static> Capabilities<D> {
+    pub(crate) fn push(&mut self, cap: Arc<dyn DynCapability<D>>) {
+        self.caps.push(cap);
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.caps.is_empty()
+    }
+
+    pub(crate) async fn before_run(&self, ctx: &RunContext<D>) -> Result<(), AgentRunError> {
+        for c in &self.caps {
+            c.before_run(ctx).await?;
+        }
+        Ok(())
+    }
+
+    pub(crate) async fn after_run(&self, ctx: &RunContext<D>) -> Result<(), AgentRunError> {
+        for c in self.caps.iter().rev() {
+            c.after_run(ctx).await?;
+        }
+        Ok(())
+    }
+
+    pub(crate) async fn on_run_error(&self, ctx: &RunContext<D>, mut error: AgentRunError) -> AgentRunError {
+        for c in self.caps.iter().rev() {
+            error = c.on_run_error(ctx, error).await;
+        }
+        error
+    }
+
+    pub(crate) async fn prepare_tools(
+        &self,
+        ctx: &RunContext<D>,
+        mut tools: Vec<ToolDefinition>,
+    ) -> Result<Vec<ToolDefinition>, AgentRunError> {
+        for c in &self.caps {
+            tools = c.prepare_tools(ctx, tools).await?;
+        }
+        Ok(tools)
+    }
+
+    /// The model request through every `wrap_model_request`, then the before / after hooks.
+    pub(crate) fn model_request<'a>(
+        &'a self,
+        i: usize,
+        ctx: &'a RunContext<D>,
+        request: ModelRequestContext,
+        core: &'a ModelCore<'a>,
+    ) -> BoxFuture<'a, Result<ModelResponse, AgentRunError>> {
+        Box::pin(async move {
+            match self.caps.get(i) {
+                Some(cap) => {
+                    let next = ModelRequestNext::new(move |r| self.model_request(i + 1, ctx, r, core));
+                    cap.wrap_model_request(ctx, request, next).await
+                }
+                None => {
+                    let mut request = request;
+                    for c in &self.caps {
+                        request = c.before_model_request(ctx, request).await?;
+                    }
+                    let mut response = match core(request.clone()).await {
+                        Ok(r) => r,
+                        Err(error) => {
+                            let mut outcome = Err(error);
+                            for c in self.caps.iter().rev() {
+                                match outcome {
+                                    Err(e) => outcome = c.on_model_request_error(ctx, &request, e).await,
+                                    Ok(_) => break,
+                                }
+                            }
+                            outcome?
+                        }
+                    };
+                    for c in self.caps.iter().rev() {
+                        response = c.after_model_request(ctx, &request, response).await?;
+                    }
+                    Ok(response)
+                }
+            }
+        })
+    }
+
+    /// The validation of one call through every `wrap_tool_validate`, then the other hooks.
+    pub(crate) fn validate<'a>(
+        &'a self,
+        i: usize,
+        ctx: &'a RunContext<D>,
+        call: ToolCallInfo<'a>,
+        args: Value,
+        core: &'a ValidateCore<'a>,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        Box::pin(async move {
+            match self.caps.get(i) {
+                Some(cap) => {
+                    let next = ToolValidateNext::new(move |a| self.validate(i + 1, ctx, call, a, core));
+                    cap.wrap_tool_validate(ctx, call, args, next).await
+                }
+                None => {
+                    let mut args = args;
+                    for c in &self.caps {
+                        args = c.before_tool_validate(ctx, call, args).await?;
+                    }
+                    let mut validated = match core(args).await {
+                        Ok(v) => v,
+                        Err(error) => {
+                            let mut outcome = Err(error);
+                            for c in self.caps.iter().rev() {
+                                match outcome {
+                                    Err(e) => outcome = c.on_tool_validate_error(ctx, call, e).await,
+                                    Ok(_) => break,
+                                }
+                            }
+                            outcome?
+                        }
+                    };
+                    for c in self.caps.iter().rev() {
+                        validated = c.after_tool_validate(ctx, call, validated).await?;
+                    }
+                    Ok(validated)
+                }
+            }
+        })
+    }
+
+    /// The execution of one call through every `wrap_tool_execute`, then the other hooks.
+    pub(crate) fn execute<'a>(
+        &'a self,
+        i: usize,
+        ctx: &'a RunContext<D>,
+        call: ToolCallInfo<'a>,
+        args: Value,
+        core: &'a ExecuteCore<'a>,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            match self.caps.get(i) {
+                Some(cap) => {
+                    let next = ToolExecuteNext::new(move |a| self.execute(i + 1, ctx, call, a, core));
+                    cap.wrap_tool_execute(ctx, call, args, next).await
+                }
+                None => {
+                    let mut args = args;
+                    for c in &self.caps {
+                        args = c.before_tool_execute(ctx, call, args).await?;
+                    }
+                    let mut output = match core(args.clone()).await {
+                        Ok(o) => o,
+                        Err(e) if passes_through(&e) => return Err(e),
+                        Err(error) => {
+                            let mut outcome = Err(error);
+                            for c in self.caps.iter().rev() {
+                                match outcome {
+                                    Err(e) => outcome = c.on_tool_execute_error(ctx, call, &args, e).await,
+                                    Ok(_) => break,
+                                }
+                            }
+                            outcome?
+                        }
+                    };
+                    for c in self.caps.iter().rev() {
+                        output = c.after_tool_execute(ctx, call, &args, output).await?;
+                    }
+                    Ok(output)
+                }
+            }
+        })
+    }
+}
