@@ -21,11 +21,105 @@ pub struct DeferredToolRequests {
     pub metadata: BTreeMap<String, Value>,
 }
 
+/// Which list a deferred call is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DeferredKind {
+    /// Waiting for approval.
+    Approval,
+    /// Waiting for an external result.
+    External,
+}
+
 impl DeferredToolRequests {
     /// Whether there is nothing to decide or execute.
     pub fn is_empty(&self) -> bool {
         self.calls.is_empty() && self.approvals.is_empty()
     }
+
+    /// Whether the call with this id waits for approval or for an external result.
+    pub fn kind(&self, id: &str) -> Option<DeferredKind> {
+        if self.approvals.iter().any(|c| c.tool_call_id == id) {
+            Some(DeferredKind::Approval)
+        } else if self.calls.iter().any(|c| c.tool_call_id == id) {
+            Some(DeferredKind::External)
+        } else {
+            None
+        }
+    }
+
+    /// The requests that `results` leaves unanswered.
+    pub fn remaining(&self, results: &DeferredToolResults) -> DeferredToolRequests {
+        let keep = |ids: &dyn Fn(&str) -> bool, calls: &[ToolCallPart]| -> Vec<ToolCallPart> {
+            calls.iter().filter(|c| !ids(&c.tool_call_id)).cloned().collect()
+        };
+        let approvals = keep(&|id| results.approvals.contains_key(id), &self.approvals);
+        let calls = keep(&|id| results.calls.contains_key(id), &self.calls);
+        let metadata = self
+            .metadata
+            .iter()
+            .filter(|(id, _)| approvals.iter().chain(&calls).any(|c| &c.tool_call_id == *id))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        DeferredToolRequests { calls, approvals, metadata }
+    }
+
+    /// Builds results for these requests, checking every id: `approvals` and `calls` must name
+    /// pending calls of the right kind; with `approve_all`, every approval not given is
+    /// approved.
+    pub fn build_results(
+        &self,
+        approvals: impl IntoIterator<Item = (String, ToolApproval)>,
+        calls: impl IntoIterator<Item = (String, ExternalResult)>,
+        metadata: impl IntoIterator<Item = (String, Value)>,
+        approve_all: bool,
+    ) -> Result<DeferredToolResults, crate::error::UserError> {
+        let mut results = DeferredToolResults::new();
+        for (id, a) in approvals {
+            match self.kind(&id) {
+                Some(DeferredKind::Approval) => {
+                    results.approvals.insert(id, a);
+                }
+                Some(DeferredKind::External) => {
+                    return Err(crate::error::UserError::new(format!(
+                        "Tool call '{id}' waits for an external result, not an approval: give it in `calls`."
+                    )));
+                }
+                None => return Err(unknown_id(&id)),
+            }
+        }
+        for (id, r) in calls {
+            match self.kind(&id) {
+                Some(DeferredKind::External) => {
+                    results.calls.insert(id, r);
+                }
+                Some(DeferredKind::Approval) => {
+                    return Err(crate::error::UserError::new(format!(
+                        "Tool call '{id}' waits for approval, not a result: give it in `approvals`."
+                    )));
+                }
+                None => return Err(unknown_id(&id)),
+            }
+        }
+        for (id, m) in metadata {
+            if self.kind(&id).is_none() {
+                return Err(unknown_id(&id));
+            }
+            results.metadata.insert(id, m);
+        }
+        if approve_all {
+            for c in &self.approvals {
+                results.approvals.entry(c.tool_call_id.clone()).or_insert_with(ToolApproval::approved);
+            }
+        }
+        Ok(results)
+    }
+}
+
+fn unknown_id(id: &str) -> crate::error::UserError {
+    crate::error::UserError::new(format!(
+        "Tool call '{id}' is not among the deferred tool requests: results can only be given for pending calls."
+    ))
 }
 
 /// A decision on a call that needed approval.
@@ -137,6 +231,13 @@ impl DeferredToolResults {
     pub fn metadata(mut self, id: impl Into<String>, metadata: Value) -> Self {
         self.metadata.insert(id.into(), metadata);
         self
+    }
+
+    /// Adds the results of `other` (its entries win).
+    pub fn update(&mut self, other: DeferredToolResults) {
+        self.approvals.extend(other.approvals);
+        self.calls.extend(other.calls);
+        self.metadata.extend(other.metadata);
     }
 
     /// How many calls have a decision or a result.

@@ -384,6 +384,10 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
         let mut toolsets: Vec<Arc<dyn DynToolset<D>>> = Vec::with_capacity(self.toolsets.len() + 1);
         toolsets.push(Arc::new(self.tools));
         toolsets.extend(self.toolsets);
+        for ts in self.capabilities.toolsets() {
+            Toolset::check(&ts)?;
+            toolsets.push(Arc::new(ts));
+        }
         let model: Arc<dyn DynModel> = self.model;
         Ok(Agent {
             inner: Arc::new(AgentInner {

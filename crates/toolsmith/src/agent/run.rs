@@ -10,9 +10,9 @@ use crate::agent::output::FinalOutput;
 use crate::agent::{Agent, AgentInner};
 use futures::future::BoxFuture;
 
-use crate::capability::ModelRequestContext;
+use crate::capability::{Capabilities, ModelRequestContext};
 use crate::context::RunContext;
-use crate::deferred::{DeferredToolResults, ToolApproval};
+use crate::deferred::{DeferredToolRequests, DeferredToolResults, ToolApproval};
 use crate::error::{AgentRunError, UserError};
 use crate::execution::{self, Resolution, Resume, StepOutcome, ToolIndex};
 use crate::messages::{
@@ -139,6 +139,7 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
             next: Pending::Start,
             tools: None,
             finished: None,
+            caps: inner.capabilities.clone(),
         })
     }
 
@@ -338,6 +339,8 @@ pub struct AgentRun<D, O> {
     next: Pending,
     tools: Option<ToolIndex<D>>,
     finished: Option<FinalOutput>,
+    /// The capabilities of this run (each one's `for_run` instance).
+    caps: Capabilities<D>,
 }
 
 impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
@@ -424,22 +427,23 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         let starting = matches!(self.next, Pending::Start);
         if starting {
             let ctx = self.context();
-            if let Err(e) = self.agent.inner.capabilities.before_run(&ctx).await {
-                return Err(self.agent.inner.capabilities.on_run_error(&ctx, e).await);
+            self.caps = self.agent.inner.capabilities.for_run(&ctx);
+            if let Err(e) = self.caps.before_run(&ctx).await {
+                return Err(self.caps.on_run_error(&ctx, e).await);
             }
         }
         match self.transition().await {
             Ok(Some(out)) => {
                 let ctx = self.context();
-                match self.agent.inner.capabilities.after_run(&ctx).await {
+                match self.caps.after_run(&ctx).await {
                     Ok(()) => Ok(Some(out)),
-                    Err(e) => Err(self.agent.inner.capabilities.on_run_error(&ctx, e).await),
+                    Err(e) => Err(self.caps.on_run_error(&ctx, e).await),
                 }
             }
             Ok(None) => Ok(None),
             Err(e) => {
                 let ctx = self.context();
-                Err(self.agent.inner.capabilities.on_run_error(&ctx, e).await)
+                Err(self.caps.on_run_error(&ctx, e).await)
             }
         }
     }
@@ -492,7 +496,6 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             }
         }
         let mut request = ModelRequest::new(parts);
-        request.instructions = inner.instructions.clone();
         request.run_id = Some(self.state.run_id.clone());
         request.conversation_id = Some(self.state.conversation_id.clone());
         self.state.push(request);
@@ -502,22 +505,37 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
 
     /// Settles the deferred calls the history ends with.
     fn start_resume(&mut self, results: DeferredToolResults) -> Result<(), AgentRunError> {
-        let user = |m: &str| AgentRunError::User(UserError::new(m));
+        let (response, resume) = self.build_resume(results, None)?;
+        self.next = Pending::Response(response, Some(resume));
+        Ok(())
+    }
+
+    /// How each call of the latest response is settled by `results`. Only calls of that
+    /// response that have no result in the history yet can be settled; any other id is refused.
+    /// With `pending` (deferred calls being handled inline), calls left without a result are
+    /// deferred again.
+    fn build_resume(
+        &self,
+        results: DeferredToolResults,
+        pending: Option<&DeferredToolRequests>,
+    ) -> Result<(ModelResponse, Resume), AgentRunError> {
+        let user = |m: String| AgentRunError::User(UserError::new(m));
         let messages = &self.state.messages;
         let Some(pos) = messages.iter().rposition(|m| matches!(m, ModelMessage::Response(_))) else {
             return Err(user(if messages.is_empty() {
-                "Tool call results were provided, but the message history is empty."
+                "Tool call results were provided, but the message history is empty.".into()
             } else {
-                "Tool call results were provided, but the message history does not contain a `ModelResponse`."
+                "Tool call results were provided, but the message history does not contain a `ModelResponse`.".into()
             }));
         };
         let Some(ModelMessage::Response(response)) = messages.get(pos) else {
-            return Err(user("the message history changed while resuming"));
+            return Err(user("the message history changed while resuming".into()));
         };
         let response = response.clone();
         if response.tool_calls().next().is_none() {
             return Err(user(
-                "Tool call results were provided, but the message history does not contain any unprocessed tool calls.",
+                "Tool call results were provided, but the message history does not contain any unprocessed tool calls."
+                    .into(),
             ));
         }
         let mut resolutions = std::collections::HashMap::new();
@@ -531,13 +549,22 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                     };
                     if let Some(id) = id {
                         if results.approvals.contains_key(id) || results.calls.contains_key(id) {
-                            return Err(AgentRunError::User(UserError::new(format!(
+                            return Err(user(format!(
                                 "Tool call '{id}' already has a result in the message history; remove it from the deferred tool results."
-                            ))));
+                            )));
                         }
                         resolutions.insert(id.clone(), Resolution::Skip);
                     }
                 }
+            }
+        }
+        let call_ids: std::collections::HashSet<&str> =
+            response.tool_calls().map(|c| c.tool_call_id.as_str()).collect();
+        for id in results.approvals.keys().chain(results.calls.keys()).chain(results.metadata.keys()) {
+            if !call_ids.contains(id.as_str()) {
+                return Err(user(format!(
+                    "Tool call '{id}' is not among the pending calls of the message history: results can only be given for calls that are waiting for them."
+                )));
             }
         }
         let mut provided = Vec::new();
@@ -555,14 +582,13 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             provided.push(id.clone());
             resolutions.insert(id, Resolution::External(result));
         }
-        let prompt = self.prompt.clone().map(UserPromptPart::new);
-        self.next = Pending::Response(response, Some(Resume { resolutions, provided, prompt }));
-        Ok(())
+        let prompt = if pending.is_none() { self.prompt.clone().map(UserPromptPart::new) } else { None };
+        Ok((response, Resume { resolutions, provided, prompt, pending: pending.cloned() }))
     }
 
     async fn collect_tools(&mut self) -> Result<(), AgentRunError> {
         let ctx = self.context();
-        self.tools = Some(ToolIndex::collect(&self.agent.inner, &ctx).await?);
+        self.tools = Some(ToolIndex::collect(&self.agent.inner, &self.caps, &ctx).await?);
         Ok(())
     }
 
@@ -579,12 +605,24 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             });
         }
         let inner = &self.agent.inner;
+        let ctx = self.context();
         let tools = self.tools.as_ref().map(|t| t.definitions()).unwrap_or_default();
+        let mut output_tools: Vec<_> = inner.output.output_tool().cloned().into_iter().collect();
+        if !output_tools.is_empty() && !self.caps.is_empty() {
+            output_tools = self.caps.prepare_output_tools(&ctx, output_tools).await?;
+        }
+        let mut instructions: Vec<String> = inner.instructions.iter().cloned().collect();
+        instructions.extend(self.caps.instructions(&ctx).await);
+        let instructions = if instructions.is_empty() { None } else { Some(instructions.join("\n\n")) };
+        if let Some(last) = self.state.last_request_mut() {
+            last.instructions = instructions.clone();
+        }
+        let settings = self.caps.model_settings(&ctx, self.settings.clone());
         let params = ModelRequestParameters {
             function_tools: tools,
-            output_tools: inner.output.output_tool().cloned().into_iter().collect(),
+            output_tools,
             allow_text_output: inner.output.allows_text(),
-            instructions: inner.instructions.clone(),
+            instructions,
         };
         self.state.usage.requests += 1;
         let ctx = self.context();
@@ -599,9 +637,8 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                 })
             })
         };
-        let request =
-            ModelRequestContext { messages: self.state.messages.clone(), settings: self.settings.clone(), params };
-        let mut response = inner.capabilities.model_request(0, &ctx, request, &core).await?;
+        let request = ModelRequestContext { messages: self.state.messages.clone(), settings, params };
+        let mut response = self.caps.model_request(0, &ctx, request, &core).await?;
         let usage = response.usage.clone();
         self.state.usage.input_tokens += usage.input_tokens;
         self.state.usage.output_tokens += usage.output_tokens;
@@ -650,6 +687,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             let tools = self.tools.take().unwrap_or_default();
             let outcome = execution::process_tool_calls(
                 &self.agent.inner,
+                &self.caps,
                 &mut self.state,
                 &tools,
                 &ctx,
@@ -662,6 +700,15 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             return match outcome? {
                 StepOutcome::Final(out) => Ok(Some(out)),
                 StepOutcome::Deferred(requests) => {
+                    if !self.caps.is_empty() {
+                        let ctx = self.context();
+                        let results = self.caps.handle_deferred(&ctx, &requests).await;
+                        if !results.is_empty() {
+                            let (response, resume) = self.build_resume(results, Some(&requests))?;
+                            self.next = Pending::Response(response, Some(resume));
+                            return Ok(None);
+                        }
+                    }
                     if self.agent.inner.output.allows_deferred() {
                         Ok(Some(FinalOutput::Deferred(requests)))
                     } else {

@@ -7,8 +7,10 @@ use serde_json::Value;
 
 use super::{DynCapability, ModelRequestContext, ModelRequestNext, ToolCallInfo, ToolExecuteNext, ToolValidateNext};
 use crate::context::RunContext;
+use crate::deferred::{DeferredToolRequests, DeferredToolResults};
 use crate::error::AgentRunError;
 use crate::messages::ModelResponse;
+use crate::model::ModelSettings;
 use crate::tool::{ToolDefinition, ToolError, ToolOutput};
 
 /// The model request at the centre of the chain.
@@ -51,6 +53,75 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
 
     pub(crate) fn is_empty(&self) -> bool {
         self.caps.is_empty()
+    }
+
+    /// The toolsets the capabilities contribute.
+    pub(crate) fn toolsets(&self) -> Vec<crate::toolset::BoxedToolset<D>> {
+        self.caps.iter().filter_map(|c| c.toolset()).collect()
+    }
+
+    /// The capabilities for one run: each one's `for_run` instance, or itself.
+    pub(crate) fn for_run(&self, ctx: &RunContext<D>) -> Self {
+        Capabilities {
+            caps: self.caps.iter().map(|c| c.for_run(ctx).map(|b| b.0).unwrap_or_else(|| c.clone())).collect(),
+        }
+    }
+
+    /// The capabilities' instructions, in order.
+    pub(crate) async fn instructions(&self, ctx: &RunContext<D>) -> Vec<String> {
+        let mut out = Vec::new();
+        for c in &self.caps {
+            if let Some(i) = c.instructions(ctx).await {
+                out.push(i);
+            }
+        }
+        out
+    }
+
+    /// The capabilities' model settings for this step, merged in order over `base`.
+    pub(crate) fn model_settings(&self, ctx: &RunContext<D>, base: Option<ModelSettings>) -> Option<ModelSettings> {
+        let mut settings = base;
+        for c in &self.caps {
+            if let Some(s) = c.model_settings(ctx) {
+                settings = Some(match settings {
+                    Some(b) => b.merged(&s),
+                    None => s,
+                });
+            }
+        }
+        settings
+    }
+
+    /// Offers deferred calls to each capability in order; returns the results they gave
+    /// (possibly for only some of the calls).
+    pub(crate) async fn handle_deferred(
+        &self,
+        ctx: &RunContext<D>,
+        requests: &DeferredToolRequests,
+    ) -> DeferredToolResults {
+        let mut results = DeferredToolResults::new();
+        let mut remaining = requests.clone();
+        for c in &self.caps {
+            if remaining.is_empty() {
+                break;
+            }
+            if let Some(r) = c.handle_deferred_tool_calls(ctx, &remaining).await {
+                remaining = remaining.remaining(&r);
+                results.update(r);
+            }
+        }
+        results
+    }
+
+    pub(crate) async fn prepare_output_tools(
+        &self,
+        ctx: &RunContext<D>,
+        mut tools: Vec<ToolDefinition>,
+    ) -> Result<Vec<ToolDefinition>, AgentRunError> {
+        for c in &self.caps {
+            tools = c.prepare_output_tools(ctx, tools).await?;
+        }
+        Ok(tools)
     }
 
     pub(crate) async fn before_run(&self, ctx: &RunContext<D>) -> Result<(), AgentRunError> {

@@ -34,6 +34,7 @@
 //! ```
 
 mod chain;
+mod handle_deferred;
 mod prepare_tools;
 mod return_schemas;
 mod set_metadata;
@@ -45,15 +46,18 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 pub(crate) use chain::Capabilities;
+pub use handle_deferred::HandleDeferredToolCalls;
 pub use prepare_tools::PrepareTools;
 pub use return_schemas::IncludeToolReturnSchemas;
 pub use set_metadata::SetToolMetadata;
 
 use crate::context::RunContext;
+use crate::deferred::{DeferredToolRequests, DeferredToolResults};
 use crate::error::AgentRunError;
 use crate::messages::{ModelMessage, ModelResponse, ToolCallPart};
 use crate::model::{ModelRequestParameters, ModelSettings};
 use crate::tool::{ToolDefinition, ToolError, ToolOutput};
+use crate::toolset::BoxedToolset;
 
 /// The call a tool hook is about: the model's call and the tool's definition.
 #[derive(Debug, Clone, Copy)]
@@ -133,6 +137,53 @@ pub trait Capability<D>: Send + Sync + 'static {
     fn name(&self) -> String {
         let full = std::any::type_name::<Self>();
         full.rsplit("::").next().unwrap_or(full).to_string()
+    }
+
+    /// The instance to use for one run (called once at the start of each run, before any other
+    /// hook). Return a fresh instance to keep per-run state apart; the default shares `self`.
+    fn for_run(&self, ctx: &RunContext<D>) -> Option<BoxedCapability<D>> {
+        let _ = ctx;
+        None
+    }
+
+    /// A toolset this capability contributes to every run (collected when the agent is built).
+    fn toolset(&self) -> Option<BoxedToolset<D>> {
+        None
+    }
+
+    /// Instructions added to each request of the run (joined after the agent's own).
+    fn instructions(&self, ctx: &RunContext<D>) -> impl Future<Output = Option<String>> + Send {
+        let _ = ctx;
+        async { None }
+    }
+
+    /// Model settings for this step, merged over the agent's and the run's (a per-step
+    /// `tool_choice`, for example).
+    fn model_settings(&self, ctx: &RunContext<D>) -> Option<ModelSettings> {
+        let _ = ctx;
+        None
+    }
+
+    /// Resolves deferred calls inline: return results for some or all of them and the run goes
+    /// on with those; calls left unresolved pass to the next capability, then end the run as
+    /// deferred requests.
+    fn handle_deferred_tool_calls(
+        &self,
+        ctx: &RunContext<D>,
+        requests: &DeferredToolRequests,
+    ) -> impl Future<Output = Option<DeferredToolResults>> + Send {
+        let _ = (ctx, requests);
+        async { None }
+    }
+
+    /// Filters or edits the output tool definitions offered this step.
+    fn prepare_output_tools(
+        &self,
+        ctx: &RunContext<D>,
+        tools: Vec<ToolDefinition>,
+    ) -> impl Future<Output = Result<Vec<ToolDefinition>, AgentRunError>> + Send {
+        let _ = ctx;
+        async { Ok(tools) }
     }
 
     /// Called when a run starts.
@@ -301,8 +352,38 @@ pub trait Capability<D>: Send + Sync + 'static {
     }
 }
 
+/// A capability of any type, behind one type (what [`Capability::for_run`] returns).
+pub struct BoxedCapability<D>(pub(crate) Arc<dyn DynCapability<D>>);
+
+impl<D> Clone for BoxedCapability<D> {
+    fn clone(&self) -> Self {
+        BoxedCapability(self.0.clone())
+    }
+}
+
+impl<D: Sync + 'static> BoxedCapability<D> {
+    /// Boxes a capability.
+    pub fn new(capability: impl Capability<D>) -> Self {
+        BoxedCapability(Arc::new(capability))
+    }
+}
+
 /// The dyn-compatible form of [`Capability`].
 pub(crate) trait DynCapability<D>: Send + Sync {
+    fn for_run(&self, ctx: &RunContext<D>) -> Option<BoxedCapability<D>>;
+    fn toolset(&self) -> Option<BoxedToolset<D>>;
+    fn instructions<'a>(&'a self, ctx: &'a RunContext<D>) -> BoxFuture<'a, Option<String>>;
+    fn model_settings(&self, ctx: &RunContext<D>) -> Option<ModelSettings>;
+    fn handle_deferred_tool_calls<'a>(
+        &'a self,
+        ctx: &'a RunContext<D>,
+        requests: &'a DeferredToolRequests,
+    ) -> BoxFuture<'a, Option<DeferredToolResults>>;
+    fn prepare_output_tools<'a>(
+        &'a self,
+        ctx: &'a RunContext<D>,
+        tools: Vec<ToolDefinition>,
+    ) -> BoxFuture<'a, Result<Vec<ToolDefinition>, AgentRunError>>;
     fn before_run<'a>(&'a self, ctx: &'a RunContext<D>) -> BoxFuture<'a, Result<(), AgentRunError>>;
     fn after_run<'a>(&'a self, ctx: &'a RunContext<D>) -> BoxFuture<'a, Result<(), AgentRunError>>;
     fn on_run_error<'a>(&'a self, ctx: &'a RunContext<D>, error: AgentRunError) -> BoxFuture<'a, AgentRunError>;
@@ -389,6 +470,32 @@ pub(crate) trait DynCapability<D>: Send + Sync {
 }
 
 impl<D: Sync, C: Capability<D>> DynCapability<D> for C {
+    fn for_run(&self, ctx: &RunContext<D>) -> Option<BoxedCapability<D>> {
+        Capability::for_run(self, ctx)
+    }
+    fn toolset(&self) -> Option<BoxedToolset<D>> {
+        Capability::toolset(self)
+    }
+    fn instructions<'a>(&'a self, ctx: &'a RunContext<D>) -> BoxFuture<'a, Option<String>> {
+        Box::pin(Capability::instructions(self, ctx))
+    }
+    fn model_settings(&self, ctx: &RunContext<D>) -> Option<ModelSettings> {
+        Capability::model_settings(self, ctx)
+    }
+    fn handle_deferred_tool_calls<'a>(
+        &'a self,
+        ctx: &'a RunContext<D>,
+        requests: &'a DeferredToolRequests,
+    ) -> BoxFuture<'a, Option<DeferredToolResults>> {
+        Box::pin(Capability::handle_deferred_tool_calls(self, ctx, requests))
+    }
+    fn prepare_output_tools<'a>(
+        &'a self,
+        ctx: &'a RunContext<D>,
+        tools: Vec<ToolDefinition>,
+    ) -> BoxFuture<'a, Result<Vec<ToolDefinition>, AgentRunError>> {
+        Box::pin(Capability::prepare_output_tools(self, ctx, tools))
+    }
     fn before_run<'a>(&'a self, ctx: &'a RunContext<D>) -> BoxFuture<'a, Result<(), AgentRunError>> {
         Box::pin(Capability::before_run(self, ctx))
     }

@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::agent::output::FinalOutput;
 use crate::agent::{AgentInner, EndStrategy, ParallelMode};
-use crate::capability::ToolCallInfo;
+use crate::capability::{Capabilities, ToolCallInfo};
 use crate::context::RunContext;
 use crate::deferred::{DeferredToolRequests, ExternalResult};
 use crate::error::{AgentRunError, UserError};
@@ -50,13 +50,17 @@ impl<D> Default for ToolIndex<D> {
 impl<D: Clone + Send + Sync + 'static> ToolIndex<D> {
     /// The tools of every toolset (agent tools first), after each tool's `prepare` and the
     /// capabilities' `prepare_tools`.
-    pub(crate) async fn collect(inner: &AgentInner<D>, ctx: &RunContext<D>) -> Result<Self, AgentRunError> {
+    pub(crate) async fn collect(
+        inner: &AgentInner<D>,
+        caps: &Capabilities<D>,
+        ctx: &RunContext<D>,
+    ) -> Result<Self, AgentRunError> {
         let index = Self::collect_toolsets(inner, ctx).await?;
         let index = index.with_tool_search(inner, ctx)?;
-        if inner.capabilities.is_empty() {
+        if caps.is_empty() {
             return Ok(index);
         }
-        let defs = inner.capabilities.prepare_tools(ctx, index.definitions()).await?;
+        let defs = caps.prepare_tools(ctx, index.definitions()).await?;
         let ToolIndex { tools, by_name, hidden, search } = index;
         let mut slots: Vec<Option<ToolsetTool<D>>> = tools.into_iter().map(Some).collect();
         let mut prepared = ToolIndex { hidden, search, ..ToolIndex::default() };
@@ -301,7 +305,7 @@ fn validate_args<D>(tool: &ToolsetTool<D>, ctx: &RunContext<D>, raw: &Value) -> 
 
 /// Validation of one call through the capabilities' validate hooks.
 async fn validate_call<D: Clone + Send + Sync + 'static>(
-    inner: &AgentInner<D>,
+    caps: &Capabilities<D>,
     r: &Ready<D>,
 ) -> Result<Value, ToolError> {
     let core = |raw: Value| -> BoxFuture<'_, Result<Value, ToolError>> {
@@ -309,13 +313,14 @@ async fn validate_call<D: Clone + Send + Sync + 'static>(
         Box::pin(async move { result })
     };
     let info = ToolCallInfo { call: &r.call, def: &r.tool.def };
-    inner.capabilities.validate(0, &r.ctx, info, r.args.clone(), &core).await
+    caps.validate(0, &r.ctx, info, r.args.clone(), &core).await
 }
 
 /// Execution of one call through the capabilities' execute hooks; also says whether the tool
 /// itself returned successfully (what `tool_calls` counts).
 async fn execute_call<D: Clone + Send + Sync + 'static>(
     inner: &AgentInner<D>,
+    caps: &Capabilities<D>,
     r: &Ready<D>,
 ) -> (Result<ToolOutput, ToolError>, bool) {
     let ran_ok = AtomicBool::new(false);
@@ -330,7 +335,7 @@ async fn execute_call<D: Clone + Send + Sync + 'static>(
         })
     };
     let info = ToolCallInfo { call: &r.call, def: &r.tool.def };
-    let result = inner.capabilities.execute(0, &r.ctx, info, r.args.clone(), &core).await;
+    let result = caps.execute(0, &r.ctx, info, r.args.clone(), &core).await;
     (result, ran_ok.load(Ordering::Relaxed))
 }
 
@@ -352,6 +357,8 @@ pub(crate) struct Resume {
     pub(crate) resolutions: HashMap<String, Resolution>,
     pub(crate) provided: Vec<String>,
     pub(crate) prompt: Option<UserPromptPart>,
+    /// Deferred calls being handled inline: those left without a result are deferred again.
+    pub(crate) pending: Option<DeferredToolRequests>,
 }
 
 fn py_set(ids: &[String]) -> String {
@@ -366,8 +373,10 @@ fn py_set(ids: &[String]) -> String {
 
 /// Handles the tool calls of one response; fills the next request (pushed at once, so that a
 /// failure leaves it in the history as it stood).
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
     inner: &AgentInner<D>,
+    caps: &Capabilities<D>,
     state: &mut crate::agent::run::RunState,
     tools: &ToolIndex<D>,
     ctx: &RunContext<D>,
@@ -380,14 +389,26 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
     request.conversation_id = Some(state.conversation_id.clone());
     state.push(request);
 
+    let mut deferred = DeferredToolRequests::default();
     let (resolutions, resume_prompt) = match resume {
-        Some(r) => {
+        Some(mut r) => {
             let expected: Vec<String> = calls
                 .iter()
                 .filter(|c| !matches!(r.resolutions.get(&c.tool_call_id), Some(Resolution::Skip)))
                 .map(|c| c.tool_call_id.clone())
                 .collect();
-            if expected.iter().any(|id| !r.resolutions.contains_key(id)) {
+            if let Some(pending) = r.pending.take() {
+                // Handled inline: what is left waits again, in the same lists.
+                let left = |c: &&ToolCallPart| !r.resolutions.contains_key(&c.tool_call_id);
+                deferred.approvals.extend(pending.approvals.iter().filter(left).cloned());
+                deferred.calls.extend(pending.calls.iter().filter(left).cloned());
+                for c in deferred.approvals.iter().chain(&deferred.calls) {
+                    if let Some(m) = pending.metadata.get(&c.tool_call_id) {
+                        deferred.metadata.insert(c.tool_call_id.clone(), m.clone());
+                    }
+                    r.resolutions.insert(c.tool_call_id.clone(), Resolution::Skip);
+                }
+            } else if expected.iter().any(|id| !r.resolutions.contains_key(id)) {
                 return Err(AgentRunError::User(UserError::new(format!(
                     "Tool call results need to be provided for all deferred tool calls. Expected: {}, got: {}",
                     py_set(&expected),
@@ -453,6 +474,14 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
                     parts.push((index, ModelRequestPart::ToolReturn(p)));
                     continue;
                 }
+                Some(Resolution::External(_))
+                    if tools.get(&call.tool_name).is_some_and(|t| t.def.kind == ToolKind::Unapproved) =>
+                {
+                    return Err(AgentRunError::User(UserError::new(format!(
+                        "Tool call '{}' waits for approval, not a result: give a decision in `approvals`.",
+                        call.tool_call_id
+                    ))));
+                }
                 Some(Resolution::External(result)) => {
                     let part = match result {
                         ExternalResult::Value(v) => {
@@ -516,6 +545,12 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
             skipped.push(success_part(call, Value::String(TOOL_NOT_EXECUTED.into())));
             continue;
         }
+        if approved && tool.def.kind == ToolKind::External {
+            return Err(AgentRunError::User(UserError::new(format!(
+                "Tool call '{}' waits for an external result, not an approval: give its result in `calls`.",
+                call.tool_call_id
+            ))));
+        }
         if tool.def.kind == ToolKind::External {
             external.push(call.clone());
             continue;
@@ -539,13 +574,11 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
         }
     }
 
-    let mut deferred = DeferredToolRequests::default();
-
     // Validate in call order, one after another, before anything executes.
     let mut to_run: Vec<Ready<D>> = Vec::with_capacity(pending.len());
     let mut kinded: HashMap<String, &'static str> = HashMap::new();
     for mut r in pending {
-        match validate_call(inner, &r).await {
+        match validate_call(caps, &r).await {
             Ok(args) => {
                 if let Some(kind) = tools.tool_kind(&r.call.tool_name) {
                     kinded.insert(r.call.tool_call_id.clone(), kind);
@@ -588,7 +621,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
     }
 
     for segment in segments {
-        let futures = segment.iter().map(|r| execute_call(inner, r));
+        let futures = segment.iter().map(|r| execute_call(inner, caps, r));
         let results = futures::future::join_all(futures).await;
         for (r, (result, ran_ok)) in segment.iter().zip(results) {
             if ran_ok {
@@ -618,7 +651,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
 
     // Calls that need approval are validated after the step's executions; valid ones wait.
     for r in unapproved {
-        match validate_call(inner, &r).await {
+        match validate_call(caps, &r).await {
             Ok(_) => deferred.approvals.push(r.call),
             Err(e) => settle_error(e, &r, &counts, &mut book, &mut parts, &mut deferred)?,
         }
