@@ -278,6 +278,18 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
         self
     }
 
+    /// Filters or edits the function tool definitions of every step (after each tool's own
+    /// `prepare`): a shorthand for the [`PrepareTools`](crate::capability::PrepareTools) capability.
+    pub fn prepare_tools<F>(self, f: F) -> Self
+    where
+        F: Fn(&crate::context::RunContext<D>, Vec<crate::tool::ToolDefinition>) -> Vec<crate::tool::ToolDefinition>
+            + Send
+            + Sync
+            + 'static,
+    {
+        self.capability(crate::capability::PrepareTools::new(f))
+    }
+
     /// Configures tool search over the tools marked `defer_loading` (it is on, with the default
     /// configuration, whenever such tools exist).
     pub fn tool_search(mut self, config: ToolSearch) -> Self {

@@ -428,10 +428,31 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         if starting {
             let ctx = self.context();
             self.caps = self.agent.inner.capabilities.for_run(&ctx);
+            for ts in &self.agent.inner.toolsets {
+                if let Err(e) = ts.enter_boxed().await {
+                    self.exit_toolsets().await;
+                    return Err(self.caps.on_run_error(&ctx, AgentRunError::User(e)).await);
+                }
+            }
             if let Err(e) = self.caps.before_run(&ctx).await {
+                self.exit_toolsets().await;
                 return Err(self.caps.on_run_error(&ctx, e).await);
             }
         }
+        let result = self.transition_with_hooks().await;
+        if !matches!(result, Ok(None)) {
+            self.exit_toolsets().await;
+        }
+        result
+    }
+
+    async fn exit_toolsets(&self) {
+        for ts in self.agent.inner.toolsets.iter().rev() {
+            ts.exit_boxed().await;
+        }
+    }
+
+    async fn transition_with_hooks(&mut self) -> Result<Option<FinalOutput>, AgentRunError> {
         match self.transition().await {
             Ok(Some(out)) => {
                 let ctx = self.context();

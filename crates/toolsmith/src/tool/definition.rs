@@ -59,6 +59,15 @@ pub struct ToolDefinition {
     /// The key wrapping a non-object argument schema, when there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outer_typed_dict_key: Option<String>,
+    /// Whether to send the return schema to the model (natively or in the description).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub include_return_schema: Option<bool>,
+    /// The name of a provider-native tool that replaces this one where the provider has it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unless_native: Option<String>,
+    /// The name of a provider-native tool this one is sent alongside.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub with_native: Option<String>,
 }
 
 impl ToolDefinition {
@@ -76,6 +85,9 @@ impl ToolDefinition {
             defer_loading: false,
             return_schema: None,
             outer_typed_dict_key: None,
+            include_return_schema: None,
+            unless_native: None,
+            with_native: None,
         }
     }
 
@@ -97,8 +109,79 @@ impl ToolDefinition {
         self
     }
 
+    /// A Python-like signature for documentation and bridge-mode descriptions, such as
+    /// `add(x: int, y: int) -> int` (required parameters first; optional ones with `= ...`).
+    ///
+    /// ```
+    /// use toolsmith::tool::ToolDefinition;
+    /// let def = ToolDefinition::new("search", serde_json::json!({
+    ///     "type": "object",
+    ///     "properties": {"query": {"type": "string"}, "limit": {"type": "integer", "default": 5},
+    ///                    "tags": {"type": "array", "items": {"type": "string"}}},
+    ///     "required": ["query"]
+    /// }));
+    /// assert_eq!(def.render_signature(), "search(query: str, limit: int = 5, tags: list[str] = ...)");
+    /// ```
+    pub fn render_signature(&self) -> String {
+        let schema = &*self.parameters_json_schema;
+        let required: Vec<&str> = schema
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let mut params = Vec::new();
+        if let Some(Value::Object(props)) = schema.get("properties") {
+            let (req, opt): (Vec<_>, Vec<_>) = props.iter().partition(|(k, _)| required.contains(&k.as_str()));
+            for (name, prop) in req {
+                params.push(format!("{name}: {}", type_name(prop)));
+            }
+            for (name, prop) in opt {
+                let default = prop.get("default").map(|d| d.to_string()).unwrap_or_else(|| "...".into());
+                params.push(format!("{name}: {} = {default}", type_name(prop)));
+            }
+        }
+        let ret = self.return_schema.as_deref().map(|r| format!(" -> {}", type_name(r))).unwrap_or_default();
+        format!("{}({}){ret}", self.name, params.join(", "))
+    }
+
     /// The argument schema, for editing (copied first if it is shared).
     pub fn parameters_mut(&mut self) -> &mut Value {
         Arc::make_mut(&mut self.parameters_json_schema)
+    }
+}
+
+/// A Python-like name for a JSON schema type.
+fn type_name(schema: &Value) -> String {
+    if let Some(Value::Array(options)) = schema.get("anyOf").or_else(|| schema.get("oneOf")) {
+        return options.iter().map(type_name).collect::<Vec<_>>().join(" | ");
+    }
+    if let Some(Value::Array(values)) = schema.get("enum") {
+        return format!("Literal[{}]", values.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", "));
+    }
+    let one = |t: &str| -> String {
+        match t {
+            "string" => "str".into(),
+            "integer" => "int".into(),
+            "number" => "float".into(),
+            "boolean" => "bool".into(),
+            "null" => "None".into(),
+            "array" => match schema.get("items") {
+                Some(items) => format!("list[{}]", type_name(items)),
+                None => "list".into(),
+            },
+            "object" => match schema.get("title").and_then(Value::as_str) {
+                Some(title) => title.to_string(),
+                None => match schema.get("additionalProperties") {
+                    Some(v @ Value::Object(_)) => format!("dict[str, {}]", type_name(v)),
+                    _ => "dict".into(),
+                },
+            },
+            other => other.to_string(),
+        }
+    };
+    match schema.get("type") {
+        Some(Value::String(t)) => one(t),
+        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).map(one).collect::<Vec<_>>().join(" | "),
+        _ => "Any".into(),
     }
 }

@@ -107,6 +107,14 @@ impl<D: Clone + Send + Sync + 'static, T: Toolset<D>> Toolset<D> for ApprovalReq
         self.inner.check()
     }
 
+    async fn enter(&self) -> Result<(), UserError> {
+        self.inner.enter().await
+    }
+
+    async fn exit(&self) {
+        self.inner.exit().await
+    }
+
     async fn get_tools(&self, ctx: &RunContext<D>) -> Result<Vec<ToolsetTool<D>>, UserError> {
         let mut tools = self.inner.get_tools(ctx).await?;
         for tool in &mut tools {

@@ -52,4 +52,12 @@ impl<D: Clone + Send + Sync + 'static> Toolset<D> for BoxedToolset<D> {
     fn check(&self) -> Result<(), UserError> {
         self.0.check()
     }
+
+    async fn enter(&self) -> Result<(), UserError> {
+        self.0.enter_boxed().await
+    }
+
+    async fn exit(&self) {
+        self.0.exit_boxed().await
+    }
 }

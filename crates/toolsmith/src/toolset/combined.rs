@@ -108,6 +108,19 @@ impl<D: Clone + Send + Sync + 'static> Toolset<D> for CombinedToolset<D> {
         self.toolsets.iter().try_for_each(|t| t.check())
     }
 
+    async fn enter(&self) -> Result<(), UserError> {
+        for t in &self.toolsets {
+            t.enter_boxed().await?;
+        }
+        Ok(())
+    }
+
+    async fn exit(&self) {
+        for t in self.toolsets.iter().rev() {
+            t.exit_boxed().await;
+        }
+    }
+
     async fn get_tools(&self, ctx: &RunContext<D>) -> Result<Vec<ToolsetTool<D>>, UserError> {
         let mut lists = match self.toolsets.as_slice() {
             [] => return Ok(Vec::new()),

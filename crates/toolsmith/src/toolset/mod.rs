@@ -120,12 +120,28 @@ pub trait Toolset<D>: Send + Sync + 'static {
     fn check(&self) -> Result<(), UserError> {
         Ok(())
     }
+
+    /// Called when a run starts, before the first `get_tools` (open connections here).
+    fn enter(&self) -> impl Future<Output = Result<(), UserError>> + Send {
+        async { Ok(()) }
+    }
+
+    /// Called when a run ends, successfully or not (close connections here).
+    fn exit(&self) -> impl Future<Output = ()> + Send {
+        async {}
+    }
 }
 
 /// The dyn-compatible form of [`Toolset`].
 pub(crate) trait DynToolset<D>: Send + Sync {
     fn label(&self) -> String;
     fn check(&self) -> Result<(), UserError>;
+    fn enter_boxed<'a>(&'a self) -> BoxFuture<'a, Result<(), UserError>>
+    where
+        D: 'a;
+    fn exit_boxed<'a>(&'a self) -> BoxFuture<'a, ()>
+    where
+        D: 'a;
     fn get_tools_boxed<'a>(&'a self, ctx: &'a RunContext<D>) -> BoxFuture<'a, Result<Vec<ToolsetTool<D>>, UserError>>;
 }
 
@@ -135,6 +151,18 @@ impl<D, T: Toolset<D>> DynToolset<D> for T {
     }
     fn check(&self) -> Result<(), UserError> {
         Toolset::check(self)
+    }
+    fn enter_boxed<'a>(&'a self) -> BoxFuture<'a, Result<(), UserError>>
+    where
+        D: 'a,
+    {
+        Box::pin(Toolset::enter(self))
+    }
+    fn exit_boxed<'a>(&'a self) -> BoxFuture<'a, ()>
+    where
+        D: 'a,
+    {
+        Box::pin(Toolset::exit(self))
     }
     fn get_tools_boxed<'a>(&'a self, ctx: &'a RunContext<D>) -> BoxFuture<'a, Result<Vec<ToolsetTool<D>>, UserError>> {
         Box::pin(self.get_tools(ctx))

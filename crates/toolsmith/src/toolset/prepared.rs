@@ -110,6 +110,14 @@ impl<D: Clone + Send + Sync + 'static, T: Toolset<D>> Toolset<D> for PreparedToo
         self.inner.check()
     }
 
+    async fn enter(&self) -> Result<(), UserError> {
+        self.inner.enter().await
+    }
+
+    async fn exit(&self) {
+        self.inner.exit().await
+    }
+
     async fn get_tools(&self, ctx: &RunContext<D>) -> Result<Vec<ToolsetTool<D>>, UserError> {
         let tools = self.inner.get_tools(ctx).await?;
         let defs: Vec<ToolDefinition> = tools.iter().map(|t| t.def.clone()).collect();
