@@ -1,0 +1,834 @@
+//! [`AnthropicModel`]: Anthropic's Messages API (`POST {base}/v1/messages`).
+//!
+//! # Mapping
+//! - System prompts and instructions are joined into `system`; consecutive turns of one role
+//!   are merged (the API wants user and assistant turns to alternate).
+//! - Tool returns are `tool_result` blocks; a retried, denied or failed call is sent with
+//!   `is_error: true` and, for a retry, Pydantic AI's retry text; retry feedback is a user
+//!   `text` block.
+//! - Thinking parts produced by Anthropic go back as `thinking` blocks with their signature
+//!   (`redacted_thinking` blocks as they came); thinking from other providers is not sent.
+//! - `tool_choice`: `auto`, `none`, `any` (required), `{"type": "tool"}` for one required tool
+//!   with the full list. Several tools, or a restriction that still allows text, are filtered
+//!   client-side (cache-breaking). With extended thinking enabled (`extra.thinking.type` of
+//!   `enabled` / `adaptive`) the API only accepts `auto` / `none`, so a required tool becomes a
+//!   filtered list with `auto`. `parallel_tool_calls: false` sets `disable_parallel_tool_use`.
+//!   Return schemas are appended to the description.
+//! - Native tool search: tools with `defer_loading` are sent with `defer_loading: true` next to
+//!   the `tool_search_tool_bm25` (default) or `tool_search_tool_regex` server tool, with the
+//!   `advanced-tool-use-2025-11-20` beta header, on models that support it (Claude 4.5 and
+//!   later) or when set with [`AnthropicModelBuilder::native_tool_search`]. The
+//!   `server_tool_use` and `tool_search_tool_result` blocks of a response are kept in
+//!   `provider_details.anthropic_blocks` and replayed in place. A client-side search tool's
+//!   return (`tool_kind: "tool-search"`, content: a list of tool names, or an object with a
+//!   `tools` / `discovered_tools` list) becomes `tool_reference` blocks. Without native search,
+//!   deferred tools are not sent.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use reqwest::header::HeaderMap;
+use serde_json::{Map, Value, json};
+
+use crate::error::UserError;
+use crate::messages::{
+    MediaContent, ModelMessage, ModelRequestPart, ModelResponse, ModelResponsePart, TextPart, ThinkingPart,
+    ToolCallPart, ToolReturnPart, UserContent, UserPromptContent, generate_tool_call_id,
+};
+use crate::model::http::{
+    ConnectionOptions, DEFAULT_TIMEOUT, HttpTransport, SseEvent, StreamProcessor, connection_builder_methods, drive,
+    header, join_url, parse_event_json, settings_timeout,
+};
+use crate::model::stream::{ModelStream, ModelStreamEvent, ResponseAssembler, StreamingModel};
+use crate::model::wire::{self, put};
+use crate::model::{Model, ModelError, ModelRequestParameters, ModelSettings, ResolvedToolChoice};
+use crate::tool::ToolDefinition;
+use crate::usage::RequestUsage;
+
+/// Anthropic's API.
+pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
+const API_VERSION: &str = "2023-06-01";
+const TOOL_SEARCH_BETA: &str = "advanced-tool-use-2025-11-20";
+
+/// Which server-side tool search Anthropic runs over deferred tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum NativeToolSearch {
+    /// Natural-language queries ranked with BM25 (`tool_search_tool_bm25_20251119`).
+    #[default]
+    Bm25,
+    /// Python-regex queries (`tool_search_tool_regex_20251119`).
+    Regex,
+}
+
+impl NativeToolSearch {
+    fn tool(self) -> Value {
+        match self {
+            NativeToolSearch::Bm25 => {
+                json!({"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"})
+            }
+            NativeToolSearch::Regex => {
+                json!({"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"})
+            }
+        }
+    }
+}
+
+/// Whether a Claude model has server-side tool search (4.5 and later).
+fn supports_tool_search(model: &str) -> bool {
+    let numbers: Vec<u32> =
+        model.split(['-', '.']).filter_map(|s| s.parse::<u32>().ok()).filter(|n| *n < 100).collect();
+    match numbers.as_slice() {
+        [major, minor, ..] => *major > 4 || (*major == 4 && *minor >= 5),
+        [major] => *major > 4,
+        [] => false,
+    }
+}
+
+/// A Claude model served by Anthropic's Messages API.
+///
+/// ```no_run
+/// let model = toolsmith::model::AnthropicModel::from_env("claude-sonnet-4-5")?;
+/// # Ok::<(), toolsmith::UserError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct AnthropicModel {
+    name: String,
+    base_url: String,
+    http: Arc<HttpTransport>,
+    default_max_tokens: u32,
+    tool_search: Option<NativeToolSearch>,
+}
+
+/// Builds an [`AnthropicModel`].
+#[derive(Clone)]
+pub struct AnthropicModelBuilder {
+    model: String,
+    opts: ConnectionOptions,
+    default_max_tokens: u32,
+    tool_search: Option<Option<NativeToolSearch>>,
+    from_env: bool,
+}
+
+impl std::fmt::Debug for AnthropicModelBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AnthropicModelBuilder").field("model", &self.model).finish_non_exhaustive()
+    }
+}
+
+impl AnthropicModelBuilder {
+    connection_builder_methods!();
+
+    /// The `max_tokens` sent when the settings have none (the API requires one; default 4096).
+    pub fn default_max_tokens(mut self, n: u32) -> Self {
+        self.default_max_tokens = n;
+        self
+    }
+
+    /// Sets the server-side tool search for deferred tools (`None` disables it; default: BM25 on
+    /// models that support it).
+    pub fn native_tool_search(mut self, search: Option<NativeToolSearch>) -> Self {
+        self.tool_search = Some(search);
+        self
+    }
+
+    /// Reads the key and base URL missing from the builder from `ANTHROPIC_API_KEY` and
+    /// `ANTHROPIC_BASE_URL`.
+    pub fn from_env(mut self) -> Self {
+        self.from_env = true;
+        self
+    }
+
+    /// Builds the model; a key is required for Anthropic's own API.
+    pub fn build(mut self) -> Result<AnthropicModel, UserError> {
+        if self.from_env {
+            if self.opts.base_url.is_none() {
+                self.opts.base_url = std::env::var("ANTHROPIC_BASE_URL").ok().filter(|v| !v.trim().is_empty());
+            }
+            if self.opts.api_key.is_none() {
+                self.opts.api_key = std::env::var("ANTHROPIC_API_KEY").ok().filter(|v| !v.trim().is_empty());
+            }
+        }
+        let base_url = self.opts.base_url.clone().unwrap_or_else(|| ANTHROPIC_BASE_URL.to_string());
+        let key = self.opts.api_key.clone();
+        if key.is_none() && base_url.contains("api.anthropic.com") {
+            return Err(UserError::new(
+                "ANTHROPIC_API_KEY is not set: export it with your Anthropic API key, or pass it with `AnthropicModel::builder(..).api_key(...)`",
+            ));
+        }
+        let mut auth = HeaderMap::new();
+        // A custom base URL (a proxy, a compatible server) may need no key.
+        if let Some(key) = &key {
+            header(&mut auth, "x-api-key", key, true)?;
+        }
+        header(&mut auth, "anthropic-version", API_VERSION, false)?;
+        let http = self.opts.transport("anthropic", &self.model, auth, DEFAULT_TIMEOUT)?;
+        Ok(AnthropicModel {
+            tool_search: self
+                .tool_search
+                .unwrap_or_else(|| supports_tool_search(&self.model).then_some(NativeToolSearch::Bm25)),
+            name: self.model,
+            base_url: base_url.trim_end_matches('/').to_string(),
+            http: Arc::new(http),
+            default_max_tokens: self.default_max_tokens,
+        })
+    }
+}
+
+fn usage(u: &Value) -> RequestUsage {
+    let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
+    let cache_write = n("cache_creation_input_tokens");
+    let cache_read = n("cache_read_input_tokens");
+    let mut usage = RequestUsage::new(n("input_tokens") + cache_write + cache_read, n("output_tokens"));
+    usage.cache_write_tokens = cache_write;
+    usage.cache_read_tokens = cache_read;
+    if let Some(s) = u.get("server_tool_use").filter(|s| s.is_object()) {
+        usage.details = Some(json!({"server_tool_use": s}));
+    }
+    usage
+}
+
+fn finish_reason(raw: &str) -> &'static str {
+    match raw {
+        "end_turn" | "stop_sequence" | "pause_turn" => "stop",
+        "max_tokens" | "model_context_window_exceeded" => "length",
+        "tool_use" => "tool_call",
+        "refusal" => "content_filter",
+        _ => "error",
+    }
+}
+
+fn thinking_enabled(settings: Option<&ModelSettings>) -> bool {
+    settings
+        .and_then(|s| s.extra.as_ref())
+        .and_then(|e| e.pointer("/thinking/type"))
+        .and_then(Value::as_str)
+        .is_some_and(|t| t == "enabled" || t == "adaptive")
+}
+
+/// The tool names a client-side tool search returned.
+fn discovered_names(content: &Value) -> Option<Vec<String>> {
+    let list = match content {
+        Value::Array(items) => items,
+        Value::Object(m) => m.get("tools").or_else(|| m.get("discovered_tools")).and_then(Value::as_array)?,
+        _ => return None,
+    };
+    Some(
+        list.iter()
+            .filter_map(|i| match i {
+                Value::String(s) => Some(s.clone()),
+                Value::Object(o) => {
+                    o.get("name").or_else(|| o.get("tool_name")).and_then(Value::as_str).map(str::to_string)
+                }
+                _ => None,
+            })
+            .collect(),
+    )
+}
+
+impl AnthropicModel {
+    /// A builder for `model`.
+    pub fn builder(model: impl Into<String>) -> AnthropicModelBuilder {
+        AnthropicModelBuilder {
+            model: model.into(),
+            opts: ConnectionOptions::default(),
+            default_max_tokens: 4096,
+            tool_search: None,
+            from_env: false,
+        }
+    }
+
+    /// The model with its key and base URL from `ANTHROPIC_API_KEY` and `ANTHROPIC_BASE_URL`.
+    pub fn from_env(model: impl Into<String>) -> Result<Self, UserError> {
+        Self::builder(model).from_env().build()
+    }
+
+    fn url(&self) -> String {
+        if self.base_url.ends_with("/v1") {
+            join_url(&self.base_url, "messages")
+        } else {
+            join_url(&self.base_url, "v1/messages")
+        }
+    }
+
+    fn uses_tool_search(&self, params: &ModelRequestParameters) -> bool {
+        self.tool_search.is_some() && params.all_tools().any(|t| t.defer_loading)
+    }
+
+    /// The request body for these messages and parameters (what is POSTed).
+    pub fn request_body(
+        &self,
+        messages: &[ModelMessage],
+        settings: Option<&ModelSettings>,
+        params: &ModelRequestParameters,
+        stream: bool,
+    ) -> Result<Value, ModelError> {
+        let native_search = self.uses_tool_search(params);
+        let mut body = Map::new();
+        body.insert("model".into(), self.name.clone().into());
+        body.insert("max_tokens".into(), settings.and_then(|s| s.max_tokens).unwrap_or(self.default_max_tokens).into());
+        let mut system: Vec<String> = wire::instructions(messages, params).into_iter().collect();
+        system.extend(messages.iter().filter_map(ModelMessage::as_request).flat_map(|r| {
+            r.parts.iter().filter_map(|p| match p {
+                ModelRequestPart::SystemPrompt(s) => Some(s.content.clone()),
+                _ => None,
+            })
+        }));
+        if !system.is_empty() {
+            body.insert("system".into(), system.join("\n\n").into());
+        }
+        body.insert("messages".into(), Value::Array(self.map_messages(messages, native_search)?));
+
+        let choice = wire::tool_choice(settings, params)?;
+        let thinking = thinking_enabled(settings);
+        let all: Vec<&ToolDefinition> =
+            wire::all_tools(params).into_iter().filter(|t| native_search || !t.defer_loading).collect();
+        let (tools, mut tool_choice): (Vec<&ToolDefinition>, Option<Value>) = match &choice {
+            ResolvedToolChoice::Auto => (all, None),
+            ResolvedToolChoice::None => (all, Some(json!({"type": "none"}))),
+            ResolvedToolChoice::Required if thinking => {
+                tracing::warn!(
+                    "Anthropic cannot force tool use with extended thinking enabled; sending tool_choice auto"
+                );
+                (all, Some(json!({"type": "auto"})))
+            }
+            ResolvedToolChoice::Required => (all, Some(json!({"type": "any"}))),
+            ResolvedToolChoice::Restricted { required: true, tools } if tools.len() == 1 && !thinking => {
+                (all, Some(json!({"type": "tool", "name": tools.iter().next()})))
+            }
+            ResolvedToolChoice::Restricted { required, tools } => {
+                let mode = if *required && !thinking { "any" } else { "auto" };
+                (wire::only(&all, tools), Some(json!({"type": mode})))
+            }
+        };
+        if !tools.is_empty() {
+            let mut list: Vec<Value> = Vec::new();
+            if native_search && let Some(kind) = self.tool_search {
+                list.push(kind.tool());
+            }
+            list.extend(tools.iter().map(|t| {
+                let mut m = Map::new();
+                m.insert("name".into(), t.name.clone().into());
+                put(&mut m, "description", wire::description_with_return_schema(t));
+                m.insert("input_schema".into(), t.parameters_json_schema.as_ref().clone());
+                if t.strict == Some(true) {
+                    m.insert("strict".into(), true.into());
+                }
+                if t.defer_loading && native_search {
+                    m.insert("defer_loading".into(), true.into());
+                }
+                Value::Object(m)
+            }));
+            body.insert("tools".into(), Value::Array(list));
+            if settings.and_then(|s| s.parallel_tool_calls) == Some(false) {
+                let c = tool_choice.get_or_insert_with(|| json!({"type": "auto"}));
+                if c.get("type").and_then(Value::as_str) != Some("none") {
+                    c["disable_parallel_tool_use"] = true.into();
+                }
+            }
+            put(&mut body, "tool_choice", tool_choice);
+        }
+        if let Some(s) = settings {
+            put(&mut body, "temperature", s.temperature);
+            put(&mut body, "top_p", s.top_p);
+        }
+        if stream {
+            body.insert("stream".into(), true.into());
+        }
+        let mut body = Value::Object(body);
+        wire::merge_extra(&mut body, settings.and_then(|s| s.extra.as_ref()));
+        Ok(body)
+    }
+
+    fn tool_result(&self, part: &ToolReturnPart, native_search: bool) -> Value {
+        let mut block = Map::new();
+        block.insert("type".into(), "tool_result".into());
+        block.insert("tool_use_id".into(), part.tool_call_id.clone().into());
+        let references = (native_search && part.tool_kind.as_deref() == Some("tool-search"))
+            .then(|| discovered_names(&part.content))
+            .flatten();
+        match references {
+            Some(names) => {
+                let refs: Vec<Value> =
+                    names.iter().map(|n| json!({"type": "tool_reference", "tool_name": n})).collect();
+                block.insert("content".into(), Value::Array(refs));
+            }
+            None => {
+                block.insert("content".into(), wire::tool_return_text(part).into());
+            }
+        }
+        if wire::tool_return_is_error(part) {
+            block.insert("is_error".into(), true.into());
+        }
+        Value::Object(block)
+    }
+
+    fn map_messages(&self, messages: &[ModelMessage], native_search: bool) -> Result<Vec<Value>, ModelError> {
+        let mut turns: Vec<(&'static str, Vec<Value>)> = Vec::new();
+        let mut push = |role: &'static str, blocks: Vec<Value>| {
+            if blocks.is_empty() {
+                return;
+            }
+            match turns.last_mut() {
+                Some((r, existing)) if *r == role => existing.extend(blocks),
+                _ => turns.push((role, blocks)),
+            }
+        };
+        for message in messages {
+            match message {
+                ModelMessage::Request(request) => {
+                    let mut blocks = Vec::new();
+                    for part in &request.parts {
+                        match part {
+                            ModelRequestPart::SystemPrompt(_) => {}
+                            ModelRequestPart::UserPrompt(p) => blocks.extend(map_user_content(&p.content)?),
+                            ModelRequestPart::ToolReturn(p) => blocks.push(self.tool_result(p, native_search)),
+                            ModelRequestPart::RetryFeedback(p) => {
+                                blocks.push(json!({"type": "text", "text": wire::feedback_text(p)}))
+                            }
+                            ModelRequestPart::RetryPrompt(p) => match &p.tool_call_id {
+                                Some(id) if p.tool_name.is_some() => blocks.push(json!({
+                                    "type": "tool_result",
+                                    "tool_use_id": id,
+                                    "content": wire::retry_prompt_text(p),
+                                    "is_error": true,
+                                })),
+                                _ => blocks.push(json!({"type": "text", "text": wire::retry_prompt_text(p)})),
+                            },
+                        }
+                    }
+                    push("user", blocks);
+                }
+                ModelMessage::Response(response) => {
+                    let own = response.provider_name.as_deref() == Some("anthropic");
+                    let raw: Vec<(usize, Value)> = if own {
+                        response
+                            .provider_details
+                            .as_ref()
+                            .and_then(|d| d.get("anthropic_blocks"))
+                            .and_then(Value::as_array)
+                            .map(|items| {
+                                items
+                                    .iter()
+                                    .filter_map(|i| {
+                                        Some((i.get("after_part")?.as_u64()? as usize, i.get("block")?.clone()))
+                                    })
+                                    .collect()
+                            })
+                            .unwrap_or_default()
+                    } else {
+                        Vec::new()
+                    };
+                    let mut blocks = Vec::new();
+                    for (i, part) in response.parts.iter().enumerate() {
+                        blocks.extend(raw.iter().filter(|(at, _)| *at == i).map(|(_, b)| b.clone()));
+                        match part {
+                            ModelResponsePart::Text(t) if !t.content.is_empty() => {
+                                blocks.push(json!({"type": "text", "text": t.content}))
+                            }
+                            ModelResponsePart::Text(_) => {}
+                            ModelResponsePart::ToolCall(c) => blocks.push(json!({
+                                "type": "tool_use",
+                                "id": c.tool_call_id,
+                                "name": c.tool_name,
+                                "input": wire::args_object(&c.args),
+                            })),
+                            ModelResponsePart::Thinking(t) if t.provider_name.as_deref() == Some("anthropic") => {
+                                match (&t.signature, t.id.as_deref()) {
+                                    (Some(data), Some("redacted_thinking")) => {
+                                        blocks.push(json!({"type": "redacted_thinking", "data": data}))
+                                    }
+                                    (Some(sig), _) => blocks.push(json!({
+                                        "type": "thinking",
+                                        "thinking": t.content,
+                                        "signature": sig,
+                                    })),
+                                    (None, _) => {}
+                                }
+                            }
+                            ModelResponsePart::Thinking(_) => {}
+                        }
+                    }
+                    let n = response.parts.len();
+                    blocks.extend(raw.iter().filter(|(at, _)| *at >= n).map(|(_, b)| b.clone()));
+                    push("assistant", blocks);
+                }
+            }
+        }
+        Ok(turns.into_iter().map(|(role, content)| json!({"role": role, "content": content})).collect())
+    }
+
+    /// Reads a Messages API response body.
+    pub fn parse_response(&self, v: &Value) -> Result<ModelResponse, ModelError> {
+        if v.get("type").and_then(Value::as_str) == Some("error") {
+            let message = v.pointer("/error/message").and_then(Value::as_str).unwrap_or("no message");
+            return Err(ModelError::new("ModelAPIError", format!("anthropic answered with an error: {message}")));
+        }
+        let Some(content) = v.get("content").and_then(Value::as_array) else {
+            return Err(ModelError::new(
+                "UnexpectedModelBehavior",
+                format!(
+                    "anthropic answered without `content`: {}",
+                    v.to_string().chars().take(300).collect::<String>()
+                ),
+            ));
+        };
+        let mut parts = Vec::new();
+        let mut raw = Vec::new();
+        for block in content {
+            match block.get("type").and_then(Value::as_str) {
+                Some("text") => {
+                    let text = block.get("text").and_then(Value::as_str).unwrap_or_default();
+                    if !text.is_empty() {
+                        parts.push(ModelResponsePart::Text(TextPart::new(text)));
+                    }
+                }
+                Some("tool_use") => {
+                    let id = block
+                        .get("id")
+                        .and_then(Value::as_str)
+                        .map(str::to_string)
+                        .unwrap_or_else(generate_tool_call_id);
+                    let mut c = ToolCallPart::new(
+                        block.get("name").and_then(Value::as_str).unwrap_or_default(),
+                        block.get("input").cloned().unwrap_or_else(|| json!({})),
+                        id,
+                    );
+                    c.provider_name = Some("anthropic".into());
+                    parts.push(ModelResponsePart::ToolCall(c));
+                }
+                Some("thinking") => {
+                    let mut t = ThinkingPart::new(block.get("thinking").and_then(Value::as_str).unwrap_or_default());
+                    t.signature = block.get("signature").and_then(Value::as_str).map(str::to_string);
+                    t.provider_name = Some("anthropic".into());
+                    parts.push(ModelResponsePart::Thinking(t));
+                }
+                Some("redacted_thinking") => {
+                    let mut t = ThinkingPart::new("");
+                    t.id = Some("redacted_thinking".into());
+                    t.signature = block.get("data").and_then(Value::as_str).map(str::to_string);
+                    t.provider_name = Some("anthropic".into());
+                    parts.push(ModelResponsePart::Thinking(t));
+                }
+                _ => raw.push(json!({"after_part": parts.len(), "block": block})),
+            }
+        }
+        let mut response = ModelResponse::new(parts);
+        fill(
+            &mut response,
+            &self.name,
+            &self.base_url,
+            v.get("model").and_then(Value::as_str),
+            v.get("id").and_then(Value::as_str),
+            v.get("usage").map(usage).unwrap_or_default(),
+            v.get("stop_reason").and_then(Value::as_str),
+            raw,
+        );
+        Ok(response)
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn fill(
+    response: &mut ModelResponse,
+    name: &str,
+    base_url: &str,
+    model: Option<&str>,
+    id: Option<&str>,
+    usage: RequestUsage,
+    stop: Option<&str>,
+    raw: Vec<Value>,
+) {
+    response.usage = usage;
+    response.model_name = Some(model.unwrap_or(name).to_string());
+    response.provider_name = Some("anthropic".into());
+    response.provider_url = Some(base_url.to_string());
+    response.provider_response_id = id.map(str::to_string);
+    response.finish_reason = stop.map(|s| finish_reason(s).to_string());
+    let mut details = Map::new();
+    put(&mut details, "finish_reason", stop);
+    if !raw.is_empty() {
+        details.insert("anthropic_blocks".into(), Value::Array(raw));
+    }
+    if !details.is_empty() {
+        response.provider_details = Some(Value::Object(details));
+    }
+}
+
+fn map_user_content(content: &UserPromptContent) -> Result<Vec<Value>, ModelError> {
+    let items = match content {
+        UserPromptContent::Text(s) => return Ok(vec![json!({"type": "text", "text": s})]),
+        UserPromptContent::Parts(items) => items,
+    };
+    let mut out = Vec::new();
+    for item in items {
+        match item {
+            UserContent::Text(t) => out.push(json!({"type": "text", "text": t})),
+            UserContent::Media(m) => out.push(map_media(m)?),
+            UserContent::Other(v) => {
+                tracing::warn!(content = %v, "user content of an unknown kind is not sent to Anthropic")
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn map_media(m: &MediaContent) -> Result<Value, ModelError> {
+    Ok(match m {
+        MediaContent::Binary(b) if b.media_type.starts_with("image/") => json!({
+            "type": "image",
+            "source": {"type": "base64", "media_type": b.media_type, "data": b.data},
+        }),
+        MediaContent::Binary(b) if b.media_type == "application/pdf" => json!({
+            "type": "document",
+            "source": {"type": "base64", "media_type": "application/pdf", "data": b.data},
+        }),
+        MediaContent::Binary(b) if b.media_type.starts_with("text/") => {
+            let text = b.bytes().map(|d| String::from_utf8_lossy(&d).into_owned()).unwrap_or_default();
+            json!({"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": text}})
+        }
+        MediaContent::Binary(b) => {
+            return Err(wire::unsupported(
+                "Anthropic",
+                &format!("content of type {}", b.media_type),
+                "send images, PDF or plain text",
+            ));
+        }
+        MediaContent::ImageUrl(u) => json!({"type": "image", "source": {"type": "url", "url": u.url}}),
+        MediaContent::DocumentUrl(u) => json!({"type": "document", "source": {"type": "url", "url": u.url}}),
+        MediaContent::AudioUrl(_) | MediaContent::VideoUrl(_) => {
+            return Err(wire::unsupported(
+                "Anthropic",
+                "audio or video",
+                "use a Gemini model for audio and video input",
+            ));
+        }
+    })
+}
+
+impl Model for AnthropicModel {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn system(&self) -> &str {
+        "anthropic"
+    }
+
+    async fn request(
+        &self,
+        messages: &[ModelMessage],
+        settings: Option<&ModelSettings>,
+        params: &ModelRequestParameters,
+    ) -> Result<ModelResponse, ModelError> {
+        let body = self.request_body(messages, settings, params, false)?;
+        let http = self.http_for(params);
+        let answer = http.post_json(&self.url(), &body, settings_timeout(settings)).await?;
+        self.parse_response(&answer)
+    }
+}
+
+impl AnthropicModel {
+    fn http_for(&self, params: &ModelRequestParameters) -> std::borrow::Cow<'_, HttpTransport> {
+        if self.uses_tool_search(params) {
+            let mut http = self.http.as_ref().clone();
+            let beta = match http.headers.get("anthropic-beta").and_then(|v| v.to_str().ok()) {
+                Some(existing) if existing.contains(TOOL_SEARCH_BETA) => existing.to_string(),
+                Some(existing) => format!("{existing},{TOOL_SEARCH_BETA}"),
+                None => TOOL_SEARCH_BETA.to_string(),
+            };
+            if header(&mut http.headers, "anthropic-beta", &beta, false).is_ok() {
+                return std::borrow::Cow::Owned(http);
+            }
+        }
+        std::borrow::Cow::Borrowed(self.http.as_ref())
+    }
+}
+
+impl StreamingModel for AnthropicModel {
+    async fn request_stream(
+        &self,
+        messages: &[ModelMessage],
+        settings: Option<&ModelSettings>,
+        params: &ModelRequestParameters,
+    ) -> Result<ModelStream, ModelError> {
+        let body = self.request_body(messages, settings, params, true)?;
+        let http = self.http_for(params);
+        let sse = http.post_sse(&self.url(), &body, settings_timeout(settings)).await?;
+        Ok(drive(
+            sse,
+            AnthropicStream {
+                name: self.name.clone(),
+                base_url: self.base_url.clone(),
+                assembler: Some(ResponseAssembler::new()),
+                raw: HashMap::new(),
+                raw_done: Vec::new(),
+                id: None,
+                model: None,
+                usage: Value::Object(Map::new()),
+                stop: None,
+            },
+        ))
+    }
+}
+
+struct AnthropicStream {
+    name: String,
+    base_url: String,
+    assembler: Option<ResponseAssembler>,
+    /// Server blocks being streamed: index -> (position, block, partial input JSON).
+    raw: HashMap<u64, (usize, Value, String)>,
+    raw_done: Vec<Value>,
+    id: Option<String>,
+    model: Option<String>,
+    usage: Value,
+    stop: Option<String>,
+}
+
+impl AnthropicStream {
+    fn merge_usage(&mut self, u: &Value) {
+        if let (Value::Object(target), Value::Object(src)) = (&mut self.usage, u) {
+            for (k, v) in src {
+                if !v.is_null() {
+                    target.insert(k.clone(), v.clone());
+                }
+            }
+        }
+    }
+}
+
+impl StreamProcessor for AnthropicStream {
+    fn on_event(&mut self, event: &SseEvent, out: &mut Vec<ModelStreamEvent>) -> Result<bool, ModelError> {
+        if event.data.trim().is_empty() {
+            return Ok(false);
+        }
+        let v = parse_event_json("anthropic", &event.data)?;
+        let kind = v.get("type").and_then(Value::as_str).unwrap_or(event.event.as_str()).to_string();
+        let Some(a) = self.assembler.as_mut() else { return Ok(true) };
+        let index = v.get("index").and_then(Value::as_u64).unwrap_or(0);
+        let key = index.to_string();
+        match kind.as_str() {
+            "message_start" => {
+                let m = v.get("message").cloned().unwrap_or(Value::Null);
+                self.id = m.get("id").and_then(Value::as_str).map(str::to_string);
+                self.model = m.get("model").and_then(Value::as_str).map(str::to_string);
+                if let Some(u) = m.get("usage") {
+                    self.merge_usage(u);
+                }
+            }
+            "content_block_start" => {
+                let block = v.get("content_block").cloned().unwrap_or(Value::Null);
+                match block.get("type").and_then(Value::as_str) {
+                    Some("text") => {
+                        out.extend(a.text_delta(&key, block.get("text").and_then(Value::as_str).unwrap_or_default()))
+                    }
+                    Some("tool_use") => {
+                        let id = block
+                            .get("id")
+                            .and_then(Value::as_str)
+                            .map(str::to_string)
+                            .unwrap_or_else(generate_tool_call_id);
+                        out.push(a.tool_call_start(
+                            &key,
+                            &id,
+                            block.get("name").and_then(Value::as_str).unwrap_or_default(),
+                        ));
+                        if let Some(ModelResponsePart::ToolCall(c)) = a.part_mut(&key) {
+                            c.provider_name = Some("anthropic".into());
+                        }
+                        if let Some(input) = block.get("input").filter(|i| i.as_object().is_some_and(|o| !o.is_empty()))
+                        {
+                            out.extend(a.tool_call_args_delta(&key, &input.to_string()));
+                        }
+                    }
+                    Some("thinking") => {
+                        out.extend(
+                            a.thinking_delta(&key, block.get("thinking").and_then(Value::as_str).unwrap_or_default()),
+                        );
+                        if let Some(sig) = block.get("signature").and_then(Value::as_str).filter(|s| !s.is_empty()) {
+                            a.thinking_signature_delta(&key, sig);
+                        }
+                        if let Some(ModelResponsePart::Thinking(t)) = a.part_mut(&key) {
+                            t.provider_name = Some("anthropic".into());
+                        }
+                    }
+                    Some("redacted_thinking") => {
+                        let mut t = ThinkingPart::new("");
+                        t.id = Some("redacted_thinking".into());
+                        t.signature = block.get("data").and_then(Value::as_str).map(str::to_string);
+                        t.provider_name = Some("anthropic".into());
+                        a.push_part(Some(&key), ModelResponsePart::Thinking(t));
+                    }
+                    _ => {
+                        self.raw.insert(index, (a.parts().len(), block, String::new()));
+                    }
+                }
+            }
+            "content_block_delta" => {
+                let delta = v.get("delta").cloned().unwrap_or(Value::Null);
+                let text = |k: &str| delta.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+                match delta.get("type").and_then(Value::as_str) {
+                    Some("text_delta") => out.extend(a.text_delta(&key, &text("text"))),
+                    Some("input_json_delta") => {
+                        if let Some((_, _, partial)) = self.raw.get_mut(&index) {
+                            partial.push_str(&text("partial_json"));
+                        } else {
+                            out.extend(a.tool_call_args_delta(&key, &text("partial_json")));
+                        }
+                    }
+                    Some("thinking_delta") => out.extend(a.thinking_delta(&key, &text("thinking"))),
+                    Some("signature_delta") => a.thinking_signature_delta(&key, &text("signature")),
+                    _ => {}
+                }
+            }
+            "content_block_stop" => {
+                if let Some((position, mut block, partial)) = self.raw.remove(&index) {
+                    if !partial.trim().is_empty()
+                        && let Ok(input) = serde_json::from_str::<Value>(&partial)
+                    {
+                        block["input"] = input;
+                    }
+                    self.raw_done.push(json!({"after_part": position, "block": block}));
+                } else {
+                    out.extend(a.tool_call_end(&key, true));
+                }
+            }
+            "message_delta" => {
+                if let Some(stop) = v.pointer("/delta/stop_reason").and_then(Value::as_str) {
+                    self.stop = Some(stop.to_string());
+                }
+                if let Some(u) = v.get("usage") {
+                    self.merge_usage(u);
+                }
+            }
+            "message_stop" => return Ok(true),
+            "error" => {
+                let message = v.pointer("/error/message").and_then(Value::as_str).unwrap_or("no message");
+                let kind = v.pointer("/error/type").and_then(Value::as_str).unwrap_or("error");
+                return Err(ModelError::new(
+                    "ModelAPIError",
+                    format!("the anthropic stream reported an error ({kind}): {message}. Try again"),
+                ));
+            }
+            _ => {}
+        }
+        Ok(false)
+    }
+
+    fn finish(&mut self, out: &mut Vec<ModelStreamEvent>) -> Result<ModelResponse, ModelError> {
+        let (parts, ends) = self.assembler.take().unwrap_or_default().finish(true);
+        out.extend(ends);
+        let mut response = ModelResponse::new(parts);
+        fill(
+            &mut response,
+            &self.name,
+            &self.base_url,
+            self.model.as_deref(),
+            self.id.as_deref(),
+            usage(&self.usage),
+            self.stop.as_deref(),
+            std::mem::take(&mut self.raw_done),
+        );
+        Ok(response)
+    }
+}

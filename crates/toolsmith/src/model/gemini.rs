@@ -1,0 +1,776 @@
+//! [`GeminiModel`]: Google's Gemini API (`generateContent`, `streamGenerateContent`).
+//!
+//! # Mapping
+//! - System prompts and instructions form `systemInstruction`; consecutive turns of one role
+//!   are merged; the model's turns have role `model`.
+//! - User prompts: `text`, `inlineData` for binary content, `fileData` for URLs.
+//! - Tool returns are `functionResponse` parts: an object return as it is, any other value as
+//!   `{"output": value}`; a retried, denied or failed call as `{"error": text}` (Gemini's
+//!   documented convention, it has no error flag). Retry feedback is a user `text` part.
+//! - Thinking: `thought` parts become thinking parts with their `thoughtSignature`; signatures
+//!   on function calls and text are kept in the part's `provider_details.thought_signature` and
+//!   sent back to Gemini (for Gemini 3 models, a call without one — e.g. from another provider's
+//!   history — gets the documented `skip_thought_signature_validator` placeholder).
+//! - Tool schemas are converted to Gemini's OpenAPI subset (see [`gemini_schema`]); return
+//!   schemas go to the native `responseJsonSchema` field.
+//! - `tool_choice` maps to `functionCallingConfig`: `AUTO`, `NONE`, `ANY`, and
+//!   `allowedFunctionNames` with `ANY` (required) or `VALIDATED` (text allowed) for every
+//!   restriction, over the full tool list: the prompt cache is never broken.
+//! - Gemini has no native tool search: tools with `defer_loading` are not sent.
+
+use std::sync::Arc;
+
+use reqwest::header::HeaderMap;
+use serde_json::{Map, Value, json};
+
+use crate::error::UserError;
+use crate::messages::{
+    MediaContent, ModelMessage, ModelRequestPart, ModelResponse, ModelResponsePart, TextPart, ThinkingPart,
+    ToolCallPart, ToolOutcome, ToolReturnPart, UserContent, UserPromptContent, generate_tool_call_id,
+};
+use crate::model::http::{
+    ConnectionOptions, DEFAULT_TIMEOUT, HttpTransport, SseEvent, StreamProcessor, connection_builder_methods, drive,
+    header, join_url, parse_event_json, settings_timeout,
+};
+use crate::model::stream::{ModelStream, ModelStreamEvent, ResponseAssembler, StreamingModel};
+use crate::model::wire::{self, put};
+use crate::model::{Model, ModelError, ModelRequestParameters, ModelSettings, ResolvedToolChoice};
+use crate::tool::ToolDefinition;
+use crate::usage::RequestUsage;
+
+/// Google's Gemini API.
+pub const GEMINI_BASE_URL: &str = "https://generativelanguage.googleapis.com";
+const SYSTEM: &str = "google";
+const SKIP_SIGNATURE: &str = "skip_thought_signature_validator";
+
+const ALLOWED_KEYS: &[&str] = &[
+    "type",
+    "format",
+    "description",
+    "nullable",
+    "enum",
+    "maxItems",
+    "minItems",
+    "properties",
+    "required",
+    "minProperties",
+    "maxProperties",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "anyOf",
+    "items",
+    "minimum",
+    "maximum",
+    "propertyOrdering",
+];
+
+/// Converts a JSON schema to the OpenAPI subset Gemini accepts for function parameters:
+/// `$ref`s inlined (recursive ones cut to a plain object), `const` → one-value `enum`, enums as
+/// strings, `oneOf` → `anyOf`, a `null` alternative (`["string", "null"]`, `anyOf` with
+/// `{"type": "null"}`) → `nullable: true`, a single-schema `allOf` merged, unsupported
+/// `format`s and bounds moved into the description, and every keyword Gemini does not know
+/// (`additionalProperties`, `title`, `default`, `$schema`...) dropped.
+///
+/// ```
+/// use serde_json::json;
+/// let s = toolsmith::model::gemini_schema(&json!({
+///     "type": "object",
+///     "additionalProperties": false,
+///     "properties": {"unit": {"anyOf": [{"type": "string", "enum": ["c", "f"]}, {"type": "null"}]}},
+/// }));
+/// assert_eq!(s, json!({
+///     "type": "object",
+///     "properties": {"unit": {"type": "string", "enum": ["c", "f"], "nullable": true}},
+/// }));
+/// ```
+pub fn gemini_schema(schema: &Value) -> Value {
+    let defs = schema.get("$defs").or_else(|| schema.get("definitions")).cloned().unwrap_or(Value::Null);
+    convert(schema, &defs, 0)
+}
+
+fn resolve<'a>(r: &str, defs: &'a Value) -> Option<&'a Value> {
+    let name = r.rsplit('/').next()?;
+    defs.get(name)
+}
+
+fn convert(v: &Value, defs: &Value, depth: usize) -> Value {
+    let Value::Object(src) = v else { return v.clone() };
+    if depth > 32 {
+        return json!({"type": "object"});
+    }
+    let mut m = src.clone();
+    if let Some(Value::String(r)) = m.remove("$ref") {
+        match resolve(&r, defs) {
+            Some(target) if depth < 8 => {
+                let mut merged = target.as_object().cloned().unwrap_or_default();
+                for (k, val) in m {
+                    merged.insert(k, val);
+                }
+                return convert(&Value::Object(merged), defs, depth + 1);
+            }
+            _ => {
+                return json!({"type": "object", "description": format!("(a {} object)", r.rsplit('/').next().unwrap_or("nested"))});
+            }
+        }
+    }
+    if let Some(Value::Array(all)) = m.remove("allOf") {
+        if let [single] = all.as_slice()
+            && let Some(obj) = single.as_object()
+        {
+            for (k, val) in obj {
+                m.entry(k.clone()).or_insert_with(|| val.clone());
+            }
+            return convert(&Value::Object(m), defs, depth + 1);
+        }
+        m.insert("anyOf".into(), Value::Array(all));
+    }
+    if let Some(one) = m.remove("oneOf") {
+        m.insert("anyOf".into(), one);
+    }
+    if let Some(c) = m.remove("const") {
+        m.insert("enum".into(), Value::Array(vec![c]));
+    }
+    let mut notes: Vec<String> = Vec::new();
+    // Type lists with null.
+    if let Some(Value::Array(types)) = m.get("type").cloned() {
+        let non_null: Vec<Value> = types.iter().filter(|t| t.as_str() != Some("null")).cloned().collect();
+        if non_null.len() < types.len() {
+            m.insert("nullable".into(), true.into());
+        }
+        match non_null.as_slice() {
+            [one] => {
+                m.insert("type".into(), one.clone());
+            }
+            [] => {
+                m.remove("type");
+            }
+            many => {
+                m.remove("type");
+                m.insert("anyOf".into(), Value::Array(many.iter().map(|t| json!({"type": t})).collect()));
+            }
+        }
+    }
+    if let Some(Value::Array(any)) = m.remove("anyOf") {
+        let non_null: Vec<&Value> =
+            any.iter().filter(|s| s.get("type").and_then(Value::as_str) != Some("null")).collect();
+        if non_null.len() < any.len() {
+            m.insert("nullable".into(), true.into());
+        }
+        if let [one] = non_null.as_slice() {
+            let inner = convert(one, defs, depth + 1);
+            if let Value::Object(inner) = inner {
+                for (k, val) in inner {
+                    if k == "description" && m.contains_key("description") {
+                        continue;
+                    }
+                    m.entry(k).or_insert(val);
+                }
+            }
+        } else if !non_null.is_empty() {
+            m.insert("anyOf".into(), Value::Array(non_null.iter().map(|s| convert(s, defs, depth + 1)).collect()));
+        }
+    }
+    if let Some(Value::Array(values)) = m.get("enum").cloned()
+        && values.iter().any(|x| !x.is_string())
+    {
+        let strings: Vec<Value> = values
+            .iter()
+            .map(|x| match x {
+                Value::String(s) => Value::String(s.clone()),
+                other => Value::String(other.to_string()),
+            })
+            .collect();
+        m.insert("enum".into(), Value::Array(strings));
+        m.insert("type".into(), "string".into());
+    }
+    if let Some(Value::String(f)) = m.get("format").cloned() {
+        let ty = m.get("type").and_then(Value::as_str).unwrap_or("");
+        let ok = match ty {
+            "string" => f == "date-time" || f == "enum",
+            "integer" => f == "int32" || f == "int64",
+            "number" => f == "float" || f == "double",
+            _ => false,
+        };
+        if !ok {
+            m.remove("format");
+            notes.push(format!("format: {f}"));
+        }
+    }
+    for key in ["exclusiveMinimum", "exclusiveMaximum", "multipleOf"] {
+        if let Some(val) = m.remove(key) {
+            notes.push(format!("{key}: {val}"));
+        }
+    }
+    if !notes.is_empty() {
+        let joined = notes.join(", ");
+        let d = match m.get("description").and_then(Value::as_str) {
+            Some(d) if !d.is_empty() => format!("{d} ({joined})"),
+            _ => format!("({joined})"),
+        };
+        m.insert("description".into(), d.into());
+    }
+    if let Some(Value::Object(props)) = m.get("properties").cloned() {
+        let converted: Map<String, Value> =
+            props.iter().map(|(k, s)| (k.clone(), convert(s, defs, depth + 1))).collect();
+        m.insert("properties".into(), Value::Object(converted));
+    }
+    if let Some(items) = m.get("items").cloned() {
+        match items {
+            Value::Object(_) => {
+                m.insert("items".into(), convert(&items, defs, depth + 1));
+            }
+            Value::Array(list) if !list.is_empty() => {
+                m.insert("items".into(), convert(&list[0], defs, depth + 1));
+            }
+            _ => {
+                m.remove("items");
+            }
+        }
+    } else if let Some(Value::Array(prefix)) = m.get("prefixItems").cloned()
+        && let Some(first) = prefix.first()
+    {
+        m.insert("items".into(), convert(first, defs, depth + 1));
+    }
+    m.retain(|k, _| ALLOWED_KEYS.contains(&k.as_str()));
+    if m.get("type").and_then(Value::as_str) == Some("array") && !m.contains_key("items") {
+        m.insert("items".into(), json!({"type": "string"}));
+    }
+    Value::Object(m)
+}
+
+/// A Gemini model served by Google's Gemini API (Google AI Studio).
+///
+/// ```no_run
+/// let model = toolsmith::model::GeminiModel::from_env("gemini-2.5-flash")?;
+/// # Ok::<(), toolsmith::UserError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct GeminiModel {
+    name: String,
+    base_url: String,
+    api_version: String,
+    http: Arc<HttpTransport>,
+}
+
+/// Builds a [`GeminiModel`].
+#[derive(Clone)]
+pub struct GeminiModelBuilder {
+    model: String,
+    opts: ConnectionOptions,
+    api_version: String,
+    from_env: bool,
+}
+
+impl std::fmt::Debug for GeminiModelBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GeminiModelBuilder").field("model", &self.model).finish_non_exhaustive()
+    }
+}
+
+impl GeminiModelBuilder {
+    connection_builder_methods!();
+
+    /// The API version in the path (default `v1beta`); ignored when the base URL already ends
+    /// with a version.
+    pub fn api_version(mut self, version: impl Into<String>) -> Self {
+        self.api_version = version.into();
+        self
+    }
+
+    /// Reads the key and base URL missing from the builder from `GEMINI_API_KEY` (or
+    /// `GOOGLE_API_KEY`) and `GEMINI_BASE_URL`.
+    pub fn from_env(mut self) -> Self {
+        self.from_env = true;
+        self
+    }
+
+    /// Builds the model; a key is required for Google's own API.
+    pub fn build(mut self) -> Result<GeminiModel, UserError> {
+        if self.from_env {
+            let var = |n: &str| std::env::var(n).ok().filter(|v| !v.trim().is_empty());
+            if self.opts.base_url.is_none() {
+                self.opts.base_url = var("GEMINI_BASE_URL");
+            }
+            if self.opts.api_key.is_none() {
+                self.opts.api_key = var("GEMINI_API_KEY").or_else(|| var("GOOGLE_API_KEY"));
+            }
+        }
+        let base_url = self.opts.base_url.clone().unwrap_or_else(|| GEMINI_BASE_URL.to_string());
+        let key = self.opts.api_key.clone();
+        if key.is_none() && base_url.contains("generativelanguage.googleapis.com") {
+            return Err(UserError::new(
+                "GEMINI_API_KEY is not set: export it with your Gemini API key (or GOOGLE_API_KEY), or pass it with `GeminiModel::builder(..).api_key(...)`",
+            ));
+        }
+        let mut auth = HeaderMap::new();
+        // A custom base URL (a proxy, a compatible server) may need no key.
+        if let Some(key) = &key {
+            header(&mut auth, "x-goog-api-key", key, true)?;
+        }
+        let http = self.opts.transport(SYSTEM, &self.model, auth, DEFAULT_TIMEOUT)?;
+        Ok(GeminiModel {
+            name: self.model.trim_start_matches("models/").to_string(),
+            base_url: base_url.trim_end_matches('/').to_string(),
+            api_version: self.api_version,
+            http: Arc::new(http),
+        })
+    }
+}
+
+fn usage(u: &Value) -> RequestUsage {
+    let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
+    let thoughts = n("thoughtsTokenCount");
+    let mut usage =
+        RequestUsage::new(n("promptTokenCount") + n("toolUsePromptTokenCount"), n("candidatesTokenCount") + thoughts);
+    usage.cache_read_tokens = n("cachedContentTokenCount");
+    if thoughts > 0 {
+        usage.details = Some(json!({"thoughts_tokens": thoughts}));
+    }
+    usage
+}
+
+fn finish_reason(raw: &str) -> &'static str {
+    match raw {
+        "STOP" => "stop",
+        "MAX_TOKENS" => "length",
+        "SAFETY" | "RECITATION" | "BLOCKLIST" | "PROHIBITED_CONTENT" | "SPII" | "IMAGE_SAFETY" => "content_filter",
+        _ => "error",
+    }
+}
+
+impl GeminiModel {
+    /// A builder for `model`.
+    pub fn builder(model: impl Into<String>) -> GeminiModelBuilder {
+        GeminiModelBuilder {
+            model: model.into(),
+            opts: ConnectionOptions::default(),
+            api_version: "v1beta".into(),
+            from_env: false,
+        }
+    }
+
+    /// The model with its key and base URL from `GEMINI_API_KEY` and `GEMINI_BASE_URL`.
+    pub fn from_env(model: impl Into<String>) -> Result<Self, UserError> {
+        Self::builder(model).from_env().build()
+    }
+
+    fn url(&self, stream: bool) -> String {
+        let last = self.base_url.rsplit('/').next().unwrap_or("");
+        let versioned = last.starts_with('v') && last[1..].chars().next().is_some_and(|c| c.is_ascii_digit());
+        let base = if versioned { self.base_url.clone() } else { join_url(&self.base_url, &self.api_version) };
+        let method = if stream { "streamGenerateContent?alt=sse" } else { "generateContent" };
+        join_url(&base, &format!("models/{}:{method}", self.name))
+    }
+
+    /// The request body for these messages and parameters (what is POSTed).
+    pub fn request_body(
+        &self,
+        messages: &[ModelMessage],
+        settings: Option<&ModelSettings>,
+        params: &ModelRequestParameters,
+    ) -> Result<Value, ModelError> {
+        let mut body = Map::new();
+        let mut system: Vec<String> = wire::instructions(messages, params).into_iter().collect();
+        system.extend(messages.iter().filter_map(ModelMessage::as_request).flat_map(|r| {
+            r.parts.iter().filter_map(|p| match p {
+                ModelRequestPart::SystemPrompt(s) => Some(s.content.clone()),
+                _ => None,
+            })
+        }));
+        body.insert("contents".into(), Value::Array(self.map_messages(messages)?));
+        if !system.is_empty() {
+            body.insert("systemInstruction".into(), json!({"parts": [{"text": system.join("\n\n")}]}));
+        }
+        let choice = wire::tool_choice(settings, params)?;
+        let tools: Vec<&ToolDefinition> = wire::all_tools(params).into_iter().filter(|t| !t.defer_loading).collect();
+        if !tools.is_empty() {
+            let decls: Vec<Value> = tools.iter().map(|t| map_tool(t)).collect();
+            body.insert("tools".into(), json!([{"functionDeclarations": decls}]));
+            let config = match &choice {
+                ResolvedToolChoice::Auto => None,
+                ResolvedToolChoice::None => Some(json!({"mode": "NONE"})),
+                ResolvedToolChoice::Required => Some(json!({"mode": "ANY"})),
+                ResolvedToolChoice::Restricted { required, tools } => Some(json!({
+                    "mode": if *required { "ANY" } else { "VALIDATED" },
+                    "allowedFunctionNames": tools.iter().collect::<Vec<_>>(),
+                })),
+            };
+            if let Some(c) = config {
+                body.insert("toolConfig".into(), json!({"functionCallingConfig": c}));
+            }
+        }
+        let mut generation = Map::new();
+        if let Some(s) = settings {
+            put(&mut generation, "maxOutputTokens", s.max_tokens);
+            put(&mut generation, "temperature", s.temperature);
+            put(&mut generation, "topP", s.top_p);
+            put(&mut generation, "seed", s.seed);
+        }
+        if !generation.is_empty() {
+            body.insert("generationConfig".into(), Value::Object(generation));
+        }
+        let mut body = Value::Object(body);
+        wire::merge_extra(&mut body, settings.and_then(|s| s.extra.as_ref()));
+        Ok(body)
+    }
+
+    fn needs_signature(&self) -> bool {
+        self.name.contains("gemini-3")
+    }
+
+    fn function_response(&self, name: &str, id: &str, response: Value) -> Value {
+        let mut f = Map::new();
+        f.insert("name".into(), name.into());
+        f.insert("response".into(), response);
+        if !id.starts_with("pyd_ai_") {
+            f.insert("id".into(), id.into());
+        }
+        json!({"functionResponse": Value::Object(f)})
+    }
+
+    fn tool_response(&self, part: &ToolReturnPart) -> Value {
+        let response = match part.outcome {
+            ToolOutcome::Success => match &part.content {
+                Value::Object(_) => part.content.clone(),
+                other => json!({"output": other}),
+            },
+            _ => json!({"error": wire::tool_return_text(part)}),
+        };
+        self.function_response(&part.tool_name, &part.tool_call_id, response)
+    }
+
+    fn map_messages(&self, messages: &[ModelMessage]) -> Result<Vec<Value>, ModelError> {
+        let mut turns: Vec<(&'static str, Vec<Value>)> = Vec::new();
+        let mut push = |role: &'static str, parts: Vec<Value>| {
+            if parts.is_empty() {
+                return;
+            }
+            match turns.last_mut() {
+                Some((r, existing)) if *r == role => existing.extend(parts),
+                _ => turns.push((role, parts)),
+            }
+        };
+        for message in messages {
+            match message {
+                ModelMessage::Request(request) => {
+                    let mut parts = Vec::new();
+                    for part in &request.parts {
+                        match part {
+                            ModelRequestPart::SystemPrompt(_) => {}
+                            ModelRequestPart::UserPrompt(p) => parts.extend(map_user_content(&p.content)),
+                            ModelRequestPart::ToolReturn(p) => parts.push(self.tool_response(p)),
+                            ModelRequestPart::RetryFeedback(p) => parts.push(json!({"text": wire::feedback_text(p)})),
+                            ModelRequestPart::RetryPrompt(p) => match (&p.tool_name, &p.tool_call_id) {
+                                (Some(name), Some(id)) => parts.push(self.function_response(
+                                    name,
+                                    id,
+                                    json!({"error": wire::retry_prompt_text(p)}),
+                                )),
+                                _ => parts.push(json!({"text": wire::retry_prompt_text(p)})),
+                            },
+                        }
+                    }
+                    push("user", parts);
+                }
+                ModelMessage::Response(response) => {
+                    let own = response.provider_name.as_deref() == Some(SYSTEM);
+                    let signature = |details: &Option<Value>| -> Option<Value> {
+                        own.then(|| details.as_ref()?.get("thought_signature").cloned()).flatten()
+                    };
+                    let mut parts = Vec::new();
+                    let mut first_call = true;
+                    for part in &response.parts {
+                        match part {
+                            ModelResponsePart::Text(t) if !t.content.is_empty() => {
+                                let mut p = json!({"text": t.content});
+                                if let Some(sig) = signature(&t.provider_details) {
+                                    p["thoughtSignature"] = sig;
+                                }
+                                parts.push(p);
+                            }
+                            ModelResponsePart::Text(_) => {}
+                            ModelResponsePart::ToolCall(c) => {
+                                let mut call = Map::new();
+                                call.insert("name".into(), c.tool_name.clone().into());
+                                call.insert("args".into(), wire::args_object(&c.args));
+                                if !c.tool_call_id.starts_with("pyd_ai_") {
+                                    call.insert("id".into(), c.tool_call_id.clone().into());
+                                }
+                                let mut p = json!({"functionCall": Value::Object(call)});
+                                match signature(&c.provider_details) {
+                                    Some(sig) => p["thoughtSignature"] = sig,
+                                    None if first_call && self.needs_signature() => {
+                                        p["thoughtSignature"] = SKIP_SIGNATURE.into();
+                                    }
+                                    None => {}
+                                }
+                                first_call = false;
+                                parts.push(p);
+                            }
+                            ModelResponsePart::Thinking(t) if own && t.provider_name.as_deref() == Some(SYSTEM) => {
+                                let mut p = json!({"text": t.content, "thought": true});
+                                if let Some(sig) = &t.signature {
+                                    p["thoughtSignature"] = sig.clone().into();
+                                }
+                                parts.push(p);
+                            }
+                            ModelResponsePart::Thinking(_) => {}
+                        }
+                    }
+                    push("model", parts);
+                }
+            }
+        }
+        Ok(turns.into_iter().map(|(role, parts)| json!({"role": role, "parts": parts})).collect())
+    }
+
+    fn part_from_wire(&self, p: &Value) -> Option<ModelResponsePart> {
+        let signature = p.get("thoughtSignature").and_then(Value::as_str);
+        if let Some(call) = p.get("functionCall") {
+            let id = call
+                .get("id")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .unwrap_or_else(generate_tool_call_id);
+            let mut c = ToolCallPart::new(
+                call.get("name").and_then(Value::as_str).unwrap_or_default(),
+                call.get("args").cloned().unwrap_or_else(|| json!({})),
+                id,
+            );
+            c.provider_name = Some(SYSTEM.into());
+            if let Some(sig) = signature {
+                c.provider_details = Some(json!({"thought_signature": sig}));
+            }
+            return Some(ModelResponsePart::ToolCall(c));
+        }
+        let text = p.get("text").and_then(Value::as_str)?;
+        if p.get("thought").and_then(Value::as_bool) == Some(true) {
+            let mut t = ThinkingPart::new(text);
+            t.signature = signature.map(str::to_string);
+            t.provider_name = Some(SYSTEM.into());
+            return Some(ModelResponsePart::Thinking(t));
+        }
+        let mut t = TextPart::new(text);
+        if let Some(sig) = signature {
+            t.provider_name = Some(SYSTEM.into());
+            t.provider_details = Some(json!({"thought_signature": sig}));
+        }
+        Some(ModelResponsePart::Text(t))
+    }
+
+    /// Reads a `generateContent` response body.
+    pub fn parse_response(&self, v: &Value) -> Result<ModelResponse, ModelError> {
+        let candidate = v.get("candidates").and_then(|c| c.get(0));
+        if candidate.is_none()
+            && let Some(reason) = v.pointer("/promptFeedback/blockReason").and_then(Value::as_str)
+        {
+            return Err(ModelError::new(
+                "UnexpectedModelBehavior",
+                format!("Gemini blocked the prompt ({reason}); rephrase the request or adjust the safety settings"),
+            ));
+        }
+        let parts: Vec<ModelResponsePart> = candidate
+            .and_then(|c| c.pointer("/content/parts"))
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|p| self.part_from_wire(p))
+            .filter(
+                |p| !matches!(p, ModelResponsePart::Text(t) if t.content.is_empty() && t.provider_details.is_none()),
+            )
+            .collect();
+        let mut response = ModelResponse::new(parts);
+        self.fill(&mut response, v, candidate.and_then(|c| c.get("finishReason")).and_then(Value::as_str));
+        Ok(response)
+    }
+
+    fn fill(&self, response: &mut ModelResponse, v: &Value, finish: Option<&str>) {
+        response.usage = v.get("usageMetadata").map(usage).unwrap_or_default();
+        response.model_name = Some(v.get("modelVersion").and_then(Value::as_str).unwrap_or(&self.name).to_string());
+        response.provider_name = Some(SYSTEM.into());
+        response.provider_url = Some(self.base_url.clone());
+        response.provider_response_id = v.get("responseId").and_then(Value::as_str).map(str::to_string);
+        if let Some(raw) = finish {
+            response.finish_reason = Some(finish_reason(raw).to_string());
+            response.provider_details = Some(json!({"finish_reason": raw}));
+        }
+    }
+}
+
+fn map_tool(def: &ToolDefinition) -> Value {
+    let mut f = Map::new();
+    f.insert("name".into(), def.name.clone().into());
+    put(&mut f, "description", def.description.clone());
+    let params = gemini_schema(&def.parameters_json_schema);
+    let empty = params.get("properties").and_then(Value::as_object).is_none_or(|p| p.is_empty());
+    if !empty {
+        f.insert("parameters".into(), params);
+    }
+    if let Some(r) = wire::informative_return_schema(def) {
+        f.insert("responseJsonSchema".into(), r.clone());
+    }
+    Value::Object(f)
+}
+
+fn map_user_content(content: &UserPromptContent) -> Vec<Value> {
+    let items = match content {
+        UserPromptContent::Text(s) => return vec![json!({"text": s})],
+        UserPromptContent::Parts(items) => items,
+    };
+    let mut out = Vec::new();
+    for item in items {
+        match item {
+            UserContent::Text(t) => out.push(json!({"text": t})),
+            UserContent::Media(m) => out.push(map_media(m)),
+            UserContent::Other(v) => {
+                tracing::warn!(content = %v, "user content of an unknown kind is not sent to Gemini")
+            }
+        }
+    }
+    out
+}
+
+fn map_media(m: &MediaContent) -> Value {
+    match m {
+        MediaContent::Binary(b) => json!({"inlineData": {"mimeType": b.media_type, "data": b.data}}),
+        MediaContent::ImageUrl(u)
+        | MediaContent::AudioUrl(u)
+        | MediaContent::VideoUrl(u)
+        | MediaContent::DocumentUrl(u) => {
+            let mime =
+                u.media_type.clone().or_else(|| wire::guess_media_type(&u.url).map(str::to_string)).unwrap_or_else(
+                    || {
+                        match m {
+                            MediaContent::ImageUrl(_) => "image/jpeg",
+                            MediaContent::AudioUrl(_) => "audio/mpeg",
+                            MediaContent::VideoUrl(_) => "video/mp4",
+                            _ => "application/pdf",
+                        }
+                        .to_string()
+                    },
+                );
+            json!({"fileData": {"mimeType": mime, "fileUri": u.url}})
+        }
+    }
+}
+
+impl Model for GeminiModel {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn system(&self) -> &str {
+        SYSTEM
+    }
+
+    async fn request(
+        &self,
+        messages: &[ModelMessage],
+        settings: Option<&ModelSettings>,
+        params: &ModelRequestParameters,
+    ) -> Result<ModelResponse, ModelError> {
+        let body = self.request_body(messages, settings, params)?;
+        let answer = self.http.post_json(&self.url(false), &body, settings_timeout(settings)).await?;
+        self.parse_response(&answer)
+    }
+}
+
+impl StreamingModel for GeminiModel {
+    async fn request_stream(
+        &self,
+        messages: &[ModelMessage],
+        settings: Option<&ModelSettings>,
+        params: &ModelRequestParameters,
+    ) -> Result<ModelStream, ModelError> {
+        let body = self.request_body(messages, settings, params)?;
+        let sse = self.http.post_sse(&self.url(true), &body, settings_timeout(settings)).await?;
+        Ok(drive(
+            sse,
+            GeminiStream {
+                model: self.clone(),
+                assembler: Some(ResponseAssembler::new()),
+                segment: 0,
+                calls: 0,
+                last: Value::Null,
+                finish: None,
+            },
+        ))
+    }
+}
+
+struct GeminiStream {
+    model: GeminiModel,
+    assembler: Option<ResponseAssembler>,
+    /// Bumped after each function call, so that text after a call is a new part.
+    segment: usize,
+    calls: usize,
+    last: Value,
+    finish: Option<String>,
+}
+
+impl StreamProcessor for GeminiStream {
+    fn on_event(&mut self, event: &SseEvent, out: &mut Vec<ModelStreamEvent>) -> Result<bool, ModelError> {
+        if event.data.trim().is_empty() {
+            return Ok(false);
+        }
+        let v = parse_event_json(SYSTEM, &event.data)?;
+        if let Some(err) = v.get("error") {
+            let message = err.get("message").and_then(Value::as_str).unwrap_or("no message");
+            return Err(ModelError::new("ModelAPIError", format!("the Gemini stream reported an error: {message}")));
+        }
+        let Some(a) = self.assembler.as_mut() else { return Ok(true) };
+        let candidate = v.get("candidates").and_then(|c| c.get(0));
+        for p in candidate.and_then(|c| c.pointer("/content/parts")).and_then(Value::as_array).into_iter().flatten() {
+            match self.model.part_from_wire(p) {
+                Some(ModelResponsePart::ToolCall(call)) => {
+                    let key = format!("call{}", self.calls);
+                    self.calls += 1;
+                    self.segment += 1;
+                    out.push(a.tool_call_start(&key, &call.tool_call_id, &call.tool_name));
+                    out.extend(a.tool_call_args_delta(&key, &call.args.to_string()));
+                    out.extend(a.tool_call_end(&key, true));
+                    if let Some(ModelResponsePart::ToolCall(c)) = a.part_mut(&key) {
+                        c.provider_name = call.provider_name;
+                        c.provider_details = call.provider_details;
+                    }
+                }
+                Some(ModelResponsePart::Thinking(t)) => {
+                    let key = format!("thought{}", self.segment);
+                    out.extend(a.thinking_delta(&key, &t.content));
+                    if let Some(sig) = &t.signature {
+                        a.thinking_signature_delta(&key, sig);
+                    }
+                    if let Some(ModelResponsePart::Thinking(part)) = a.part_mut(&key) {
+                        part.provider_name = Some(SYSTEM.into());
+                    }
+                }
+                Some(ModelResponsePart::Text(t)) => {
+                    let key = format!("text{}", self.segment);
+                    out.extend(a.text_delta(&key, &t.content));
+                    if t.provider_details.is_some()
+                        && let Some(ModelResponsePart::Text(part)) = a.part_mut(&key)
+                    {
+                        part.provider_name = t.provider_name;
+                        part.provider_details = t.provider_details;
+                    }
+                }
+                None => {}
+            }
+        }
+        if let Some(f) = candidate.and_then(|c| c.get("finishReason")).and_then(Value::as_str) {
+            self.finish = Some(f.to_string());
+        }
+        self.last = v;
+        Ok(false)
+    }
+
+    fn finish(&mut self, out: &mut Vec<ModelStreamEvent>) -> Result<ModelResponse, ModelError> {
+        let (parts, ends) = self.assembler.take().unwrap_or_default().finish(true);
+        out.extend(ends);
+        let mut response = ModelResponse::new(parts);
+        self.model.fill(&mut response, &self.last, self.finish.as_deref());
+        Ok(response)
+    }
+}

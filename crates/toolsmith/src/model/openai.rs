@@ -1,0 +1,824 @@
+//! [`OpenAIChatModel`]: OpenAI Chat Completions, and any OpenAI-compatible server (vLLM,
+//! llama.cpp, Ollama, Groq...) through its base URL.
+//!
+//! # Mapping
+//! - System prompts and instructions are `system` messages (instructions first); user prompts
+//!   are `user` messages (text, images by URL or inline, audio `input_audio`, documents as
+//!   `file`); tool returns are `tool` messages; a retried call's message is Pydantic AI's retry
+//!   text ("…Fix the errors and try again."), as Chat Completions has no error flag; retry
+//!   feedback is a `user` message.
+//! - Thinking parts are not sent back (Chat Completions has no field for them); reasoning that a
+//!   server returns in `reasoning_content` or `reasoning` becomes a thinking part.
+//! - `strict: Some(true)` tools get OpenAI's strict-mode schema (see [`openai_strict_schema`]);
+//!   return schemas are appended to the description.
+//! - `tool_choice`: `auto`/`none`/`required` natively; one required tool is forced by name with
+//!   the full tool list (cache-friendly); several tools, or a restriction that still allows
+//!   text, are filtered client-side (the tool list changes, which breaks prompt caching) with
+//!   `required` or `auto`. Tools with `defer_loading` are not sent: Chat Completions has no
+//!   native tool search.
+
+use std::sync::Arc;
+
+use chrono::TimeZone;
+use reqwest::header::HeaderMap;
+use serde_json::{Map, Value, json};
+
+use crate::error::UserError;
+use crate::messages::{
+    MediaContent, ModelMessage, ModelRequestPart, ModelResponse, ModelResponsePart, TextPart, ThinkingPart,
+    ToolCallPart, UserContent, UserPromptContent, generate_tool_call_id,
+};
+use crate::model::http::{
+    ConnectionOptions, DEFAULT_TIMEOUT, HttpTransport, SseEvent, StreamProcessor, connection_builder_methods, drive,
+    header, join_url, parse_event_json, settings_timeout,
+};
+use crate::model::stream::{ModelStream, ModelStreamEvent, ResponseAssembler, StreamingModel};
+use crate::model::wire::{self, put};
+use crate::model::{Model, ModelError, ModelRequestParameters, ModelSettings, ResolvedToolChoice};
+use crate::tool::ToolDefinition;
+use crate::usage::RequestUsage;
+
+/// OpenAI's API.
+pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+
+/// Reads `OPENAI_API_KEY` / `OPENAI_BASE_URL` into connection options. A key is required only
+/// for OpenAI's own API: a compatible server given by `OPENAI_BASE_URL` may need none.
+pub(crate) fn openai_options_from_env(mut opts: ConnectionOptions) -> Result<ConnectionOptions, UserError> {
+    if opts.base_url.is_none() {
+        opts.base_url = std::env::var("OPENAI_BASE_URL").ok().filter(|v| !v.trim().is_empty());
+    }
+    if opts.api_key.is_none() {
+        opts.api_key = std::env::var("OPENAI_API_KEY").ok().filter(|v| !v.trim().is_empty());
+    }
+    let official = opts.base_url.as_deref().is_none_or(|u| u.contains("api.openai.com"));
+    if opts.api_key.is_none() && official {
+        return Err(UserError::new(
+            "OPENAI_API_KEY is not set: export it with your OpenAI API key, pass it with `.api_key(...)`, or point OPENAI_BASE_URL (with its `/v1`) at an OpenAI-compatible server",
+        ));
+    }
+    Ok(opts)
+}
+
+pub(crate) fn openai_transport(
+    opts: &ConnectionOptions,
+    provider: &str,
+    model: &str,
+) -> Result<HttpTransport, UserError> {
+    let mut auth = HeaderMap::new();
+    if let Some(key) = opts.api_key.as_deref().filter(|k| !k.is_empty()) {
+        header(&mut auth, "authorization", &format!("Bearer {key}"), true)?;
+    }
+    opts.transport(provider, model, auth, DEFAULT_TIMEOUT)
+}
+
+const STRICT_INCOMPATIBLE_KEYS: &[&str] = &[
+    "minLength",
+    "maxLength",
+    "patternProperties",
+    "unevaluatedProperties",
+    "propertyNames",
+    "minProperties",
+    "maxProperties",
+    "unevaluatedItems",
+    "contains",
+    "minContains",
+    "maxContains",
+    "uniqueItems",
+];
+
+const STRICT_FORMATS: &[&str] = &["date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"];
+
+/// OpenAI's strict-mode form of a JSON schema, as Pydantic AI makes it: every object closed
+/// (`additionalProperties: false`) with every property required; `title`, `$schema`,
+/// `discriminator` and `default` removed; keywords strict mode rejects (`minLength`,
+/// `uniqueItems`, unsupported `format`s...) moved into the description as `key=value` notes;
+/// `oneOf` turned into `anyOf`; a `$ref` with siblings wrapped in `anyOf`.
+///
+/// ```
+/// use serde_json::json;
+/// let s = toolsmith::model::openai_strict_schema(&json!({
+///     "type": "object",
+///     "properties": {"a": {"type": "string", "minLength": 2}, "b": {"type": "integer"}},
+///     "required": ["a"]
+/// }));
+/// assert_eq!(s, json!({
+///     "type": "object",
+///     "properties": {"a": {"type": "string", "description": "minLength=2"}, "b": {"type": "integer"}},
+///     "required": ["a", "b"],
+///     "additionalProperties": false
+/// }));
+/// ```
+pub fn openai_strict_schema(schema: &Value) -> Value {
+    let mut out = schema.clone();
+    strictify(&mut out);
+    out
+}
+
+fn strictify(v: &mut Value) {
+    let Value::Object(m) = v else {
+        if let Value::Array(items) = v {
+            items.iter_mut().for_each(strictify);
+        }
+        return;
+    };
+    m.remove("title");
+    m.remove("$schema");
+    m.remove("discriminator");
+    m.remove("default");
+    if let Some(r) = m.get("$ref").cloned()
+        && m.len() > 1
+    {
+        m.remove("$ref");
+        let mut any = vec![json!({"$ref": r})];
+        if let Some(Value::Array(existing)) = m.remove("anyOf") {
+            any.extend(existing);
+        }
+        m.insert("anyOf".into(), Value::Array(any));
+    }
+    let mut notes = Vec::new();
+    for key in STRICT_INCOMPATIBLE_KEYS {
+        if let Some(value) = m.remove(*key) {
+            notes.push(format!("{key}={}", note_value(&value)));
+        }
+    }
+    if let Some(Value::String(f)) = m.get("format")
+        && !STRICT_FORMATS.contains(&f.as_str())
+    {
+        let f = f.clone();
+        m.remove("format");
+        notes.push(format!("format={f}"));
+    }
+    if !notes.is_empty() {
+        let joined = notes.join(", ");
+        let description = match m.get("description").and_then(Value::as_str) {
+            Some(d) if !d.is_empty() => format!("{d} ({joined})"),
+            _ => joined,
+        };
+        m.insert("description".into(), Value::String(description));
+    }
+    if let Some(one) = m.remove("oneOf") {
+        m.insert("anyOf".into(), one);
+    }
+    if m.get("type").and_then(Value::as_str) == Some("object") {
+        let keys: Vec<Value> = match m.entry("properties").or_insert_with(|| Value::Object(Map::new())) {
+            Value::Object(p) => p.keys().cloned().map(Value::String).collect(),
+            _ => vec![],
+        };
+        m.insert("required".into(), Value::Array(keys));
+        m.insert("additionalProperties".into(), Value::Bool(false));
+    }
+    for key in ["properties", "$defs", "definitions"] {
+        if let Some(Value::Object(children)) = m.get_mut(key) {
+            children.values_mut().for_each(strictify);
+        }
+    }
+    for key in ["items", "prefixItems", "anyOf", "allOf", "not"] {
+        if let Some(child) = m.get_mut(key) {
+            strictify(child);
+        }
+    }
+}
+
+fn note_value(v: &Value) -> String {
+    match v {
+        Value::Bool(true) => "True".into(),
+        Value::Bool(false) => "False".into(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// An OpenAI function tool's `parameters` and `strict` flag.
+pub(crate) fn openai_parameters(def: &ToolDefinition) -> (Value, Option<bool>) {
+    if def.strict == Some(true) {
+        (openai_strict_schema(&def.parameters_json_schema), Some(true))
+    } else {
+        (def.parameters_json_schema.as_ref().clone(), None)
+    }
+}
+
+/// Maps an OpenAI finish reason to Pydantic AI's vocabulary.
+pub(crate) fn chat_finish_reason(raw: &str) -> &'static str {
+    match raw {
+        "stop" => "stop",
+        "length" => "length",
+        "tool_calls" | "function_call" => "tool_call",
+        "content_filter" => "content_filter",
+        _ => "error",
+    }
+}
+
+fn chat_usage(u: &Value) -> RequestUsage {
+    let mut usage = RequestUsage::new(
+        u.get("prompt_tokens").and_then(Value::as_u64).unwrap_or(0),
+        u.get("completion_tokens").and_then(Value::as_u64).unwrap_or(0),
+    );
+    usage.cache_read_tokens = u.pointer("/prompt_tokens_details/cached_tokens").and_then(Value::as_u64).unwrap_or(0);
+    let mut details = Map::new();
+    for (section, fields) in [
+        (
+            "completion_tokens_details",
+            ["reasoning_tokens", "audio_tokens", "accepted_prediction_tokens", "rejected_prediction_tokens"],
+        ),
+        ("prompt_tokens_details", ["audio_tokens", "", "", ""]),
+    ] {
+        for f in fields.iter().filter(|f| !f.is_empty()) {
+            if let Some(n) = u.get(section).and_then(|s| s.get(*f)).and_then(Value::as_u64)
+                && n > 0
+            {
+                let key = if section.starts_with("prompt") { format!("input_{f}") } else { (*f).to_string() };
+                details.insert(key, n.into());
+            }
+        }
+    }
+    if !details.is_empty() {
+        usage.details = Some(Value::Object(details));
+    }
+    usage
+}
+
+fn timestamp(secs: Option<i64>) -> Option<crate::messages::Timestamp> {
+    secs.and_then(|s| chrono::Utc.timestamp_opt(s, 0).single()).or_else(|| Some(chrono::Utc::now()))
+}
+
+/// Which field carries the token limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MaxTokensField {
+    /// `max_completion_tokens` (OpenAI's API, required by reasoning models).
+    MaxCompletionTokens,
+    /// `max_tokens` (what most compatible servers read).
+    MaxTokens,
+}
+
+/// A model served by OpenAI Chat Completions (`POST {base}/chat/completions`) or an
+/// OpenAI-compatible server.
+///
+/// ```no_run
+/// use toolsmith::model::OpenAIChatModel;
+/// // OPENAI_API_KEY (and optionally OPENAI_BASE_URL, with its /v1) from the environment:
+/// let model = OpenAIChatModel::from_env("gpt-4o-mini")?;
+/// // or a local server that needs no key:
+/// let local = OpenAIChatModel::builder("smollm2").base_url("http://127.0.0.1:8000/v1").build()?;
+/// # Ok::<(), toolsmith::UserError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct OpenAIChatModel {
+    name: String,
+    base_url: String,
+    system: String,
+    http: Arc<HttpTransport>,
+    max_tokens_field: MaxTokensField,
+    tool_choice_forcing: bool,
+}
+
+/// Builds an [`OpenAIChatModel`].
+#[derive(Clone)]
+pub struct OpenAIChatModelBuilder {
+    model: String,
+    opts: ConnectionOptions,
+    provider_name: String,
+    max_tokens_field: Option<MaxTokensField>,
+    tool_choice_forcing: bool,
+    from_env: bool,
+}
+
+impl std::fmt::Debug for OpenAIChatModelBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAIChatModelBuilder").field("model", &self.model).finish_non_exhaustive()
+    }
+}
+
+impl OpenAIChatModelBuilder {
+    connection_builder_methods!();
+
+    /// The provider name reported in responses and errors (default `openai`).
+    pub fn provider_name(mut self, name: impl Into<String>) -> Self {
+        self.provider_name = name.into();
+        self
+    }
+
+    /// Which field carries `max_tokens` (default: `max_completion_tokens` for OpenAI's API,
+    /// `max_tokens` for any other base URL).
+    pub fn max_tokens_field(mut self, field: MaxTokensField) -> Self {
+        self.max_tokens_field = Some(field);
+        self
+    }
+
+    /// Whether the server accepts a forced tool (`{"type": "function", ...}` as `tool_choice`);
+    /// when it does not, a required single tool is filtered client-side with `required`.
+    pub fn tool_choice_forcing(mut self, supported: bool) -> Self {
+        self.tool_choice_forcing = supported;
+        self
+    }
+
+    /// Reads the key and base URL missing from the builder from `OPENAI_API_KEY` and
+    /// `OPENAI_BASE_URL`.
+    pub fn from_env(mut self) -> Self {
+        self.from_env = true;
+        self
+    }
+
+    /// Builds the model. Without a base URL it talks to OpenAI's API and needs a key.
+    pub fn build(self) -> Result<OpenAIChatModel, UserError> {
+        let opts = if self.from_env { openai_options_from_env(self.opts)? } else { self.opts };
+        let base_url = opts.base_url.clone().unwrap_or_else(|| OPENAI_BASE_URL.to_string());
+        let official = base_url.contains("api.openai.com");
+        if official && opts.api_key.is_none() {
+            return Err(UserError::new(
+                "OpenAI's API needs a key: pass it with `.api_key(...)` or use `OpenAIChatModel::from_env` with OPENAI_API_KEY set",
+            ));
+        }
+        let http = openai_transport(&opts, &self.provider_name, &self.model)?;
+        Ok(OpenAIChatModel {
+            name: self.model,
+            base_url: base_url.trim_end_matches('/').to_string(),
+            system: self.provider_name,
+            http: Arc::new(http),
+            max_tokens_field: self.max_tokens_field.unwrap_or(if official {
+                MaxTokensField::MaxCompletionTokens
+            } else {
+                MaxTokensField::MaxTokens
+            }),
+            tool_choice_forcing: self.tool_choice_forcing,
+        })
+    }
+}
+
+impl OpenAIChatModel {
+    /// A builder for `model` (no key, OpenAI's base URL unless set).
+    pub fn builder(model: impl Into<String>) -> OpenAIChatModelBuilder {
+        OpenAIChatModelBuilder {
+            model: model.into(),
+            opts: ConnectionOptions::default(),
+            provider_name: "openai".into(),
+            max_tokens_field: None,
+            tool_choice_forcing: true,
+            from_env: false,
+        }
+    }
+
+    /// The model with its key and base URL from `OPENAI_API_KEY` and `OPENAI_BASE_URL`.
+    pub fn from_env(model: impl Into<String>) -> Result<Self, UserError> {
+        Self::builder(model).from_env().build()
+    }
+
+    /// The base URL (with its `/v1`).
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    fn url(&self) -> String {
+        join_url(&self.base_url, "chat/completions")
+    }
+
+    /// The request body for these messages and parameters (what is POSTed).
+    pub fn request_body(
+        &self,
+        messages: &[ModelMessage],
+        settings: Option<&ModelSettings>,
+        params: &ModelRequestParameters,
+        stream: bool,
+    ) -> Result<Value, ModelError> {
+        let mut body = Map::new();
+        body.insert("model".into(), self.name.clone().into());
+        body.insert("messages".into(), Value::Array(map_messages(messages, params)?));
+
+        let choice = wire::tool_choice(settings, params)?;
+        let all: Vec<&ToolDefinition> = wire::all_tools(params).into_iter().filter(|t| !t.defer_loading).collect();
+        let (tools, tool_choice): (Vec<&ToolDefinition>, Option<Value>) = match &choice {
+            ResolvedToolChoice::Auto => (all, None),
+            ResolvedToolChoice::None => (all, Some("none".into())),
+            ResolvedToolChoice::Required => (all, Some("required".into())),
+            ResolvedToolChoice::Restricted { required: true, tools }
+                if tools.len() == 1 && self.tool_choice_forcing =>
+            {
+                let name = tools.iter().next().cloned().unwrap_or_default();
+                (all, Some(json!({"type": "function", "function": {"name": name}})))
+            }
+            ResolvedToolChoice::Restricted { required, tools } => {
+                let filtered = wire::only(&all, tools);
+                (filtered, Some(if *required { "required" } else { "auto" }.into()))
+            }
+        };
+        if !tools.is_empty() {
+            body.insert("tools".into(), Value::Array(tools.iter().map(|t| map_tool(t)).collect()));
+            put(&mut body, "tool_choice", tool_choice);
+            if let Some(p) = settings.and_then(|s| s.parallel_tool_calls) {
+                body.insert("parallel_tool_calls".into(), p.into());
+            }
+        } else if matches!(choice, ResolvedToolChoice::None) && !params.function_tools.is_empty() {
+            // Every tool was deferred: nothing to disable.
+        }
+        if let Some(s) = settings {
+            let field = match self.max_tokens_field {
+                MaxTokensField::MaxCompletionTokens => "max_completion_tokens",
+                MaxTokensField::MaxTokens => "max_tokens",
+            };
+            put(&mut body, field, s.max_tokens);
+            put(&mut body, "temperature", s.temperature);
+            put(&mut body, "top_p", s.top_p);
+            put(&mut body, "seed", s.seed);
+        }
+        if stream {
+            body.insert("stream".into(), true.into());
+            body.insert("stream_options".into(), json!({"include_usage": true}));
+        }
+        let mut body = Value::Object(body);
+        wire::merge_extra(&mut body, settings.and_then(|s| s.extra.as_ref()));
+        Ok(body)
+    }
+
+    /// Reads a Chat Completions response body.
+    pub fn parse_response(&self, v: &Value) -> Result<ModelResponse, ModelError> {
+        let Some(choice) = v.get("choices").and_then(|c| c.get(0)) else {
+            if let Some(err) = v.get("error") {
+                return Err(ModelError::new(
+                    "ModelAPIError",
+                    format!(
+                        "{} answered with an error: {}",
+                        self.system,
+                        err.get("message").and_then(Value::as_str).unwrap_or(&err.to_string())
+                    ),
+                ));
+            }
+            return Err(ModelError::new(
+                "UnexpectedModelBehavior",
+                format!("{} answered without `choices`: {}", self.system, truncate(&v.to_string())),
+            ));
+        };
+        let message = choice.get("message").cloned().unwrap_or(Value::Null);
+        let mut parts = Vec::new();
+        for field in ["reasoning_content", "reasoning"] {
+            if let Some(r) = message.get(field).and_then(Value::as_str).filter(|s| !s.is_empty()) {
+                let mut t = ThinkingPart::new(r);
+                t.id = Some(field.to_string());
+                t.provider_name = Some(self.system.clone());
+                parts.push(ModelResponsePart::Thinking(t));
+                break;
+            }
+        }
+        match message.get("content") {
+            Some(Value::String(s)) if !s.is_empty() => parts.push(ModelResponsePart::Text(TextPart::new(s.clone()))),
+            Some(Value::Array(items)) => {
+                let text: String =
+                    items.iter().filter_map(|i| i.get("text").and_then(Value::as_str)).collect::<Vec<_>>().concat();
+                if !text.is_empty() {
+                    parts.push(ModelResponsePart::Text(TextPart::new(text)));
+                }
+            }
+            _ => {}
+        }
+        if let Some(Value::Array(calls)) = message.get("tool_calls") {
+            for c in calls {
+                let name = c.pointer("/function/name").and_then(Value::as_str).unwrap_or_default();
+                let args = match c.pointer("/function/arguments") {
+                    Some(Value::String(s)) => Value::String(s.clone()),
+                    Some(Value::Null) | None => Value::String(String::new()),
+                    Some(other) => other.clone(),
+                };
+                let id = c
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string)
+                    .unwrap_or_else(generate_tool_call_id);
+                parts.push(ModelResponsePart::ToolCall(ToolCallPart::new(name, args, id)));
+            }
+        }
+        let mut response = ModelResponse::new(parts);
+        response.usage = v.get("usage").map(chat_usage).unwrap_or_default();
+        response.model_name = Some(v.get("model").and_then(Value::as_str).unwrap_or(&self.name).to_string());
+        response.timestamp = timestamp(v.get("created").and_then(Value::as_i64));
+        response.provider_name = Some(self.system.clone());
+        response.provider_url = Some(self.base_url.clone());
+        response.provider_response_id = v.get("id").and_then(Value::as_str).map(str::to_string);
+        if let Some(raw) = choice.get("finish_reason").and_then(Value::as_str) {
+            response.finish_reason = Some(chat_finish_reason(raw).to_string());
+            response.provider_details = Some(json!({"finish_reason": raw}));
+        }
+        Ok(response)
+    }
+}
+
+fn truncate(s: &str) -> String {
+    s.chars().take(300).collect()
+}
+
+fn map_tool(def: &ToolDefinition) -> Value {
+    let (parameters, strict) = openai_parameters(def);
+    let mut f = Map::new();
+    f.insert("name".into(), def.name.clone().into());
+    put(&mut f, "description", wire::description_with_return_schema(def));
+    f.insert("parameters".into(), parameters);
+    put(&mut f, "strict", strict);
+    json!({"type": "function", "function": Value::Object(f)})
+}
+
+fn map_user_content(content: &UserPromptContent) -> Result<Value, ModelError> {
+    let items = match content {
+        UserPromptContent::Text(s) => return Ok(Value::String(s.clone())),
+        UserPromptContent::Parts(items) => items,
+    };
+    let mut out = Vec::new();
+    for item in items {
+        match item {
+            UserContent::Text(t) => out.push(json!({"type": "text", "text": t})),
+            UserContent::Media(m) => out.push(map_media(m)?),
+            UserContent::Other(v) => {
+                tracing::warn!(content = %v, "user content of an unknown kind is not sent to OpenAI");
+            }
+        }
+    }
+    Ok(Value::Array(out))
+}
+
+fn image_url(url: String, vendor: Option<&Value>) -> Value {
+    let mut image = json!({"url": url});
+    if let Some(detail) = vendor.and_then(|v| v.get("detail")) {
+        image["detail"] = detail.clone();
+    }
+    json!({"type": "image_url", "image_url": image})
+}
+
+fn map_media(m: &MediaContent) -> Result<Value, ModelError> {
+    Ok(match m {
+        MediaContent::Binary(b) if b.media_type.starts_with("image/") => {
+            image_url(wire::data_url(&b.media_type, &b.data), b.vendor_metadata.as_ref())
+        }
+        MediaContent::Binary(b) if b.media_type.starts_with("audio/") => {
+            let format = match b.media_type.as_str() {
+                "audio/mpeg" | "audio/mp3" => "mp3",
+                "audio/wav" | "audio/x-wav" | "audio/wave" => "wav",
+                other => {
+                    return Err(wire::unsupported(
+                        "OpenAI Chat Completions",
+                        &format!("audio of type {other}"),
+                        "send WAV or MP3 audio",
+                    ));
+                }
+            };
+            json!({"type": "input_audio", "input_audio": {"data": b.data, "format": format}})
+        }
+        MediaContent::Binary(b) if b.media_type.starts_with("video/") => {
+            return Err(wire::unsupported("OpenAI Chat Completions", "video", "use a Gemini model for video input"));
+        }
+        MediaContent::Binary(b) => {
+            let filename = format!(
+                "{}.{}",
+                b.identifier.clone().unwrap_or_else(|| "file".into()),
+                wire::extension_for(&b.media_type)
+            );
+            json!({"type": "file", "file": {"file_data": wire::data_url(&b.media_type, &b.data), "filename": filename}})
+        }
+        MediaContent::ImageUrl(u) => image_url(u.url.clone(), u.vendor_metadata.as_ref()),
+        MediaContent::AudioUrl(_) | MediaContent::DocumentUrl(_) | MediaContent::VideoUrl(_) => {
+            return Err(wire::unsupported(
+                "OpenAI Chat Completions",
+                "audio, document or video URLs",
+                "download the file and send it as BinaryContent",
+            ));
+        }
+    })
+}
+
+/// Maps the message history to Chat Completions messages.
+fn map_messages(messages: &[ModelMessage], params: &ModelRequestParameters) -> Result<Vec<Value>, ModelError> {
+    let mut out = Vec::new();
+    if let Some(i) = wire::instructions(messages, params) {
+        out.push(json!({"role": "system", "content": i}));
+    }
+    for message in messages {
+        match message {
+            ModelMessage::Request(request) => {
+                for part in &request.parts {
+                    match part {
+                        ModelRequestPart::SystemPrompt(p) => out.push(json!({"role": "system", "content": p.content})),
+                        ModelRequestPart::UserPrompt(p) => {
+                            out.push(json!({"role": "user", "content": map_user_content(&p.content)?}))
+                        }
+                        ModelRequestPart::ToolReturn(p) => out.push(json!({
+                            "role": "tool",
+                            "tool_call_id": p.tool_call_id,
+                            "content": wire::tool_return_text(p),
+                        })),
+                        ModelRequestPart::RetryFeedback(p) => {
+                            out.push(json!({"role": "user", "content": wire::feedback_text(p)}))
+                        }
+                        ModelRequestPart::RetryPrompt(p) => match &p.tool_call_id {
+                            Some(id) if p.tool_name.is_some() => out.push(json!({
+                                "role": "tool",
+                                "tool_call_id": id,
+                                "content": wire::retry_prompt_text(p),
+                            })),
+                            _ => out.push(json!({"role": "user", "content": wire::retry_prompt_text(p)})),
+                        },
+                    }
+                }
+            }
+            ModelMessage::Response(response) => {
+                let texts: Vec<&str> = response
+                    .parts
+                    .iter()
+                    .filter_map(|p| match p {
+                        ModelResponsePart::Text(t) => Some(t.content.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                let calls: Vec<Value> = response
+                    .tool_calls()
+                    .map(|c| {
+                        json!({
+                            "id": c.tool_call_id,
+                            "type": "function",
+                            "function": {"name": c.tool_name, "arguments": wire::args_string(&c.args)},
+                        })
+                    })
+                    .collect();
+                if texts.is_empty() && calls.is_empty() {
+                    continue;
+                }
+                let mut m = Map::new();
+                m.insert("role".into(), "assistant".into());
+                m.insert("content".into(), if texts.is_empty() { Value::Null } else { texts.join("\n\n").into() });
+                if !calls.is_empty() {
+                    m.insert("tool_calls".into(), Value::Array(calls));
+                }
+                out.push(Value::Object(m));
+            }
+        }
+    }
+    Ok(out)
+}
+
+impl Model for OpenAIChatModel {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn system(&self) -> &str {
+        &self.system
+    }
+
+    async fn request(
+        &self,
+        messages: &[ModelMessage],
+        settings: Option<&ModelSettings>,
+        params: &ModelRequestParameters,
+    ) -> Result<ModelResponse, ModelError> {
+        let body = self.request_body(messages, settings, params, false)?;
+        let answer = self.http.post_json(&self.url(), &body, settings_timeout(settings)).await?;
+        self.parse_response(&answer)
+    }
+}
+
+impl StreamingModel for OpenAIChatModel {
+    async fn request_stream(
+        &self,
+        messages: &[ModelMessage],
+        settings: Option<&ModelSettings>,
+        params: &ModelRequestParameters,
+    ) -> Result<ModelStream, ModelError> {
+        let body = self.request_body(messages, settings, params, true)?;
+        let sse = self.http.post_sse(&self.url(), &body, settings_timeout(settings)).await?;
+        Ok(drive(
+            sse,
+            ChatStream {
+                assembler: Some(ResponseAssembler::new()),
+                model: self.name.clone(),
+                system: self.system.clone(),
+                base_url: self.base_url.clone(),
+                calls: Vec::new(),
+                id: None,
+                created: None,
+                response_model: None,
+                finish: None,
+                usage: None,
+            },
+        ))
+    }
+}
+
+struct ChatStream {
+    assembler: Option<ResponseAssembler>,
+    model: String,
+    system: String,
+    base_url: String,
+    /// Per tool-call index: the key of its part and its id.
+    calls: Vec<(u64, String, String)>,
+    id: Option<String>,
+    created: Option<i64>,
+    response_model: Option<String>,
+    finish: Option<String>,
+    usage: Option<Value>,
+}
+
+impl StreamProcessor for ChatStream {
+    fn on_event(&mut self, event: &SseEvent, out: &mut Vec<ModelStreamEvent>) -> Result<bool, ModelError> {
+        let data = event.data.trim();
+        if data == "[DONE]" {
+            return Ok(true);
+        }
+        if data.is_empty() {
+            return Ok(false);
+        }
+        let v = parse_event_json(&self.system, data)?;
+        if let Some(err) = v.get("error") {
+            return Err(ModelError::new(
+                "ModelAPIError",
+                format!(
+                    "the {} stream reported an error: {}",
+                    self.system,
+                    err.get("message").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| err.to_string())
+                ),
+            ));
+        }
+        if self.id.is_none() {
+            self.id = v.get("id").and_then(Value::as_str).map(str::to_string);
+        }
+        if self.created.is_none() {
+            self.created = v.get("created").and_then(Value::as_i64);
+        }
+        if let Some(m) = v.get("model").and_then(Value::as_str) {
+            self.response_model = Some(m.to_string());
+        }
+        if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
+            self.usage = Some(u.clone());
+        }
+        let Some(a) = self.assembler.as_mut() else { return Ok(true) };
+        let Some(choice) = v.get("choices").and_then(|c| c.get(0)) else { return Ok(false) };
+        if let Some(delta) = choice.get("delta") {
+            for field in ["reasoning_content", "reasoning"] {
+                if let Some(r) = delta.get(field).and_then(Value::as_str).filter(|s| !s.is_empty()) {
+                    out.extend(a.thinking_delta("reasoning", r));
+                    if let Some(ModelResponsePart::Thinking(t)) = a.part_mut("reasoning") {
+                        t.id = Some(field.to_string());
+                        t.provider_name = Some(self.system.clone());
+                    }
+                }
+            }
+            if let Some(text) = delta.get("content").and_then(Value::as_str) {
+                out.extend(a.text_delta("content", text));
+            }
+            if let Some(Value::Array(calls)) = delta.get("tool_calls") {
+                for (position, c) in calls.iter().enumerate() {
+                    let index = c.get("index").and_then(Value::as_u64).unwrap_or(position as u64);
+                    let id = c.get("id").and_then(Value::as_str).filter(|s| !s.is_empty());
+                    let name = c.pointer("/function/name").and_then(Value::as_str).unwrap_or_default();
+                    let existing = self.calls.iter().rposition(|(i, _, _)| *i == index);
+                    let key = match (existing, id) {
+                        (Some(e), Some(id)) if self.calls[e].2 != id => {
+                            // A server that reuses index 0 for several calls: a new id is a new call.
+                            let old_key = self.calls[e].1.clone();
+                            out.extend(a.tool_call_end(&old_key, false));
+                            None
+                        }
+                        (Some(e), _) => Some(self.calls[e].1.clone()),
+                        (None, _) => None,
+                    };
+                    let key = match key {
+                        Some(k) => k,
+                        None => {
+                            let key = format!("call{}", self.calls.len());
+                            let id = id.map(str::to_string).unwrap_or_else(generate_tool_call_id);
+                            out.push(a.tool_call_start(&key, &id, name));
+                            self.calls.push((index, key.clone(), id));
+                            key
+                        }
+                    };
+                    if !name.is_empty()
+                        && let Some(ModelResponsePart::ToolCall(call)) = a.part_mut(&key)
+                        && call.tool_name.is_empty()
+                    {
+                        call.tool_name = name.to_string();
+                    }
+                    if let Some(args) = c.pointer("/function/arguments").and_then(Value::as_str) {
+                        out.extend(a.tool_call_args_delta(&key, args));
+                    }
+                }
+            }
+        }
+        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+            self.finish = Some(reason.to_string());
+        }
+        Ok(false)
+    }
+
+    fn finish(&mut self, out: &mut Vec<ModelStreamEvent>) -> Result<ModelResponse, ModelError> {
+        let assembler = self.assembler.take().unwrap_or_default();
+        let (parts, ends) = assembler.finish(false);
+        out.extend(ends);
+        let mut response = ModelResponse::new(parts);
+        response.usage = self.usage.as_ref().map(chat_usage).unwrap_or_default();
+        response.model_name = Some(self.response_model.clone().unwrap_or_else(|| self.model.clone()));
+        response.timestamp = timestamp(self.created);
+        response.provider_name = Some(self.system.clone());
+        response.provider_url = Some(self.base_url.clone());
+        response.provider_response_id = self.id.clone();
+        if let Some(raw) = &self.finish {
+            response.finish_reason = Some(chat_finish_reason(raw).to_string());
+            response.provider_details = Some(json!({"finish_reason": raw}));
+        }
+        Ok(response)
+    }
+}

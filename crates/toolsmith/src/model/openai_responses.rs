@@ -1,0 +1,697 @@
+//! [`OpenAIResponsesModel`]: OpenAI's Responses API (`POST {base}/responses`).
+//!
+//! # Mapping
+//! - Instructions go to `instructions`; system prompts are `system` input messages; user
+//!   prompts are `user` messages (`input_text`, `input_image`, `input_file`); tool returns are
+//!   `function_call_output` items (a retried call's output is Pydantic AI's retry text: the API
+//!   has no error flag); retry feedback is a `user` message.
+//! - Responses come back as parts with the items' ids (`msg_…`, `fc_…`, `rs_…`) so they can be
+//!   replayed: reasoning items keep their summary as thinking text and their
+//!   `encrypted_content` as the signature, and are sent back only to OpenAI.
+//! - Function tools always carry `strict` (the API defaults it to `true`): `true` only for
+//!   `strict: Some(true)` definitions, whose schema gets the strict-mode transform.
+//! - `tool_choice`: `auto`/`none`/`required`; a required single tool is forced by name; every
+//!   other restriction uses `allowed_tools` (`mode` `auto` or `required`) over the full tool
+//!   list, so the prompt cache is never broken.
+//! - Native tool search: on models that support it (`gpt-5.4` and later, or when enabled with
+//!   [`OpenAIResponsesModelBuilder::native_tool_search`]) tools with `defer_loading` are sent
+//!   with `defer_loading: true` next to a `{"type": "tool_search"}` tool, and the
+//!   `tool_search_call` / `tool_search_output` items the server produces are kept in the
+//!   response's `provider_details.openai_items` and replayed in place. Elsewhere deferred tools
+//!   are not sent.
+
+use std::sync::Arc;
+
+use chrono::TimeZone;
+use serde_json::{Map, Value, json};
+
+use crate::error::UserError;
+use crate::messages::{
+    MediaContent, ModelMessage, ModelRequestPart, ModelResponse, ModelResponsePart, TextPart, ThinkingPart,
+    ToolCallPart, UserContent, UserPromptContent, generate_tool_call_id,
+};
+use crate::model::http::{
+    ConnectionOptions, HttpTransport, SseEvent, StreamProcessor, connection_builder_methods, drive, join_url,
+    parse_event_json, settings_timeout,
+};
+use crate::model::openai::{OPENAI_BASE_URL, openai_options_from_env, openai_parameters, openai_transport};
+use crate::model::stream::{ModelStream, ModelStreamEvent, ResponseAssembler, StreamingModel};
+use crate::model::wire::{self, put};
+use crate::model::{Model, ModelError, ModelRequestParameters, ModelSettings, ResolvedToolChoice};
+use crate::tool::ToolDefinition;
+use crate::usage::RequestUsage;
+
+/// A model served by OpenAI's Responses API.
+///
+/// ```no_run
+/// let model = toolsmith::model::OpenAIResponsesModel::from_env("gpt-5.2")?;
+/// # Ok::<(), toolsmith::UserError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct OpenAIResponsesModel {
+    name: String,
+    base_url: String,
+    system: String,
+    http: Arc<HttpTransport>,
+    native_tool_search: bool,
+}
+
+/// Builds an [`OpenAIResponsesModel`].
+#[derive(Clone)]
+pub struct OpenAIResponsesModelBuilder {
+    model: String,
+    opts: ConnectionOptions,
+    provider_name: String,
+    native_tool_search: Option<bool>,
+    from_env: bool,
+}
+
+impl std::fmt::Debug for OpenAIResponsesModelBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAIResponsesModelBuilder").field("model", &self.model).finish_non_exhaustive()
+    }
+}
+
+/// Whether a model name is one with server-side tool search (`gpt-5.4` and later).
+fn supports_tool_search(model: &str) -> bool {
+    let Some(rest) = model.strip_prefix("gpt-") else { return false };
+    let version: String = rest.chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+    let mut it = version.split('.');
+    let major: u32 = it.next().and_then(|s| s.parse().ok()).unwrap_or(0);
+    let minor: u32 = it.next().and_then(|s| s.parse().ok()).unwrap_or(0);
+    major > 5 || (major == 5 && minor >= 4)
+}
+
+impl OpenAIResponsesModelBuilder {
+    connection_builder_methods!();
+
+    /// The provider name reported in responses and errors (default `openai`).
+    pub fn provider_name(mut self, name: impl Into<String>) -> Self {
+        self.provider_name = name.into();
+        self
+    }
+
+    /// Whether deferred tools use OpenAI's server-side tool search (default: on for `gpt-5.4`
+    /// and later).
+    pub fn native_tool_search(mut self, enabled: bool) -> Self {
+        self.native_tool_search = Some(enabled);
+        self
+    }
+
+    /// Reads the key and base URL missing from the builder from `OPENAI_API_KEY` and
+    /// `OPENAI_BASE_URL`.
+    pub fn from_env(mut self) -> Self {
+        self.from_env = true;
+        self
+    }
+
+    /// Builds the model.
+    pub fn build(self) -> Result<OpenAIResponsesModel, UserError> {
+        let opts = if self.from_env { openai_options_from_env(self.opts)? } else { self.opts };
+        let base_url = opts.base_url.clone().unwrap_or_else(|| OPENAI_BASE_URL.to_string());
+        if base_url.contains("api.openai.com") && opts.api_key.is_none() {
+            return Err(UserError::new(
+                "OpenAI's API needs a key: pass it with `.api_key(...)` or use `OpenAIResponsesModel::from_env` with OPENAI_API_KEY set",
+            ));
+        }
+        let http = openai_transport(&opts, &self.provider_name, &self.model)?;
+        Ok(OpenAIResponsesModel {
+            native_tool_search: self.native_tool_search.unwrap_or_else(|| supports_tool_search(&self.model)),
+            name: self.model,
+            base_url: base_url.trim_end_matches('/').to_string(),
+            system: self.provider_name,
+            http: Arc::new(http),
+        })
+    }
+}
+
+fn usage(u: &Value) -> RequestUsage {
+    let mut usage = RequestUsage::new(
+        u.get("input_tokens").and_then(Value::as_u64).unwrap_or(0),
+        u.get("output_tokens").and_then(Value::as_u64).unwrap_or(0),
+    );
+    usage.cache_read_tokens = u.pointer("/input_tokens_details/cached_tokens").and_then(Value::as_u64).unwrap_or(0);
+    if let Some(r) = u.pointer("/output_tokens_details/reasoning_tokens").and_then(Value::as_u64).filter(|n| *n > 0) {
+        usage.details = Some(json!({"reasoning_tokens": r}));
+    }
+    usage
+}
+
+fn finish_reason(response: &Value, has_calls: bool) -> (Option<String>, Option<String>) {
+    let status = response.get("status").and_then(Value::as_str).unwrap_or("completed");
+    match status {
+        "completed" => (Some(if has_calls { "tool_call" } else { "stop" }.into()), Some(status.into())),
+        "incomplete" => {
+            let reason = response.pointer("/incomplete_details/reason").and_then(Value::as_str).unwrap_or("incomplete");
+            let mapped = match reason {
+                "max_output_tokens" => "length",
+                "content_filter" => "content_filter",
+                _ => "error",
+            };
+            (Some(mapped.into()), Some(reason.into()))
+        }
+        "failed" | "cancelled" => (Some("error".into()), Some(status.into())),
+        other => (None, Some(other.into())),
+    }
+}
+
+impl OpenAIResponsesModel {
+    /// A builder for `model`.
+    pub fn builder(model: impl Into<String>) -> OpenAIResponsesModelBuilder {
+        OpenAIResponsesModelBuilder {
+            model: model.into(),
+            opts: ConnectionOptions::default(),
+            provider_name: "openai".into(),
+            native_tool_search: None,
+            from_env: false,
+        }
+    }
+
+    /// The model with its key and base URL from `OPENAI_API_KEY` and `OPENAI_BASE_URL`.
+    pub fn from_env(model: impl Into<String>) -> Result<Self, UserError> {
+        Self::builder(model).from_env().build()
+    }
+
+    fn url(&self) -> String {
+        join_url(&self.base_url, "responses")
+    }
+
+    /// The request body for these messages and parameters (what is POSTed).
+    pub fn request_body(
+        &self,
+        messages: &[ModelMessage],
+        settings: Option<&ModelSettings>,
+        params: &ModelRequestParameters,
+        stream: bool,
+    ) -> Result<Value, ModelError> {
+        let mut body = Map::new();
+        body.insert("model".into(), self.name.clone().into());
+        put(&mut body, "instructions", wire::instructions(messages, params));
+        body.insert("input".into(), Value::Array(self.map_messages(messages)?));
+
+        let choice = wire::tool_choice(settings, params)?;
+        let tools: Vec<&ToolDefinition> =
+            wire::all_tools(params).into_iter().filter(|t| self.native_tool_search || !t.defer_loading).collect();
+        if !tools.is_empty() {
+            let mut list: Vec<Value> = tools.iter().map(|t| self.map_tool(t)).collect();
+            if self.native_tool_search && tools.iter().any(|t| t.defer_loading) {
+                list.push(json!({"type": "tool_search"}));
+            }
+            body.insert("tools".into(), Value::Array(list));
+            let tool_choice: Option<Value> = match &choice {
+                ResolvedToolChoice::Auto => None,
+                ResolvedToolChoice::None => Some("none".into()),
+                ResolvedToolChoice::Required => Some("required".into()),
+                ResolvedToolChoice::Restricted { required: true, tools } if tools.len() == 1 => {
+                    Some(json!({"type": "function", "name": tools.iter().next()}))
+                }
+                ResolvedToolChoice::Restricted { required, tools } => Some(json!({
+                    "type": "allowed_tools",
+                    "mode": if *required { "required" } else { "auto" },
+                    "tools": tools.iter().map(|n| json!({"type": "function", "name": n})).collect::<Vec<_>>(),
+                })),
+            };
+            put(&mut body, "tool_choice", tool_choice);
+            if let Some(p) = settings.and_then(|s| s.parallel_tool_calls) {
+                body.insert("parallel_tool_calls".into(), p.into());
+            }
+        }
+        if let Some(s) = settings {
+            put(&mut body, "max_output_tokens", s.max_tokens);
+            put(&mut body, "temperature", s.temperature);
+            put(&mut body, "top_p", s.top_p);
+        }
+        if stream {
+            body.insert("stream".into(), true.into());
+        }
+        let mut body = Value::Object(body);
+        wire::merge_extra(&mut body, settings.and_then(|s| s.extra.as_ref()));
+        Ok(body)
+    }
+
+    fn map_tool(&self, def: &ToolDefinition) -> Value {
+        let (parameters, strict) = openai_parameters(def);
+        let mut t = Map::new();
+        t.insert("type".into(), "function".into());
+        t.insert("name".into(), def.name.clone().into());
+        put(&mut t, "description", wire::description_with_return_schema(def));
+        t.insert("parameters".into(), parameters);
+        t.insert("strict".into(), strict.unwrap_or(false).into());
+        if def.defer_loading && self.native_tool_search {
+            t.insert("defer_loading".into(), true.into());
+        }
+        Value::Object(t)
+    }
+
+    fn own(&self, provider: &Option<String>) -> bool {
+        provider.as_deref() == Some(self.system.as_str())
+    }
+
+    fn map_messages(&self, messages: &[ModelMessage]) -> Result<Vec<Value>, ModelError> {
+        let mut out = Vec::new();
+        for message in messages {
+            match message {
+                ModelMessage::Request(request) => {
+                    for part in &request.parts {
+                        match part {
+                            ModelRequestPart::SystemPrompt(p) => {
+                                out.push(json!({"role": "system", "content": p.content}))
+                            }
+                            ModelRequestPart::UserPrompt(p) => {
+                                out.push(json!({"role": "user", "content": map_user_content(&p.content)?}))
+                            }
+                            ModelRequestPart::ToolReturn(p) => out.push(json!({
+                                "type": "function_call_output",
+                                "call_id": p.tool_call_id,
+                                "output": wire::tool_return_text(p),
+                            })),
+                            ModelRequestPart::RetryFeedback(p) => {
+                                out.push(json!({"role": "user", "content": wire::feedback_text(p)}))
+                            }
+                            ModelRequestPart::RetryPrompt(p) => match &p.tool_call_id {
+                                Some(id) if p.tool_name.is_some() => out.push(json!({
+                                    "type": "function_call_output",
+                                    "call_id": id,
+                                    "output": wire::retry_prompt_text(p),
+                                })),
+                                _ => out.push(json!({"role": "user", "content": wire::retry_prompt_text(p)})),
+                            },
+                        }
+                    }
+                }
+                ModelMessage::Response(response) => {
+                    let own_response = self.own(&response.provider_name);
+                    let raw_items: Vec<(usize, Value)> = if own_response {
+                        response
+                            .provider_details
+                            .as_ref()
+                            .and_then(|d| d.get("openai_items"))
+                            .and_then(Value::as_array)
+                            .map(|items| {
+                                items
+                                    .iter()
+                                    .filter_map(|i| {
+                                        Some((i.get("after_part")?.as_u64()? as usize, i.get("item")?.clone()))
+                                    })
+                                    .collect()
+                            })
+                            .unwrap_or_default()
+                    } else {
+                        Vec::new()
+                    };
+                    for (i, part) in response.parts.iter().enumerate() {
+                        out.extend(raw_items.iter().filter(|(at, _)| *at == i).map(|(_, item)| item.clone()));
+                        match part {
+                            ModelResponsePart::Text(t) => {
+                                match t.id.as_deref().filter(|id| id.starts_with("msg_") && own_response) {
+                                    Some(id) => out.push(json!({
+                                        "type": "message",
+                                        "role": "assistant",
+                                        "id": id,
+                                        "status": "completed",
+                                        "content": [{"type": "output_text", "text": t.content, "annotations": []}],
+                                    })),
+                                    None => out.push(json!({"role": "assistant", "content": t.content})),
+                                }
+                            }
+                            ModelResponsePart::ToolCall(c) => {
+                                let mut item = Map::new();
+                                item.insert("type".into(), "function_call".into());
+                                if own_response && let Some(id) = c.id.as_deref().filter(|id| id.starts_with("fc_")) {
+                                    item.insert("id".into(), id.into());
+                                }
+                                item.insert("call_id".into(), c.tool_call_id.clone().into());
+                                item.insert("name".into(), c.tool_name.clone().into());
+                                item.insert("arguments".into(), wire::args_string(&c.args).into());
+                                out.push(Value::Object(item));
+                            }
+                            ModelResponsePart::Thinking(t) => {
+                                if let Some(id) = t.id.as_deref().filter(|id| id.starts_with("rs_"))
+                                    && self.own(&t.provider_name)
+                                {
+                                    let summary: Vec<Value> = if t.content.is_empty() {
+                                        vec![]
+                                    } else {
+                                        t.content
+                                            .split("\n\n")
+                                            .map(|s| json!({"type": "summary_text", "text": s}))
+                                            .collect()
+                                    };
+                                    let mut item = json!({"type": "reasoning", "id": id, "summary": summary});
+                                    if let Some(sig) = &t.signature {
+                                        item["encrypted_content"] = sig.clone().into();
+                                    }
+                                    out.push(item);
+                                }
+                            }
+                        }
+                    }
+                    let n = response.parts.len();
+                    out.extend(raw_items.iter().filter(|(at, _)| *at >= n).map(|(_, item)| item.clone()));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Reads a Responses API response body.
+    pub fn parse_response(&self, v: &Value) -> Result<ModelResponse, ModelError> {
+        if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
+            return Err(ModelError::new(
+                "ModelAPIError",
+                format!(
+                    "{} answered with an error: {}",
+                    self.system,
+                    err.get("message").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| err.to_string())
+                ),
+            ));
+        }
+        let Some(items) = v.get("output").and_then(Value::as_array) else {
+            return Err(ModelError::new(
+                "UnexpectedModelBehavior",
+                format!(
+                    "{} answered without `output`: {}",
+                    self.system,
+                    v.to_string().chars().take(300).collect::<String>()
+                ),
+            ));
+        };
+        let mut parts = Vec::new();
+        let mut raw = Vec::new();
+        for item in items {
+            let id = item.get("id").and_then(Value::as_str).map(str::to_string);
+            match item.get("type").and_then(Value::as_str) {
+                Some("message") => {
+                    for c in item.get("content").and_then(Value::as_array).into_iter().flatten() {
+                        let text =
+                            c.get("text").or_else(|| c.get("refusal")).and_then(Value::as_str).unwrap_or_default();
+                        let mut t = TextPart::new(text);
+                        t.id = id.clone();
+                        t.provider_name = Some(self.system.clone());
+                        parts.push(ModelResponsePart::Text(t));
+                    }
+                }
+                Some("function_call") => parts.push(ModelResponsePart::ToolCall(self.call_from_item(item))),
+                Some("reasoning") => parts.push(ModelResponsePart::Thinking(self.thinking_from_item(item))),
+                _ => raw.push(json!({"after_part": parts.len(), "item": item})),
+            }
+        }
+        let has_calls = parts.iter().any(|p| matches!(p, ModelResponsePart::ToolCall(_)));
+        let mut response = ModelResponse::new(parts);
+        self.fill(&mut response, v, has_calls, raw);
+        Ok(response)
+    }
+
+    fn call_from_item(&self, item: &Value) -> ToolCallPart {
+        let call_id = item
+            .get("call_id")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .unwrap_or_else(generate_tool_call_id);
+        let mut c = ToolCallPart::new(
+            item.get("name").and_then(Value::as_str).unwrap_or_default(),
+            Value::String(item.get("arguments").and_then(Value::as_str).unwrap_or_default().to_string()),
+            call_id,
+        );
+        c.id = item.get("id").and_then(Value::as_str).map(str::to_string);
+        c.provider_name = Some(self.system.clone());
+        c
+    }
+
+    fn thinking_from_item(&self, item: &Value) -> ThinkingPart {
+        let summary: Vec<&str> = item
+            .get("summary")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s.get("text").and_then(Value::as_str))
+            .collect();
+        let mut t = ThinkingPart::new(summary.join("\n\n"));
+        t.id = item.get("id").and_then(Value::as_str).map(str::to_string);
+        t.signature = item.get("encrypted_content").and_then(Value::as_str).map(str::to_string);
+        t.provider_name = Some(self.system.clone());
+        t
+    }
+
+    fn fill(&self, response: &mut ModelResponse, v: &Value, has_calls: bool, raw: Vec<Value>) {
+        response.usage = v.get("usage").map(usage).unwrap_or_default();
+        response.model_name = Some(v.get("model").and_then(Value::as_str).unwrap_or(&self.name).to_string());
+        response.timestamp = v
+            .get("created_at")
+            .and_then(Value::as_i64)
+            .and_then(|s| chrono::Utc.timestamp_opt(s, 0).single())
+            .or_else(|| Some(chrono::Utc::now()));
+        response.provider_name = Some(self.system.clone());
+        response.provider_url = Some(self.base_url.clone());
+        response.provider_response_id = v.get("id").and_then(Value::as_str).map(str::to_string);
+        let (finish, raw_reason) = finish_reason(v, has_calls);
+        response.finish_reason = finish;
+        let mut details = Map::new();
+        put(&mut details, "finish_reason", raw_reason);
+        if !raw.is_empty() {
+            details.insert("openai_items".into(), Value::Array(raw));
+        }
+        if !details.is_empty() {
+            response.provider_details = Some(Value::Object(details));
+        }
+    }
+}
+
+fn map_user_content(content: &UserPromptContent) -> Result<Value, ModelError> {
+    let items = match content {
+        UserPromptContent::Text(s) => return Ok(Value::String(s.clone())),
+        UserPromptContent::Parts(items) => items,
+    };
+    let mut out = Vec::new();
+    for item in items {
+        match item {
+            UserContent::Text(t) => out.push(json!({"type": "input_text", "text": t})),
+            UserContent::Media(m) => out.push(map_media(m)?),
+            UserContent::Other(v) => {
+                tracing::warn!(content = %v, "user content of an unknown kind is not sent to OpenAI")
+            }
+        }
+    }
+    Ok(Value::Array(out))
+}
+
+fn image(url: String, vendor: Option<&Value>) -> Value {
+    let detail = vendor.and_then(|v| v.get("detail")).cloned().unwrap_or_else(|| "auto".into());
+    json!({"type": "input_image", "image_url": url, "detail": detail})
+}
+
+fn map_media(m: &MediaContent) -> Result<Value, ModelError> {
+    Ok(match m {
+        MediaContent::Binary(b) if b.media_type.starts_with("image/") => {
+            image(wire::data_url(&b.media_type, &b.data), b.vendor_metadata.as_ref())
+        }
+        MediaContent::Binary(b) if b.media_type.starts_with("audio/") || b.media_type.starts_with("video/") => {
+            return Err(wire::unsupported(
+                "the OpenAI Responses API",
+                "audio or video input",
+                "use OpenAIChatModel for audio, or a Gemini model for video",
+            ));
+        }
+        MediaContent::Binary(b) => {
+            let filename = format!(
+                "{}.{}",
+                b.identifier.clone().unwrap_or_else(|| "file".into()),
+                wire::extension_for(&b.media_type)
+            );
+            json!({"type": "input_file", "filename": filename, "file_data": wire::data_url(&b.media_type, &b.data)})
+        }
+        MediaContent::ImageUrl(u) => image(u.url.clone(), u.vendor_metadata.as_ref()),
+        MediaContent::DocumentUrl(u) => json!({"type": "input_file", "file_url": u.url}),
+        MediaContent::AudioUrl(_) | MediaContent::VideoUrl(_) => {
+            return Err(wire::unsupported(
+                "the OpenAI Responses API",
+                "audio or video URLs",
+                "use a Gemini model for video, or OpenAIChatModel with inline audio",
+            ));
+        }
+    })
+}
+
+impl Model for OpenAIResponsesModel {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn system(&self) -> &str {
+        &self.system
+    }
+
+    async fn request(
+        &self,
+        messages: &[ModelMessage],
+        settings: Option<&ModelSettings>,
+        params: &ModelRequestParameters,
+    ) -> Result<ModelResponse, ModelError> {
+        let body = self.request_body(messages, settings, params, false)?;
+        let answer = self.http.post_json(&self.url(), &body, settings_timeout(settings)).await?;
+        self.parse_response(&answer)
+    }
+}
+
+impl StreamingModel for OpenAIResponsesModel {
+    async fn request_stream(
+        &self,
+        messages: &[ModelMessage],
+        settings: Option<&ModelSettings>,
+        params: &ModelRequestParameters,
+    ) -> Result<ModelStream, ModelError> {
+        let body = self.request_body(messages, settings, params, true)?;
+        let sse = self.http.post_sse(&self.url(), &body, settings_timeout(settings)).await?;
+        Ok(drive(
+            sse,
+            ResponsesStream { model: self.clone(), assembler: Some(ResponseAssembler::new()), raw: vec![], last: None },
+        ))
+    }
+}
+
+struct ResponsesStream {
+    model: OpenAIResponsesModel,
+    assembler: Option<ResponseAssembler>,
+    raw: Vec<Value>,
+    last: Option<Value>,
+}
+
+fn item_key(v: &Value) -> String {
+    match v.get("item_id").and_then(Value::as_str).or_else(|| v.pointer("/item/id").and_then(Value::as_str)) {
+        Some(id) => id.to_string(),
+        None => format!("out{}", v.get("output_index").and_then(Value::as_u64).unwrap_or(0)),
+    }
+}
+
+impl StreamProcessor for ResponsesStream {
+    fn on_event(&mut self, event: &SseEvent, out: &mut Vec<ModelStreamEvent>) -> Result<bool, ModelError> {
+        let data = event.data.trim();
+        if data.is_empty() || data == "[DONE]" {
+            return Ok(data == "[DONE]");
+        }
+        let v = parse_event_json(&self.model.system, data)?;
+        let Some(a) = self.assembler.as_mut() else { return Ok(true) };
+        let kind = v.get("type").and_then(Value::as_str).unwrap_or(event.event.as_str());
+        match kind {
+            "response.created" | "response.in_progress" => self.last = v.get("response").cloned(),
+            "response.output_item.added" => {
+                let item = v.get("item").cloned().unwrap_or(Value::Null);
+                let key = item_key(&v);
+                match item.get("type").and_then(Value::as_str) {
+                    Some("function_call") => {
+                        let call_id = item
+                            .get("call_id")
+                            .and_then(Value::as_str)
+                            .filter(|s| !s.is_empty())
+                            .map(str::to_string)
+                            .unwrap_or_else(generate_tool_call_id);
+                        let name = item.get("name").and_then(Value::as_str).unwrap_or_default();
+                        out.push(a.tool_call_start(&key, &call_id, name));
+                        if let Some(ModelResponsePart::ToolCall(c)) = a.part_mut(&key) {
+                            c.id = item.get("id").and_then(Value::as_str).map(str::to_string);
+                            c.provider_name = Some(self.model.system.clone());
+                        }
+                        if let Some(args) = item.get("arguments").and_then(Value::as_str) {
+                            out.extend(a.tool_call_args_delta(&key, args));
+                        }
+                    }
+                    Some("reasoning") => {
+                        a.thinking_delta(&key, "");
+                        if let Some(ModelResponsePart::Thinking(t)) = a.part_mut(&key) {
+                            t.id = item.get("id").and_then(Value::as_str).map(str::to_string);
+                            t.provider_name = Some(self.model.system.clone());
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            "response.output_text.delta" | "response.refusal.delta" => {
+                let key = format!("text:{}", item_key(&v));
+                let delta = v.get("delta").and_then(Value::as_str).unwrap_or_default();
+                out.extend(a.text_delta(&key, delta));
+                if let Some(ModelResponsePart::Text(t)) = a.part_mut(&key) {
+                    t.id = v.get("item_id").and_then(Value::as_str).map(str::to_string);
+                    t.provider_name = Some(self.model.system.clone());
+                }
+            }
+            "response.function_call_arguments.delta" => {
+                let delta = v.get("delta").and_then(Value::as_str).unwrap_or_default();
+                out.extend(a.tool_call_args_delta(&item_key(&v), delta));
+            }
+            "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
+                let delta = v.get("delta").and_then(Value::as_str).unwrap_or_default();
+                out.extend(a.thinking_delta(&item_key(&v), delta));
+            }
+            "response.reasoning_summary_part.added" => {
+                // Summary parts are joined with a blank line, as in a non-streamed response.
+                let key = item_key(&v);
+                let has_text =
+                    matches!(a.part_mut(&key), Some(ModelResponsePart::Thinking(t)) if !t.content.is_empty());
+                if has_text {
+                    out.extend(a.thinking_delta(&key, "\n\n"));
+                }
+            }
+            "response.output_item.done" => {
+                let item = v.get("item").cloned().unwrap_or(Value::Null);
+                let key = item_key(&v);
+                match item.get("type").and_then(Value::as_str) {
+                    Some("function_call") => {
+                        if !a.has_tool_call(&key) {
+                            // A call announced only when done: start it with its whole arguments.
+                            let call = self.model.call_from_item(&item);
+                            out.push(a.tool_call_start(&key, &call.tool_call_id, &call.tool_name));
+                            if let Some(ModelResponsePart::ToolCall(c)) = a.part_mut(&key) {
+                                c.id = call.id.clone();
+                                c.provider_name = call.provider_name.clone();
+                            }
+                            out.extend(a.tool_call_args_delta(&key, &wire::args_string(&call.args)));
+                        }
+                        out.extend(a.tool_call_end(&key, false));
+                    }
+                    Some("reasoning") => {
+                        if let Some(ModelResponsePart::Thinking(t)) = a.part_mut(&key) {
+                            t.signature = item.get("encrypted_content").and_then(Value::as_str).map(str::to_string);
+                        }
+                    }
+                    Some("message") => {}
+                    _ => self.raw.push(json!({"after_part": a.parts().len(), "item": item})),
+                }
+            }
+            "response.completed" | "response.incomplete" => {
+                self.last = v.get("response").cloned();
+                return Ok(true);
+            }
+            "response.failed" => {
+                let message = v
+                    .pointer("/response/error/message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("the response failed without a message");
+                return Err(ModelError::new(
+                    "ModelAPIError",
+                    format!("{} response failed: {message}", self.model.system),
+                ));
+            }
+            "error" => {
+                let message =
+                    v.get("message").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| v.to_string());
+                return Err(ModelError::new(
+                    "ModelAPIError",
+                    format!("the {} stream reported an error: {message}", self.model.system),
+                ));
+            }
+            _ => {}
+        }
+        Ok(false)
+    }
+
+    fn finish(&mut self, out: &mut Vec<ModelStreamEvent>) -> Result<ModelResponse, ModelError> {
+        let (parts, ends) = self.assembler.take().unwrap_or_default().finish(false);
+        out.extend(ends);
+        let has_calls = parts.iter().any(|p| matches!(p, ModelResponsePart::ToolCall(_)));
+        let mut response = ModelResponse::new(parts);
+        let last = self.last.clone().unwrap_or(Value::Null);
+        self.model.fill(&mut response, &last, has_calls, std::mem::take(&mut self.raw));
+        Ok(response)
+    }
+}

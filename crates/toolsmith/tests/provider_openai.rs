@@ -1,0 +1,639 @@
+//! OpenAI Chat Completions and Responses on the wire: requests asserted field by field,
+//! responses and streams replayed from fixtures of the API reference, through a local server.
+
+mod provider_support;
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use toolsmith::messages::{
+    BinaryContent, ModelMessage, ModelRequest, ModelRequestPart, ModelResponse, ModelResponsePart, RetryCause,
+    RetryFeedbackPart, RetryInfo, ToolCallPart, ToolReturnPart, UserContent, UserPromptPart,
+};
+use toolsmith::model::{
+    Model, ModelRequestParameters, ModelSettings, ModelStreamEvent, OpenAIChatModel, OpenAIResponsesModel, RetryConfig,
+    StreamingModel, ToolChoice,
+};
+use toolsmith::tool::ToolDefinition;
+use wiremock::matchers::{header, method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use provider_support::*;
+
+const KEY: &str = "sk-test-0123456789-secret";
+
+fn chat(server: &MockServer) -> OpenAIChatModel {
+    OpenAIChatModel::builder("gpt-4o-mini")
+        .base_url(format!("{}/v1", server.uri()))
+        .api_key(KEY)
+        .retry(RetryConfig::default().initial_backoff(Duration::from_millis(1)))
+        .build()
+        .unwrap()
+}
+
+fn responses(server: &MockServer) -> OpenAIResponsesModel {
+    OpenAIResponsesModel::builder("gpt-5.2")
+        .base_url(format!("{}/v1", server.uri()))
+        .api_key(KEY)
+        .retry(RetryConfig::default().initial_backoff(Duration::from_millis(1)))
+        .build()
+        .unwrap()
+}
+
+fn weather_params() -> ModelRequestParameters {
+    let mut p = ModelRequestParameters::default();
+    let mut a = ToolDefinition::new("get_weather", weather_schema()).with_description("Get the weather.");
+    a.strict = None;
+    let b = ToolDefinition::new("get_time", weather_schema()).with_description("Get the time.");
+    let c = ToolDefinition::new("get_news", weather_schema()).with_description("Get the news.");
+    p.function_tools = vec![a, b, c];
+    p.allow_text_output = true;
+    p
+}
+
+fn user(text: &str) -> Vec<ModelMessage> {
+    vec![ModelRequest::user_prompt(text).into()]
+}
+
+#[tokio::test]
+async fn chat_agent_run_maps_requests_and_responses() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .and(header("authorization", format!("Bearer {KEY}").as_str()))
+        .respond_with(Seq::new([
+            json_response("openai", "chat_tool_call.json"),
+            json_response("openai", "chat_text.json"),
+        ]))
+        .expect(2)
+        .mount(&server)
+        .await;
+
+    let result = weather_agent(chat(&server)).run("What's the weather in Paris?").await.unwrap();
+    assert_eq!(result.output(), "It's sunny in Paris.");
+    assert_eq!(result.usage().input_tokens, 82 + 120);
+    assert_eq!(result.usage().output_tokens, 17 + 8);
+
+    let bodies = bodies(&server).await;
+    let first = &bodies[0];
+    assert_eq!(first["model"], "gpt-4o-mini");
+    assert_eq!(
+        first["messages"],
+        json!([
+            {"role": "system", "content": "You are a weather assistant."},
+            {"role": "user", "content": "What's the weather in Paris?"},
+        ])
+    );
+    assert_eq!(first["tools"][0]["type"], "function");
+    assert_eq!(first["tools"][0]["function"]["name"], "get_weather");
+    assert_eq!(first["tools"][0]["function"]["description"], "Get the current weather in a city.");
+    assert_eq!(first["tools"][0]["function"]["parameters"]["required"], json!(["city"]));
+    assert!(first["tools"][0]["function"].get("strict").is_none());
+    assert!(first.get("tool_choice").is_none());
+    assert!(first.get("stream").is_none());
+    assert_eq!(first["max_completion_tokens"], Value::Null);
+
+    let second = &bodies[1];
+    let messages = second["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 4);
+    assert_eq!(
+        messages[2],
+        json!({
+            "role": "assistant",
+            "content": null,
+            "tool_calls": [{
+                "id": "call_abc123",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": "{\n\"city\": \"Paris\"\n}"},
+            }],
+        })
+    );
+    assert_eq!(messages[3], json!({"role": "tool", "tool_call_id": "call_abc123", "content": "Sunny in Paris"}));
+
+    // The response as recorded in the history.
+    let response = result.all_messages()[1].as_response().unwrap();
+    assert_eq!(response.model_name.as_deref(), Some("gpt-4o-mini-2024-07-18"));
+    assert_eq!(response.provider_name.as_deref(), Some("openai"));
+    assert_eq!(response.provider_response_id.as_deref(), Some("chatcmpl-abc123"));
+    assert_eq!(response.finish_reason.as_deref(), Some("tool_call"));
+    let last = result.all_messages()[3].as_response().unwrap();
+    assert_eq!(last.usage.cache_read_tokens, 64);
+    assert_eq!(last.finish_reason.as_deref(), Some("stop"));
+}
+
+#[tokio::test]
+async fn chat_stream_assembles_parallel_tool_calls() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(sse_response("openai", "chat_stream_tool_calls.sse"))
+        .mount(&server)
+        .await;
+    let model = chat(&server);
+    let stream = model.request_stream(&user("Weather in Paris and London?"), None, &weather_params()).await.unwrap();
+    let events = events(stream).await;
+
+    let body = &bodies(&server).await[0];
+    assert_eq!(body["stream"], true);
+    assert_eq!(body["stream_options"], json!({"include_usage": true}));
+
+    assert_eq!(
+        events[0],
+        ModelStreamEvent::ToolCallStart {
+            index: 0,
+            tool_call_id: "call_DdmO9pD3xa9XTPNJ32zg2hcA".into(),
+            tool_name: "get_weather".into()
+        }
+    );
+    let deltas: String = events
+        .iter()
+        .filter_map(|e| match e {
+            ModelStreamEvent::ToolCallArgsDelta { index: 0, delta } => Some(delta.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(deltas, "{\"city\":\"Paris\"}");
+    let ends: Vec<(usize, Value)> = events
+        .iter()
+        .filter_map(|e| match e {
+            ModelStreamEvent::ToolCallEnd { index, call } => Some((*index, call.args.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        ends,
+        vec![(0, json!("{\"city\":\"Paris\"}")), (1, json!("{\"city\": \"London\"}"))],
+        "both calls end with their assembled arguments"
+    );
+    let ModelStreamEvent::Final(response) = events.last().unwrap() else { panic!("no final event") };
+    let calls: Vec<&ToolCallPart> = response.tool_calls().collect();
+    assert_eq!(calls.len(), 2);
+    assert_eq!(calls[1].tool_call_id, "call_8KjVxL2pQr5tYu9wZa3bCd4e");
+    assert_eq!(calls[1].args_as_object().unwrap()["city"], "London");
+    assert_eq!(response.usage.input_tokens, 82);
+    assert_eq!(response.usage.output_tokens, 34);
+    assert_eq!(response.finish_reason.as_deref(), Some("tool_call"));
+    assert_eq!(response.provider_response_id.as_deref(), Some("chatcmpl-123"));
+}
+
+#[tokio::test]
+async fn chat_stream_text_deltas() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST")).respond_with(sse_response("openai", "chat_stream_text.sse")).mount(&server).await;
+    let model = chat(&server);
+    let events =
+        events(model.request_stream(&user("hi"), None, &ModelRequestParameters::default()).await.unwrap()).await;
+    let deltas: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            ModelStreamEvent::TextDelta { index: 0, delta } => Some(delta.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(deltas, ["It's", " sunny", " in Paris."]);
+    let ModelStreamEvent::Final(response) = events.last().unwrap() else { panic!() };
+    assert_eq!(response.text_content().as_deref(), Some("It's sunny in Paris."));
+    assert_eq!(response.finish_reason.as_deref(), Some("stop"));
+    assert_eq!(response.usage.output_tokens, 8);
+}
+
+#[tokio::test]
+async fn chat_tool_choice_follows_the_provider_table() {
+    let server = MockServer::start().await;
+    let model = chat(&server);
+    let params = weather_params();
+    let body = |choice: ToolChoice| {
+        let settings = ModelSettings::new().tool_choice(choice);
+        model.request_body(&user("x"), Some(&settings), &params, false).unwrap()
+    };
+    let names = |b: &Value| -> Vec<String> {
+        b["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap().to_string()).collect()
+    };
+
+    let b = body(ToolChoice::None);
+    assert_eq!(b["tool_choice"], "none");
+    assert_eq!(names(&b).len(), 3);
+
+    let b = body(ToolChoice::Required);
+    assert_eq!(b["tool_choice"], "required");
+
+    // One required tool: forced by name, full list kept (cache-friendly).
+    let b = body(ToolChoice::Tools(vec!["get_time".into()]));
+    assert_eq!(b["tool_choice"], json!({"type": "function", "function": {"name": "get_time"}}));
+    assert_eq!(names(&b), ["get_weather", "get_time", "get_news"]);
+
+    // Several required tools: filtered client-side, `required`.
+    let b = body(ToolChoice::Tools(vec!["get_news".into(), "get_weather".into()]));
+    assert_eq!(b["tool_choice"], "required");
+    assert_eq!(names(&b), ["get_weather", "get_news"]);
+
+    // A restriction that still allows text: filtered, `auto`.
+    let b = body(ToolChoice::ToolOrOutput(vec!["get_time".into()]));
+    assert_eq!(b["tool_choice"], "auto");
+    assert_eq!(names(&b), ["get_time"]);
+
+    // Unknown names are a user error.
+    let settings = ModelSettings::new().tool_choice(ToolChoice::Tools(vec!["nope".into()]));
+    let err = model.request_body(&user("x"), Some(&settings), &params, false).unwrap_err();
+    assert_eq!(err.kind, "UserError");
+    assert!(err.message.contains("nope"), "{}", err.message);
+
+    // Settings map to their fields.
+    let mut settings = ModelSettings::new().max_tokens(100).temperature(0.2);
+    settings.top_p = Some(0.9);
+    settings.seed = Some(7);
+    settings.parallel_tool_calls = Some(false);
+    settings.extra = Some(json!({"logprobs": true}));
+    let b = model.request_body(&user("x"), Some(&settings), &params, false).unwrap();
+    assert_eq!(b["max_tokens"], 100, "a compatible server (not api.openai.com) reads max_tokens");
+    assert_eq!(b["temperature"], 0.2);
+    assert_eq!(b["top_p"], 0.9);
+    assert_eq!(b["seed"], 7);
+    assert_eq!(b["parallel_tool_calls"], false);
+    assert_eq!(b["logprobs"], true);
+}
+
+#[tokio::test]
+async fn compatible_servers_get_max_tokens_and_no_auth_header() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST")).respond_with(json_response("openai", "chat_text.json")).mount(&server).await;
+    let model = OpenAIChatModel::builder("smollm2").base_url(format!("{}/v1/", server.uri())).build().unwrap();
+    let settings = ModelSettings::new().max_tokens(64);
+    model.request(&user("hi"), Some(&settings), &ModelRequestParameters::default()).await.unwrap();
+    let req = &requests(&server).await[0];
+    assert_eq!(req.url.path(), "/v1/chat/completions");
+    assert!(req.headers.get("authorization").is_none());
+    let body: Value = serde_json::from_slice(&req.body).unwrap();
+    assert_eq!(body["max_tokens"], 64);
+    assert!(body.get("max_completion_tokens").is_none());
+}
+
+#[tokio::test]
+async fn strict_tools_get_the_strict_schema() {
+    let server = MockServer::start().await;
+    let model = chat(&server);
+    let mut params = ModelRequestParameters::default();
+    let mut def = ToolDefinition::new(
+        "search",
+        json!({
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "minLength": 3},
+                "limit": {"type": "integer", "default": 10},
+                "when": {"type": "string", "format": "date-time"},
+            },
+            "required": ["query"],
+        }),
+    );
+    def.strict = Some(true);
+    def.return_schema = Some(std::sync::Arc::new(json!({"type": "array", "items": {"type": "string"}})));
+    params.function_tools = vec![def];
+    params.allow_text_output = true;
+    let b = model.request_body(&user("x"), None, &params, false).unwrap();
+    let f = &b["tools"][0]["function"];
+    assert_eq!(f["strict"], true);
+    assert_eq!(
+        f["parameters"],
+        json!({
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "minLength=3"},
+                "limit": {"type": "integer"},
+                "when": {"type": "string", "format": "date-time"},
+            },
+            "required": ["query", "limit", "when"],
+            "additionalProperties": false,
+        })
+    );
+    assert_eq!(f["description"], "Return schema:\n{\"type\":\"array\",\"items\":{\"type\":\"string\"}}");
+}
+
+fn retry_history() -> Vec<ModelMessage> {
+    let call = ToolCallPart::new("get_weather", json!({"town": "Paris"}), "call_1");
+    let errors = json!([{"type": "missing", "loc": ["city"], "msg": "Field required", "input": {"town": "Paris"}}]);
+    vec![
+        ModelRequest::user_prompt("Weather?").into(),
+        ModelResponse::new(vec![ModelResponsePart::ToolCall(call)]).into(),
+        ModelRequest::new(vec![ModelRequestPart::ToolReturn(ToolReturnPart::retried(
+            "get_weather",
+            errors,
+            "call_1",
+            RetryInfo::new(RetryCause::ValidationError, 1, 1),
+        ))])
+        .into(),
+        ModelResponse::text("not json").into(),
+        ModelRequest::new(vec![ModelRequestPart::RetryFeedback(RetryFeedbackPart::new(
+            json!("Please return JSON."),
+            RetryInfo::new(RetryCause::ValidationError, 1, 1),
+        ))])
+        .into(),
+    ]
+}
+
+#[tokio::test]
+async fn retried_tool_returns_and_feedback_are_retry_texts() {
+    let server = MockServer::start().await;
+    let b = chat(&server).request_body(&retry_history(), None, &weather_params(), false).unwrap();
+    let m = b["messages"].as_array().unwrap();
+    assert_eq!(m[1]["tool_calls"][0]["function"]["arguments"], "{\"town\":\"Paris\"}");
+    assert_eq!(m[2]["role"], "tool");
+    assert_eq!(m[2]["tool_call_id"], "call_1");
+    let text = m[2]["content"].as_str().unwrap();
+    assert!(text.starts_with("1 validation error:\n```json\n[\n  {\n    \"type\": \"missing\""), "{text}");
+    assert!(text.ends_with("\n\nFix the errors and try again."), "{text}");
+    assert_eq!(m[3], json!({"role": "assistant", "content": "not json"}));
+    assert_eq!(
+        m[4],
+        json!({"role": "user", "content": "Validation feedback:\nPlease return JSON.\n\nFix the errors and try again."})
+    );
+
+    let r = responses(&server).request_body(&retry_history(), None, &weather_params(), false).unwrap();
+    let input = r["input"].as_array().unwrap();
+    assert_eq!(
+        input[1],
+        json!({"type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": "{\"town\":\"Paris\"}"})
+    );
+    assert_eq!(input[2]["type"], "function_call_output");
+    assert!(input[2]["output"].as_str().unwrap().ends_with("Fix the errors and try again."));
+}
+
+#[tokio::test]
+async fn multimodal_prompts_map_to_content_parts() {
+    let server = MockServer::start().await;
+    let prompt = vec![
+        UserContent::text("What is this?"),
+        BinaryContent::new(b"\x89PNG", "image/png").into(),
+        BinaryContent::new(b"%PDF-1.4", "application/pdf").into(),
+    ];
+    let messages: Vec<ModelMessage> =
+        vec![ModelRequest::new(vec![ModelRequestPart::UserPrompt(UserPromptPart::new(prompt))]).into()];
+    let b = chat(&server).request_body(&messages, None, &ModelRequestParameters::default(), false).unwrap();
+    let content = &b["messages"][0]["content"];
+    assert_eq!(content[0], json!({"type": "text", "text": "What is this?"}));
+    assert_eq!(content[1], json!({"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw=="}}));
+    assert_eq!(content[2]["type"], "file");
+    assert_eq!(content[2]["file"]["file_data"], "data:application/pdf;base64,JVBERi0xLjQ=");
+
+    let r = responses(&server).request_body(&messages, None, &ModelRequestParameters::default(), false).unwrap();
+    let content = &r["input"][0]["content"];
+    assert_eq!(content[0], json!({"type": "input_text", "text": "What is this?"}));
+    assert_eq!(
+        content[1],
+        json!({"type": "input_image", "image_url": "data:image/png;base64,iVBORw==", "detail": "auto"})
+    );
+    assert_eq!(content[2]["type"], "input_file");
+}
+
+#[tokio::test]
+async fn rate_limits_are_retried_honouring_retry_after() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(Seq::new([
+            ResponseTemplate::new(429)
+                .insert_header("retry-after", "0")
+                .set_body_raw(fixture("openai", "error_429.json"), "application/json"),
+            ResponseTemplate::new(503).insert_header("retry-after-ms", "5"),
+            json_response("openai", "chat_text.json"),
+        ]))
+        .mount(&server)
+        .await;
+    let response = chat(&server).request(&user("hi"), None, &ModelRequestParameters::default()).await.unwrap();
+    assert_eq!(response.text_content().as_deref(), Some("It's sunny in Paris."));
+    assert_eq!(requests(&server).await.len(), 3);
+}
+
+#[tokio::test]
+async fn a_retry_after_beyond_the_bound_is_not_waited_for() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(
+            ResponseTemplate::new(429)
+                .insert_header("retry-after", "3600")
+                .set_body_raw(fixture("openai", "error_429.json"), "application/json"),
+        )
+        .mount(&server)
+        .await;
+    let err = chat(&server).request(&user("hi"), None, &ModelRequestParameters::default()).await.unwrap_err();
+    assert_eq!(err.kind, "ModelHTTPError");
+    assert!(err.message.contains("HTTP 429"), "{}", err.message);
+    assert!(err.message.contains("Rate limit reached"), "{}", err.message);
+    assert_eq!(requests(&server).await.len(), 1);
+}
+
+#[tokio::test]
+async fn server_errors_exhaust_the_retries() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(
+            ResponseTemplate::new(500)
+                .set_body_raw(r#"{"error": {"message": "The server had an error"}}"#, "application/json"),
+        )
+        .mount(&server)
+        .await;
+    let model = OpenAIChatModel::builder("gpt-4o-mini")
+        .base_url(format!("{}/v1", server.uri()))
+        .api_key(KEY)
+        .retry(RetryConfig::default().max_retries(2).initial_backoff(Duration::from_millis(1)))
+        .build()
+        .unwrap();
+    let err = model.request(&user("hi"), None, &ModelRequestParameters::default()).await.unwrap_err();
+    assert_eq!(err.kind, "ModelHTTPError");
+    assert!(err.message.contains("HTTP 500"), "{}", err.message);
+    assert!(err.message.contains("after 2 retries"), "{}", err.message);
+    assert_eq!(requests(&server).await.len(), 3);
+}
+
+#[tokio::test]
+async fn unauthorized_is_not_retried_and_never_shows_the_key() {
+    let server = MockServer::start().await;
+    let body = fixture("openai", "error_401.json").replace("sk-test-****************************cret", KEY);
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(401).set_body_raw(body, "application/json"))
+        .mount(&server)
+        .await;
+    let err = chat(&server).request(&user("hi"), None, &ModelRequestParameters::default()).await.unwrap_err();
+    assert_eq!(err.kind, "ModelHTTPError");
+    assert!(err.message.contains("HTTP 401"), "{}", err.message);
+    assert!(err.message.contains("Incorrect API key provided"), "{}", err.message);
+    assert!(err.message.contains("check the API key"), "{}", err.message);
+    assert!(!err.message.contains(KEY), "the key leaked: {}", err.message);
+    assert!(!format!("{:?}", chat(&server)).contains(KEY), "the key leaked into Debug");
+    assert_eq!(requests(&server).await.len(), 1);
+}
+
+#[tokio::test]
+async fn timeouts_and_unreachable_servers_are_api_errors() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(json_response("openai", "chat_text.json").set_delay(Duration::from_secs(3)))
+        .mount(&server)
+        .await;
+    let model = OpenAIChatModel::builder("m")
+        .base_url(format!("{}/v1", server.uri()))
+        .retry(RetryConfig::none())
+        .build()
+        .unwrap();
+    let mut settings = ModelSettings::new();
+    settings.timeout = Some(0.2);
+    let err = model.request(&user("hi"), Some(&settings), &ModelRequestParameters::default()).await.unwrap_err();
+    assert_eq!(err.kind, "ModelAPIError");
+    assert!(err.message.contains("did not answer within 0.2 s"), "{}", err.message);
+
+    let model =
+        OpenAIChatModel::builder("m").base_url("http://127.0.0.1:9/v1").retry(RetryConfig::none()).build().unwrap();
+    let err = model.request(&user("hi"), None, &ModelRequestParameters::default()).await.unwrap_err();
+    assert_eq!(err.kind, "ModelAPIError");
+    assert!(err.message.contains("could not reach the openai API"), "{}", err.message);
+}
+
+#[tokio::test]
+async fn responses_agent_run_replays_reasoning_and_calls() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/responses"))
+        .respond_with(Seq::new([
+            json_response("openai", "responses_function_call.json"),
+            json_response("openai", "responses_text.json"),
+        ]))
+        .mount(&server)
+        .await;
+    let agent = toolsmith::Agent::builder(responses(&server))
+        .instructions("Be brief.")
+        .system_prompt("You are a weather assistant.")
+        .tool(get_weather)
+        .build()
+        .unwrap();
+    let result = agent.run("What's the weather in Paris?").await.unwrap();
+    assert_eq!(result.output(), "It's sunny in Paris.");
+
+    let bodies = bodies(&server).await;
+    let first = &bodies[0];
+    assert_eq!(first["model"], "gpt-5.2");
+    assert_eq!(first["instructions"], "Be brief.");
+    assert_eq!(
+        first["input"],
+        json!([
+            {"role": "system", "content": "You are a weather assistant."},
+            {"role": "user", "content": "What's the weather in Paris?"},
+        ])
+    );
+    assert_eq!(first["tools"][0]["type"], "function");
+    assert_eq!(first["tools"][0]["name"], "get_weather");
+    assert_eq!(first["tools"][0]["strict"], false);
+
+    let input = bodies[1]["input"].as_array().unwrap();
+    assert_eq!(
+        input[2],
+        json!({
+            "type": "reasoning",
+            "id": "rs_67ca09c6a2f08190bbe4b5e0b6a4d3e2096610f474011cc0",
+            "summary": [{"type": "summary_text", "text": "The user wants the weather in Paris."}],
+            "encrypted_content": "gAAAAABoXYZencryptedreasoning==",
+        })
+    );
+    assert_eq!(
+        input[3],
+        json!({
+            "type": "function_call",
+            "id": "fc_67ca09c6bedc8190a7abfec07b1a1332096610f474011cc0",
+            "call_id": "call_unLAR8MvFNptuiZK6K6HCy5k",
+            "name": "get_weather",
+            "arguments": "{\"city\":\"Paris\"}",
+        })
+    );
+    assert_eq!(
+        input[4],
+        json!({"type": "function_call_output", "call_id": "call_unLAR8MvFNptuiZK6K6HCy5k", "output": "Sunny in Paris"})
+    );
+    let first_response = result.all_messages()[1].as_response().unwrap();
+    assert_eq!(first_response.usage.details, Some(json!({"reasoning_tokens": 12})));
+    assert_eq!(first_response.finish_reason.as_deref(), Some("tool_call"));
+}
+
+#[tokio::test]
+async fn responses_stream_assembles_text_and_call() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST")).respond_with(sse_response("openai", "responses_stream.sse")).mount(&server).await;
+    let model = responses(&server);
+    let events = events(model.request_stream(&user("Paris?"), None, &weather_params()).await.unwrap()).await;
+    assert_eq!(bodies(&server).await[0]["stream"], true);
+    assert_eq!(events[0], ModelStreamEvent::TextDelta { index: 0, delta: "Let me check.".into() });
+    assert_eq!(
+        events[1],
+        ModelStreamEvent::ToolCallStart {
+            index: 1,
+            tool_call_id: "call_stream_1".into(),
+            tool_name: "get_weather".into()
+        }
+    );
+    let ModelStreamEvent::Final(response) = events.last().unwrap() else { panic!() };
+    let call = response.tool_calls().next().unwrap();
+    assert_eq!(call.args, json!("{\"city\":\"Paris\"}"));
+    assert_eq!(call.id.as_deref(), Some("fc_stream_1"));
+    assert_eq!(response.usage.input_tokens, 37);
+    assert_eq!(response.provider_response_id.as_deref(), Some("resp_stream_1"));
+}
+
+#[tokio::test]
+async fn responses_tool_choice_uses_allowed_tools_and_native_search() {
+    let server = MockServer::start().await;
+    let model =
+        OpenAIResponsesModel::builder("gpt-5.4").base_url(format!("{}/v1", server.uri())).api_key(KEY).build().unwrap();
+    let mut params = weather_params();
+    params.function_tools[2].defer_loading = true;
+    let settings =
+        ModelSettings::new().tool_choice(ToolChoice::ToolOrOutput(vec!["get_time".into(), "get_weather".into()]));
+    let b = model.request_body(&user("x"), Some(&settings), &params, false).unwrap();
+    assert_eq!(
+        b["tool_choice"],
+        json!({
+            "type": "allowed_tools",
+            "mode": "auto",
+            "tools": [{"type": "function", "name": "get_time"}, {"type": "function", "name": "get_weather"}],
+        })
+    );
+    let tools = b["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 4, "all tools kept, plus tool_search");
+    assert_eq!(tools[2]["defer_loading"], true);
+    assert_eq!(tools[3], json!({"type": "tool_search"}));
+
+    // Without native search (older models), deferred tools are not sent.
+    let b = responses(&server).request_body(&user("x"), None, &params, false).unwrap();
+    assert_eq!(b["tools"].as_array().unwrap().len(), 2);
+}
+
+/// Against a real OpenAI-compatible server (llama-cpp-python with SmolLM2-135M, set up by
+/// `scripts/local-llm.sh`): a forced call comes back as real `tool_calls`, and the tool's return
+/// gets an answer. The model is tiny: the exchange is asserted, not its wisdom.
+#[tokio::test]
+#[ignore = "needs a local OpenAI-compatible server: run scripts/local-llm.sh"]
+async fn local_llm_forced_tool_call_exchange() {
+    let base = std::env::var("TOOLSMITH_LOCAL_LLM_BASE_URL")
+        .expect("set TOOLSMITH_LOCAL_LLM_BASE_URL to the server's URL with its /v1 (scripts/local-llm.sh does)");
+    let model = OpenAIChatModel::builder("smollm2").base_url(base).build().unwrap();
+    let mut params = ModelRequestParameters::default();
+    params.function_tools = vec![
+        ToolDefinition::new("get_weather", weather_schema()).with_description("Get the current weather in a city."),
+    ];
+    params.allow_text_output = true;
+    let forced = ModelSettings::new().tool_choice(ToolChoice::Tools(vec!["get_weather".into()])).max_tokens(128);
+    let mut history = user("What's the weather in Paris?");
+    let response = model.request(&history, Some(&forced), &params).await.unwrap();
+    let call = response.tool_calls().next().cloned().expect("the server answers a forced call with tool_calls");
+    assert_eq!(call.tool_name, "get_weather");
+    assert!(call.args_as_object().is_ok(), "arguments are a JSON object: {:?}", call.args);
+    assert_eq!(response.provider_name.as_deref(), Some("openai"));
+    history.push(response.into());
+    history.push(
+        ModelRequest::new(vec![ModelRequestPart::ToolReturn(ToolReturnPart::success(
+            "get_weather",
+            json!("Sunny in Paris"),
+            call.tool_call_id.clone(),
+        ))])
+        .into(),
+    );
+    let settings = ModelSettings::new().max_tokens(64);
+    let answer = model.request(&history, Some(&settings), &params).await.unwrap();
+    assert!(!answer.parts.is_empty(), "the server answers the tool's return");
+    assert!(answer.usage.input_tokens > 0);
+}
