@@ -1,5 +1,6 @@
 //! The [`Agent`]: a model, tools and settings, run on a prompt.
 
+mod events;
 pub(crate) mod output;
 pub(crate) mod run;
 
@@ -10,12 +11,16 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+pub(crate) use events::EventSink;
+pub use events::{AgentEvent, EventStream};
 pub use output::{Deferrable, OutputSpec};
 pub use run::{AgentRun, Node, RunBuilder, RunRecord, RunResult};
 
 use crate::capability::{Capabilities, Capability};
 use crate::error::UserError;
-use crate::model::{DynModel, Model, ModelSettings, SharedModel, check_static_tool_choice};
+use crate::model::{
+    DynModel, DynStreamingModel, Model, ModelSettings, SharedModel, StreamingModel, check_static_tool_choice,
+};
 use crate::search::{CatalogueCache, ToolSearch};
 use crate::tool::Tool;
 use crate::toolset::{DynToolset, FunctionToolset, Toolset};
@@ -48,6 +53,7 @@ pub enum ParallelMode {
 
 pub(crate) struct AgentInner<D> {
     pub(crate) model: SharedModel,
+    pub(crate) streaming: Option<Arc<dyn DynStreamingModel>>,
     pub(crate) capabilities: Capabilities<D>,
     pub(crate) system_prompts: Vec<String>,
     pub(crate) instructions: Option<String>,
@@ -92,7 +98,15 @@ impl<D, O> std::fmt::Debug for Agent<D, O> {
 impl Agent<(), String> {
     /// Starts building an agent around a model.
     pub fn builder<M: Model>(model: M) -> AgentBuilder<(), String> {
-        AgentBuilder::new(Arc::new(model))
+        AgentBuilder::new(Arc::new(model), None)
+    }
+
+    /// Starts building an agent around a model that can stream its responses: runs with an
+    /// event handler (or [`RunBuilder::stream`]) then see text and tool-call deltas as they arrive.
+    pub fn builder_streaming<M: StreamingModel>(model: M) -> AgentBuilder<(), String> {
+        let model = Arc::new(model);
+        let streaming: Arc<dyn DynStreamingModel> = model.clone();
+        AgentBuilder::new(model, Some(streaming))
     }
 }
 
@@ -119,6 +133,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> Agent<D, O> {
 /// [`AgentBuilder::build`] as a [`UserError`]; nothing here panics.
 pub struct AgentBuilder<D, O> {
     model: SharedModel,
+    streaming: Option<Arc<dyn DynStreamingModel>>,
     system_prompts: Vec<String>,
     instructions: Option<String>,
     tools: FunctionToolset<D>,
@@ -142,9 +157,10 @@ pub struct AgentBuilder<D, O> {
 }
 
 impl AgentBuilder<(), String> {
-    fn new(model: SharedModel) -> Self {
+    fn new(model: SharedModel, streaming: Option<Arc<dyn DynStreamingModel>>) -> Self {
         AgentBuilder {
             model,
+            streaming,
             system_prompts: Vec::new(),
             instructions: None,
             tools: FunctionToolset::new(),
@@ -172,6 +188,7 @@ impl AgentBuilder<(), String> {
     pub fn deps<T: Clone + Send + Sync + 'static>(self) -> AgentBuilder<T, String> {
         AgentBuilder {
             model: self.model,
+            streaming: self.streaming,
             system_prompts: self.system_prompts,
             instructions: self.instructions,
             tools: FunctionToolset::new(),
@@ -200,6 +217,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
     fn with_output<P>(self, output: OutputSpec, convert: Converter<P>) -> AgentBuilder<D, P> {
         AgentBuilder {
             model: self.model,
+            streaming: self.streaming,
             system_prompts: self.system_prompts,
             instructions: self.instructions,
             tools: self.tools,
@@ -404,6 +422,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
         Ok(Agent {
             inner: Arc::new(AgentInner {
                 model,
+                streaming: self.streaming,
                 capabilities: self.capabilities,
                 system_prompts: self.system_prompts,
                 instructions: self.instructions,

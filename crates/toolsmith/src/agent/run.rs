@@ -7,7 +7,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use crate::agent::output::FinalOutput;
-use crate::agent::{Agent, AgentInner};
+use crate::agent::{Agent, AgentEvent, AgentInner, EventSink, EventStream};
 use futures::future::BoxFuture;
 
 use crate::capability::{Capabilities, ModelRequestContext};
@@ -34,6 +34,7 @@ pub struct RunBuilder<'a, D, O> {
     limits: Option<UsageLimits>,
     metadata: Option<serde_json::Value>,
     deferred: Option<DeferredToolResults>,
+    events: Option<EventSink>,
 }
 
 impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, O> {
@@ -47,6 +48,7 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
             limits: None,
             metadata: None,
             deferred: None,
+            events: None,
         }
     }
 
@@ -80,6 +82,36 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
     pub fn deferred_tool_results(mut self, results: DeferredToolResults) -> Self {
         self.deferred = Some(results);
         self
+    }
+
+    /// Calls `handler` with every event of the run, as it happens (see [`AgentEvent`]).
+    pub fn event_handler(mut self, handler: impl Fn(AgentEvent) + Send + Sync + 'static) -> Self {
+        self.events = Some(Arc::new(handler));
+        self
+    }
+
+    /// The run's events as a stream, and the run itself: drive both, e.g. with `tokio::join!`.
+    ///
+    /// ```
+    /// use futures::StreamExt;
+    /// use toolsmith::prelude::*;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), AgentRunError> {
+    /// let agent = Agent::builder(TestModel::default()).build()?;
+    /// let (events, run) = agent.run("hi").stream();
+    /// let (result, events) = tokio::join!(run, events.collect::<Vec<_>>());
+    /// assert_eq!(result?.output(), "success (no tool calls)");
+    /// assert!(events.len() >= 3);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn stream(mut self) -> (EventStream, impl Future<Output = Result<RunResult<O>, AgentRunError>> + Send + 'a) {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        self.events = Some(Arc::new(move |e| {
+            let _ = tx.send(e);
+        }));
+        (EventStream { rx }, self.into_future())
     }
 
     /// Metadata attached to the run, readable by tools.
@@ -126,6 +158,7 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
             metadata: self.metadata,
             deferred: self.deferred,
             state: RunState {
+                events: self.events,
                 messages: Arc::new(history),
                 new_start,
                 usage: RunUsage::default(),
@@ -252,6 +285,8 @@ impl<O> RunRecord<O> {
 }
 
 pub(crate) struct RunState {
+    /// Where the run's events go, if anywhere.
+    pub(crate) events: Option<EventSink>,
     pub(crate) messages: Arc<Vec<ModelMessage>>,
     pub(crate) new_start: usize,
     pub(crate) usage: RunUsage,
@@ -265,6 +300,13 @@ pub(crate) struct RunState {
 }
 
 impl RunState {
+    /// Sends an event to the run's handler, if it has one.
+    pub(crate) fn emit(&self, event: impl FnOnce() -> AgentEvent) {
+        if let Some(sink) = &self.events {
+            sink(event());
+        }
+    }
+
     pub(crate) fn push(&mut self, message: impl Into<ModelMessage>) {
         Arc::make_mut(&mut self.messages).push(message.into());
     }
@@ -646,15 +688,45 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             instructions,
         };
         self.state.usage.requests += 1;
+        let step = self.state.run_step;
+        self.state.emit(|| AgentEvent::ModelRequest { step });
         let ctx = self.context();
         let model = &inner.model;
+        let streaming = self.state.events.as_ref().and_then(|sink| inner.streaming.as_ref().map(|m| (sink, m)));
         let core = |req: ModelRequestContext| -> BoxFuture<'_, Result<ModelResponse, AgentRunError>> {
             Box::pin(async move {
-                model.request_boxed(&req.messages, req.settings.as_ref(), &req.params).await.map_err(|e| {
-                    match e.kind.as_str() {
-                        "UserError" => AgentRunError::User(UserError::new(e.message)),
-                        _ => AgentRunError::Model { kind: e.kind, message: e.message },
+                let result = match streaming {
+                    Some((sink, m)) => {
+                        match m.request_stream_boxed(&req.messages, req.settings.as_ref(), &req.params).await {
+                            Ok(mut stream) => {
+                                use futures::StreamExt;
+                                let mut last = Err(crate::model::ModelError::new(
+                                    "UnexpectedModelBehavior",
+                                    "the model's stream ended before its final response; the connection may have been cut, try again",
+                                ));
+                                while let Some(event) = stream.next().await {
+                                    match event {
+                                        Ok(crate::model::ModelStreamEvent::Final(r)) => {
+                                            last = Ok(r);
+                                            break;
+                                        }
+                                        Ok(e) => sink(AgentEvent::Stream(e)),
+                                        Err(e) => {
+                                            last = Err(e);
+                                            break;
+                                        }
+                                    }
+                                }
+                                last
+                            }
+                            Err(e) => Err(e),
+                        }
                     }
+                    None => model.request_boxed(&req.messages, req.settings.as_ref(), &req.params).await,
+                };
+                result.map_err(|e| match e.kind.as_str() {
+                    "UserError" => AgentRunError::User(UserError::new(e.message)),
+                    _ => AgentRunError::Model { kind: e.kind, message: e.message },
                 })
             })
         };
@@ -672,6 +744,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             response.timestamp = Some(chrono::Utc::now());
         }
         self.state.push(response.clone());
+        self.state.emit(|| AgentEvent::ModelResponse { response: response.clone() });
         Ok(response)
     }
 
@@ -719,7 +792,11 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             .await;
             self.tools = Some(tools);
             return match outcome? {
-                StepOutcome::Final(out) => Ok(Some(out)),
+                StepOutcome::Final(out) => {
+                    let tool_name = self.agent.inner.output.output_tool().map(|t| t.name.clone());
+                    self.state.emit(|| AgentEvent::FinalResult { tool_name });
+                    Ok(Some(out))
+                }
                 StepOutcome::Deferred(requests) => {
                     if !self.caps.is_empty() {
                         let ctx = self.context();
@@ -745,7 +822,10 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         let inner = &self.agent.inner;
         let text = response.text_content();
         match (&text, inner.output.allows_text()) {
-            (Some(t), true) => Ok(Some(FinalOutput::Text(t.clone()))),
+            (Some(t), true) => {
+                self.state.emit(|| AgentEvent::FinalResult { tool_name: None });
+                Ok(Some(FinalOutput::Text(t.clone())))
+            }
             (Some(t), false) => match inner.output.output_tool() {
                 Some(_) => {
                     let parsed = match serde_json::from_str::<serde_json::Value>(t) {

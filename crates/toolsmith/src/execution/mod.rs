@@ -13,7 +13,7 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 use crate::agent::output::FinalOutput;
-use crate::agent::{AgentInner, EndStrategy, ParallelMode};
+use crate::agent::{AgentEvent, AgentInner, EndStrategy, ParallelMode};
 use crate::capability::{Capabilities, ToolCallInfo};
 use crate::context::RunContext;
 use crate::deferred::{DeferredToolRequests, ExternalResult};
@@ -578,7 +578,9 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
     let mut to_run: Vec<Ready<D>> = Vec::with_capacity(pending.len());
     let mut kinded: HashMap<String, &'static str> = HashMap::new();
     for mut r in pending {
-        match validate_call(caps, &r).await {
+        let validated = validate_call(caps, &r).await;
+        state.emit(|| AgentEvent::FunctionToolCall { call: r.call.clone(), args_valid: validated.is_ok() });
+        match validated {
             Ok(args) => {
                 if let Some(kind) = tools.tool_kind(&r.call.tool_name) {
                     kinded.insert(r.call.tool_call_id.clone(), kind);
@@ -678,6 +680,13 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
     }
     all.extend(resume_prompt.map(ModelRequestPart::UserPrompt));
     let no_parts = all.is_empty();
+    if state.events.is_some() {
+        for p in &all {
+            if let ModelRequestPart::ToolReturn(t) = p {
+                state.emit(|| AgentEvent::FunctionToolResult { result: t.clone() });
+            }
+        }
+    }
     if let Some(req) = state.last_request_mut() {
         req.parts = all;
     }

@@ -166,3 +166,24 @@ impl<M: Model> DynModel for M {
 
 /// A shared model handle.
 pub(crate) type SharedModel = Arc<dyn DynModel>;
+
+/// The dyn-compatible form of [`StreamingModel`].
+pub(crate) trait DynStreamingModel: Send + Sync {
+    fn request_stream_boxed<'a>(
+        &'a self,
+        messages: &'a [ModelMessage],
+        settings: Option<&'a ModelSettings>,
+        params: &'a ModelRequestParameters,
+    ) -> BoxFuture<'a, Result<ModelStream, ModelError>>;
+}
+
+impl<M: StreamingModel> DynStreamingModel for M {
+    fn request_stream_boxed<'a>(
+        &'a self,
+        messages: &'a [ModelMessage],
+        settings: Option<&'a ModelSettings>,
+        params: &'a ModelRequestParameters,
+    ) -> BoxFuture<'a, Result<ModelStream, ModelError>> {
+        Box::pin(self.request_stream(messages, settings, params))
+    }
+}

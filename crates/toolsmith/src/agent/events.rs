@@ -1,0 +1,62 @@
+//! Events of a run, for progress displays and streaming user interfaces.
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use crate::messages::{ModelResponse, ToolCallPart, ToolReturnPart};
+use crate::model::ModelStreamEvent;
+
+/// Something that happened during a run.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum AgentEvent {
+    /// A request is being sent to the model (`step` counts the run's requests from 1).
+    ModelRequest {
+        /// The run step.
+        step: u32,
+    },
+    /// A piece of the response as the model streams it (text and thinking deltas, tool-call
+    /// starts and argument fragments); only for models built with
+    /// [`Agent::builder_streaming`](crate::Agent::builder_streaming).
+    Stream(ModelStreamEvent),
+    /// The model's complete response.
+    ModelResponse {
+        /// The response.
+        response: ModelResponse,
+    },
+    /// A call to a function tool, after its arguments were validated.
+    FunctionToolCall {
+        /// The call.
+        call: ToolCallPart,
+        /// Whether the arguments were valid (an invalid call is answered with a retry).
+        args_valid: bool,
+    },
+    /// The result of a tool call: a return, a retry or a denial.
+    FunctionToolResult {
+        /// The part sent back to the model.
+        result: ToolReturnPart,
+    },
+    /// The run has its output (`tool_name` is the output tool, for structured output).
+    FinalResult {
+        /// The output tool, when the output came through one.
+        tool_name: Option<String>,
+    },
+}
+
+/// Where a run sends its events.
+pub(crate) type EventSink = Arc<dyn Fn(AgentEvent) + Send + Sync>;
+
+/// The events of a run as a stream (see [`RunBuilder::stream`](crate::agent::RunBuilder::stream)).
+#[derive(Debug)]
+pub struct EventStream {
+    pub(crate) rx: tokio::sync::mpsc::UnboundedReceiver<AgentEvent>,
+}
+
+impl futures::Stream for EventStream {
+    type Item = AgentEvent;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<AgentEvent>> {
+        self.rx.poll_recv(cx)
+    }
+}
