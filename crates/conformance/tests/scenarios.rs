@@ -2,7 +2,8 @@
 //! compares each result with the reference output, exactly (number types included).
 //!
 //! Public scenarios live in `../shared/conformance/scenarios` and are listed in `supported.txt`
-//! (the list only grows).
+//! (the list only grows); the project's own live in `tests/scenarios` at the workspace root, with
+//! expected outputs from the reference runner (`tests/reference/run_pydantic_ai.py`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -61,4 +62,20 @@ fn supported_public_scenarios_match_the_reference() {
         return;
     }
     run_all(names.iter().map(|n| dir.join(format!("{n}.json"))).collect());
+}
+
+#[test]
+fn own_scenarios_match_the_reference() {
+    let dir = workspace().join("tests/scenarios");
+    let mut scenarios: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("tests/scenarios holds the project's own scenarios")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            name.ends_with(".json") && !name.ends_with(".expected.json")
+        })
+        .collect();
+    scenarios.sort();
+    assert!(scenarios.len() >= 50, "expected the project's own scenarios in {}", dir.display());
+    run_all(scenarios);
 }

@@ -453,6 +453,12 @@ impl Tool {
             ),
             None => (quote!(), quote!()),
         };
+        let with_envelope = if flatten {
+            let name = self.params[0].ident.unraw().to_string();
+            quote!(.__with_envelope(#name))
+        } else {
+            quote!()
+        };
         Ok(quote! {
             #(#const_attrs)*
             #[allow(non_upper_case_globals)]
@@ -482,6 +488,7 @@ impl Tool {
                     #options,
                 )
                 #with_return_schema
+                #with_envelope
             };
         })
     }

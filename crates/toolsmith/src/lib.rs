@@ -58,7 +58,7 @@ pub use toolsmith_macros::tool;
 /// Everything a typical agent program needs, in one import.
 pub mod prelude {
     pub use crate::agent::{Agent, Deferrable, EndStrategy, OutputSpec, RunResult};
-    pub use crate::capability::{Capability, ToolCallInfo};
+    pub use crate::capability::{Capability, CapabilityOrdering, Hooks, ToolCallInfo};
     pub use crate::context::RunContext;
     pub use crate::error::{AgentRunError, UserError};
     pub use crate::messages::{ModelMessage, ModelRequest, ModelResponse};

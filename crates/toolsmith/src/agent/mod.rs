@@ -21,6 +21,7 @@ use crate::error::UserError;
 use crate::model::{
     DynModel, DynStreamingModel, Model, ModelSettings, SharedModel, StreamingModel, check_static_tool_choice,
 };
+use crate::search::bridge::{BridgeCache, BridgeConfig};
 use crate::search::{CatalogueCache, ToolSearch};
 use crate::tool::Tool;
 use crate::toolset::{DynToolset, FunctionToolset, Toolset};
@@ -71,6 +72,8 @@ pub(crate) struct AgentInner<D> {
     pub(crate) name: Option<String>,
     pub(crate) tool_search: Option<ToolSearch>,
     pub(crate) search_cache: CatalogueCache,
+    pub(crate) bridge: Option<BridgeConfig>,
+    pub(crate) bridge_cache: BridgeCache,
 }
 
 /// An agent: a model, a system prompt, tools and settings. Cheap to clone and safe to share
@@ -152,6 +155,7 @@ pub struct AgentBuilder<D, O> {
     default_deps: Option<D>,
     name: Option<String>,
     tool_search: Option<ToolSearch>,
+    bridge: Option<BridgeConfig>,
     problems: Vec<String>,
     _o: PhantomData<O>,
 }
@@ -179,6 +183,7 @@ impl AgentBuilder<(), String> {
             default_deps: None,
             name: None,
             tool_search: None,
+            bridge: None,
             problems: Vec::new(),
             _o: PhantomData,
         }
@@ -207,6 +212,7 @@ impl AgentBuilder<(), String> {
             default_deps: None,
             name: self.name,
             tool_search: self.tool_search,
+            bridge: self.bridge,
             problems: self.problems,
             _o: PhantomData,
         }
@@ -236,6 +242,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
             default_deps: self.default_deps,
             name: self.name,
             tool_search: self.tool_search,
+            bridge: self.bridge,
             problems: self.problems,
             _o: PhantomData,
         }
@@ -290,9 +297,39 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
     }
 
     /// Adds a capability (hooks around the run, model requests and tool calls). Capabilities
-    /// apply in the order they are added, the first outermost.
+    /// apply in the order they are added, the first outermost, unless their
+    /// [ordering constraints](crate::capability::CapabilityOrdering) say otherwise.
     pub fn capability(mut self, capability: impl Capability<D>) -> Self {
         self.capabilities.push(Arc::new(capability));
+        self
+    }
+
+    /// Adds the capabilities of a [spec](crate::capability::spec) (JSON or YAML), built with
+    /// `registry`, after those added so far; a `ToolSearch` entry configures tool search. A bad
+    /// entry is reported by [`AgentBuilder::build`], with its path in the spec.
+    pub fn capabilities_from_spec(
+        mut self,
+        spec: &crate::capability::CapabilitySpec,
+        registry: &crate::capability::CapabilityRegistry<D>,
+    ) -> Self {
+        match registry.load(spec) {
+            Ok(loaded) => {
+                self.capabilities.extend(loaded.capabilities);
+                if loaded.tool_search.is_some() {
+                    self.tool_search = loaded.tool_search;
+                }
+            }
+            Err(e) => self.problems.push(e.message),
+        }
+        self
+    }
+
+    /// Turns on PraisonAI-style bridge mode: deferrable tools (MCP tools, tools marked
+    /// `"deferrable": true`, `mcp_...` names) hide behind `tool_search`, `tool_describe` and
+    /// `tool_call` — always, or (`auto`) when their schemas would take too much of the context
+    /// window. Accepts a [`BridgeConfig`], `true`/`false`, or a parsed `"auto"`/`"on"`/`"off"`.
+    pub fn tool_search_bridge(mut self, config: impl Into<BridgeConfig>) -> Self {
+        self.bridge = Some(config.into());
         self
     }
 
@@ -410,11 +447,18 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
         for ts in &self.toolsets {
             ts.check()?;
         }
-        check_static_tool_choice(self.model_settings.as_ref().and_then(|s| s.tool_choice.as_ref()))?;
+        let output_names: Vec<&str> = self.output.output_tool().map(|t| t.name.as_str()).into_iter().collect();
+        check_static_tool_choice(self.model_settings.as_ref().and_then(|s| s.tool_choice.as_ref()), &output_names)?;
+        // Capabilities sorted by their ordering constraints (a cycle or a missing requirement is
+        // an error); a `ThreadExecutor` among them brings the blocking pool.
+        let capabilities = self.capabilities.for_agent(self.name.as_deref(), &self.system_prompts)?;
+        let blocking = capabilities
+            .blocking_pool()
+            .unwrap_or_else(|| Arc::new(tokio::sync::Semaphore::new(self.blocking_threads)));
         let mut toolsets: Vec<Arc<dyn DynToolset<D>>> = Vec::with_capacity(self.toolsets.len() + 1);
         toolsets.push(Arc::new(self.tools));
         toolsets.extend(self.toolsets);
-        for ts in self.capabilities.toolsets() {
+        for ts in capabilities.toolsets() {
             Toolset::check(&ts)?;
             toolsets.push(Arc::new(ts));
         }
@@ -423,7 +467,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
             inner: Arc::new(AgentInner {
                 model,
                 streaming: self.streaming,
-                capabilities: self.capabilities,
+                capabilities,
                 system_prompts: self.system_prompts,
                 instructions: self.instructions,
                 toolsets,
@@ -435,11 +479,13 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
                 output: self.output,
                 model_settings: self.model_settings,
                 usage_limits: self.usage_limits,
-                blocking: Arc::new(tokio::sync::Semaphore::new(self.blocking_threads)),
+                blocking,
                 default_deps: self.default_deps,
                 name: self.name,
                 tool_search: self.tool_search,
                 search_cache: CatalogueCache::default(),
+                bridge: self.bridge,
+                bridge_cache: BridgeCache::default(),
             }),
             convert: self.convert,
         })

@@ -528,7 +528,9 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
     }
 
     fn start(&mut self) -> Result<(), AgentRunError> {
-        check_static_tool_choice(self.settings.as_ref().and_then(|s| s.tool_choice.as_ref()))?;
+        let output_names: Vec<&str> =
+            self.agent.inner.output.output_tool().map(|t| t.name.as_str()).into_iter().collect();
+        check_static_tool_choice(self.settings.as_ref().and_then(|s| s.tool_choice.as_ref()), &output_names)?;
         if let Some(results) = self.deferred.take() {
             return self.start_resume(results);
         }
@@ -851,7 +853,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
     fn output_retry(&mut self, content: serde_json::Value) -> Result<Option<FinalOutput>, AgentRunError> {
         let max = self.agent.inner.output_retries;
         if self.state.output_retries >= max {
-            return Err(AgentRunError::unexpected(format!("Exceeded maximum retries ({max}) for output validation")));
+            return Err(AgentRunError::unexpected(format!("Exceeded maximum output retries ({max})")));
         }
         self.state.output_retries += 1;
         let part = RetryFeedbackPart::new(

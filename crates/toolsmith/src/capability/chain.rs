@@ -5,10 +5,13 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-use super::{DynCapability, ModelRequestContext, ModelRequestNext, ToolCallInfo, ToolExecuteNext, ToolValidateNext};
+use super::{
+    DynCapability, Instrumentation, ModelRequestContext, ModelRequestNext, ReinjectSystemPrompt, ThreadExecutor,
+    ToolCallInfo, ToolExecuteNext, ToolValidateNext, ordering,
+};
 use crate::context::RunContext;
 use crate::deferred::{DeferredToolRequests, DeferredToolResults};
-use crate::error::AgentRunError;
+use crate::error::{AgentRunError, UserError};
 use crate::messages::ModelResponse;
 use crate::model::ModelSettings;
 use crate::tool::{ToolDefinition, ToolError, ToolOutput};
@@ -24,17 +27,26 @@ pub(crate) type ExecuteCore<'a> = dyn Fn(Value) -> BoxFuture<'a, Result<ToolOutp
 /// The capabilities of an agent, in order.
 pub(crate) struct Capabilities<D> {
     caps: Vec<Arc<dyn DynCapability<D>>>,
+    /// What the built-ins that need it are told about the agent (also those a `for_run` makes).
+    agent: Arc<AgentFacts>,
+}
+
+/// The agent's name and system prompts, for [`ReinjectSystemPrompt`] and [`Instrumentation`].
+#[derive(Default)]
+struct AgentFacts {
+    name: Option<String>,
+    system_prompts: Arc<[String]>,
 }
 
 impl<D> Clone for Capabilities<D> {
     fn clone(&self) -> Self {
-        Capabilities { caps: self.caps.clone() }
+        Capabilities { caps: self.caps.clone(), agent: self.agent.clone() }
     }
 }
 
 impl<D> Default for Capabilities<D> {
     fn default() -> Self {
-        Capabilities { caps: Vec::new() }
+        Capabilities { caps: Vec::new(), agent: Arc::default() }
     }
 }
 
@@ -51,8 +63,52 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
         self.caps.push(cap);
     }
 
+    /// Adds boxed capabilities (a spec's), unwrapped.
+    pub(crate) fn extend(&mut self, caps: Vec<super::BoxedCapability<D>>) {
+        self.caps.extend(caps.into_iter().map(|c| c.0));
+    }
+
     pub(crate) fn is_empty(&self) -> bool {
         self.caps.is_empty()
+    }
+
+    /// The capabilities as an agent runs them: sorted to satisfy their ordering constraints
+    /// (a cycle or a missing requirement is an error), and told the agent's name and system
+    /// prompts.
+    pub(crate) fn for_agent(self, name: Option<&str>, system_prompts: &[String]) -> Result<Self, UserError> {
+        let caps = ordering::sort(self.caps)?;
+        let agent = AgentFacts { name: name.map(String::from), system_prompts: Arc::from(system_prompts.to_vec()) };
+        let out = Capabilities { caps, agent: Arc::new(agent) };
+        out.bind(&out.caps);
+        Ok(out)
+    }
+
+    /// Tells the `ReinjectSystemPrompt` and `Instrumentation` leaves of `caps` about the agent.
+    fn bind(&self, caps: &[Arc<dyn DynCapability<D>>]) {
+        for c in caps {
+            c.apply(&mut |leaf| {
+                if let Some(r) = leaf.downcast_ref::<ReinjectSystemPrompt>() {
+                    r.bind(&self.agent.system_prompts);
+                } else if let Some(i) = leaf.downcast_ref::<Instrumentation>() {
+                    i.bind(self.agent.name.as_deref());
+                }
+            });
+        }
+    }
+
+    /// The pool of the first [`ThreadExecutor`], if any: the agent runs blocking tools under it.
+    pub(crate) fn blocking_pool(&self) -> Option<Arc<tokio::sync::Semaphore>> {
+        let mut pool = None;
+        for c in &self.caps {
+            c.apply(&mut |leaf| {
+                if pool.is_none()
+                    && let Some(t) = leaf.downcast_ref::<ThreadExecutor>()
+                {
+                    pool = Some(t.semaphore());
+                }
+            });
+        }
+        pool
     }
 
     /// The toolsets the capabilities contribute.
@@ -62,9 +118,20 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
 
     /// The capabilities for one run: each one's `for_run` instance, or itself.
     pub(crate) fn for_run(&self, ctx: &RunContext<D>) -> Self {
-        Capabilities {
-            caps: self.caps.iter().map(|c| c.for_run(ctx).map(|b| b.0).unwrap_or_else(|| c.clone())).collect(),
-        }
+        let mut fresh = Vec::new();
+        let caps = self
+            .caps
+            .iter()
+            .map(|c| match c.for_run(ctx) {
+                Some(b) => {
+                    fresh.push(b.0.clone());
+                    b.0
+                }
+                None => c.clone(),
+            })
+            .collect();
+        self.bind(&fresh);
+        Capabilities { caps, agent: self.agent.clone() }
     }
 
     /// The capabilities' instructions, in order.

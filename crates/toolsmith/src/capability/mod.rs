@@ -7,7 +7,17 @@
 //!
 //! Several capabilities combine with the first one outermost: `before_*` hooks run in list order,
 //! `after_*` and `on_*_error` hooks in reverse order, `wrap_*` hooks nest (the first wraps the
-//! others), and `prepare_tools` runs in list order, each on the previous one's result.
+//! others), and `prepare_tools` runs in list order, each on the previous one's result. A
+//! capability may constrain its place with [`Capability::ordering`] (see [`CapabilityOrdering`]);
+//! the agent builder sorts the list to satisfy every constraint, keeping the order the
+//! capabilities were added in wherever the constraints leave a choice.
+//!
+//! Application code that needs a few hooks uses [`Hooks`] (closures, no trait impl);
+//! [`DynamicCapability`] builds a capability from the run context at the start of each run. The
+//! built-ins: [`Toolset`], [`PrepareTools`], [`PrepareOutputTools`], [`HandleDeferredToolCalls`],
+//! [`IncludeToolReturnSchemas`], [`PrefixTools`], [`SetToolMetadata`], [`ThreadExecutor`],
+//! [`ProcessHistory`], [`ReinjectSystemPrompt`], [`Thinking`] and [`Instrumentation`]. Most of
+//! them can also be written in a JSON or YAML spec (see [`spec`]).
 //!
 //! Return values decide what happens next: an `Err(ToolError::Retry(..))` from a tool hook is an
 //! ordinary retry of that tool; an `on_*_error` hook recovers by returning `Ok(value)` or passes
@@ -33,12 +43,172 @@
 //! }
 //! ```
 
+/// The hook methods of a wrapper, each passed on to `self.$inner` (a `DynCapability`).
+macro_rules! delegate_hooks {
+    ($inner:tt) => {
+        fn instructions(&self, ctx: &RunContext<D>) -> impl Future<Output = Option<String>> + Send {
+            async move { self.$inner.instructions(ctx).await }
+        }
+        fn model_settings(&self, ctx: &RunContext<D>) -> Option<ModelSettings> {
+            self.$inner.model_settings(ctx)
+        }
+        fn handle_deferred_tool_calls(
+            &self,
+            ctx: &RunContext<D>,
+            requests: &DeferredToolRequests,
+        ) -> impl Future<Output = Option<DeferredToolResults>> + Send {
+            async move { self.$inner.handle_deferred_tool_calls(ctx, requests).await }
+        }
+        fn prepare_output_tools(
+            &self,
+            ctx: &RunContext<D>,
+            tools: Vec<ToolDefinition>,
+        ) -> impl Future<Output = Result<Vec<ToolDefinition>, AgentRunError>> + Send {
+            async move { self.$inner.prepare_output_tools(ctx, tools).await }
+        }
+        fn before_run(&self, ctx: &RunContext<D>) -> impl Future<Output = Result<(), AgentRunError>> + Send {
+            async move { self.$inner.before_run(ctx).await }
+        }
+        fn after_run(&self, ctx: &RunContext<D>) -> impl Future<Output = Result<(), AgentRunError>> + Send {
+            async move { self.$inner.after_run(ctx).await }
+        }
+        fn on_run_error(
+            &self,
+            ctx: &RunContext<D>,
+            error: AgentRunError,
+        ) -> impl Future<Output = AgentRunError> + Send {
+            async move { self.$inner.on_run_error(ctx, error).await }
+        }
+        fn prepare_tools(
+            &self,
+            ctx: &RunContext<D>,
+            tools: Vec<ToolDefinition>,
+        ) -> impl Future<Output = Result<Vec<ToolDefinition>, AgentRunError>> + Send {
+            async move { self.$inner.prepare_tools(ctx, tools).await }
+        }
+        fn before_model_request(
+            &self,
+            ctx: &RunContext<D>,
+            request: ModelRequestContext,
+        ) -> impl Future<Output = Result<ModelRequestContext, AgentRunError>> + Send {
+            async move { self.$inner.before_model_request(ctx, request).await }
+        }
+        fn after_model_request(
+            &self,
+            ctx: &RunContext<D>,
+            request: &ModelRequestContext,
+            response: ModelResponse,
+        ) -> impl Future<Output = Result<ModelResponse, AgentRunError>> + Send {
+            async move { self.$inner.after_model_request(ctx, request, response).await }
+        }
+        fn wrap_model_request<'a>(
+            &'a self,
+            ctx: &'a RunContext<D>,
+            request: ModelRequestContext,
+            next: ModelRequestNext<'a>,
+        ) -> impl Future<Output = Result<ModelResponse, AgentRunError>> + Send + 'a {
+            self.$inner.wrap_model_request(ctx, request, next)
+        }
+        fn on_model_request_error(
+            &self,
+            ctx: &RunContext<D>,
+            request: &ModelRequestContext,
+            error: AgentRunError,
+        ) -> impl Future<Output = Result<ModelResponse, AgentRunError>> + Send {
+            async move { self.$inner.on_model_request_error(ctx, request, error).await }
+        }
+        fn before_tool_validate(
+            &self,
+            ctx: &RunContext<D>,
+            call: ToolCallInfo<'_>,
+            args: Value,
+        ) -> impl Future<Output = Result<Value, ToolError>> + Send {
+            async move { self.$inner.before_tool_validate(ctx, call, args).await }
+        }
+        fn after_tool_validate(
+            &self,
+            ctx: &RunContext<D>,
+            call: ToolCallInfo<'_>,
+            args: Value,
+        ) -> impl Future<Output = Result<Value, ToolError>> + Send {
+            async move { self.$inner.after_tool_validate(ctx, call, args).await }
+        }
+        fn on_tool_validate_error(
+            &self,
+            ctx: &RunContext<D>,
+            call: ToolCallInfo<'_>,
+            error: ToolError,
+        ) -> impl Future<Output = Result<Value, ToolError>> + Send {
+            async move { self.$inner.on_tool_validate_error(ctx, call, error).await }
+        }
+        fn wrap_tool_validate<'a>(
+            &'a self,
+            ctx: &'a RunContext<D>,
+            call: ToolCallInfo<'a>,
+            args: Value,
+            next: ToolValidateNext<'a>,
+        ) -> impl Future<Output = Result<Value, ToolError>> + Send + 'a {
+            self.$inner.wrap_tool_validate(ctx, call, args, next)
+        }
+        fn before_tool_execute(
+            &self,
+            ctx: &RunContext<D>,
+            call: ToolCallInfo<'_>,
+            args: Value,
+        ) -> impl Future<Output = Result<Value, ToolError>> + Send {
+            async move { self.$inner.before_tool_execute(ctx, call, args).await }
+        }
+        fn after_tool_execute(
+            &self,
+            ctx: &RunContext<D>,
+            call: ToolCallInfo<'_>,
+            args: &Value,
+            result: ToolOutput,
+        ) -> impl Future<Output = Result<ToolOutput, ToolError>> + Send {
+            async move { self.$inner.after_tool_execute(ctx, call, args, result).await }
+        }
+        fn on_tool_execute_error(
+            &self,
+            ctx: &RunContext<D>,
+            call: ToolCallInfo<'_>,
+            args: &Value,
+            error: ToolError,
+        ) -> impl Future<Output = Result<ToolOutput, ToolError>> + Send {
+            async move { self.$inner.on_tool_execute_error(ctx, call, args, error).await }
+        }
+        fn wrap_tool_execute<'a>(
+            &'a self,
+            ctx: &'a RunContext<D>,
+            call: ToolCallInfo<'a>,
+            args: Value,
+            next: ToolExecuteNext<'a>,
+        ) -> impl Future<Output = Result<ToolOutput, ToolError>> + Send + 'a {
+            self.$inner.wrap_tool_execute(ctx, call, args, next)
+        }
+    };
+}
+
 mod chain;
+mod dynamic;
 mod handle_deferred;
+mod hooks;
+mod instrumentation;
+mod ordering;
+#[cfg(feature = "otel")]
+pub mod otel;
+mod prefix_tools;
+mod prepare_output_tools;
 mod prepare_tools;
+mod process_history;
+mod reinject_system_prompt;
 mod return_schemas;
 mod set_metadata;
+pub mod spec;
+mod thinking;
+mod thread_executor;
+mod toolset;
 
+use std::any::Any;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -46,10 +216,22 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 pub(crate) use chain::Capabilities;
+pub use dynamic::DynamicCapability;
 pub use handle_deferred::HandleDeferredToolCalls;
+pub use hooks::{Hooks, OwnedToolCall};
+pub use instrumentation::{Instrumentation, InstrumentationSettings};
+pub use ordering::{CapabilityOrdering, CapabilityPosition};
+pub use prefix_tools::PrefixTools;
+pub use prepare_output_tools::PrepareOutputTools;
 pub use prepare_tools::PrepareTools;
+pub use process_history::ProcessHistory;
+pub use reinject_system_prompt::ReinjectSystemPrompt;
 pub use return_schemas::IncludeToolReturnSchemas;
 pub use set_metadata::SetToolMetadata;
+pub use spec::{CapabilityRegistry, CapabilitySpec, LoadedSpec, SpecArgs, SpecError};
+pub use thinking::{Thinking, ThinkingEffort, ThinkingFormat};
+pub use thread_executor::ThreadExecutor;
+pub use toolset::Toolset;
 
 use crate::context::RunContext;
 use crate::deferred::{DeferredToolRequests, DeferredToolResults};
@@ -133,10 +315,38 @@ impl<'a> ToolExecuteNext<'a> {
 
 /// Hooks around every stage of a run. Every method has a default that changes nothing.
 pub trait Capability<D>: Send + Sync + 'static {
-    /// A name for error messages and specs.
+    /// A name for error messages, ordering constraints and specs: by default the type's name
+    /// without its path or generic parameters (`PrepareTools`, not `PrepareTools<my::Deps>`).
     fn name(&self) -> String {
-        let full = std::any::type_name::<Self>();
-        full.rsplit("::").next().unwrap_or(full).to_string()
+        short_type_name(std::any::type_name::<Self>())
+    }
+
+    /// Constraints on this capability's place in the chain: outermost or innermost, around or
+    /// inside other capabilities (by [`Capability::name`]), and capabilities it needs. The agent
+    /// builder sorts its capabilities to satisfy them and reports a cycle or a missing
+    /// requirement as a [`UserError`](crate::UserError). The default: no constraint.
+    fn ordering(&self) -> Option<CapabilityOrdering> {
+        None
+    }
+
+    /// Calls `visitor` on each leaf capability: this one, or (for wrappers such as
+    /// [`PrefixTools`] and [`BoxedCapability`]) the capability they wrap. Downcast the
+    /// [`Any`] to find a capability of a given type.
+    fn apply(&self, visitor: &mut dyn FnMut(&dyn Any))
+    where
+        Self: Sized,
+    {
+        visitor(self)
+    }
+
+    /// This capability with the names of the tools of its [`Capability::toolset`] prefixed
+    /// (`{prefix}_{name}`); its hooks are unchanged. See [`PrefixTools`].
+    fn prefix_tools(self, prefix: impl Into<String>) -> PrefixTools<D>
+    where
+        Self: Sized,
+        D: Sync + 'static,
+    {
+        PrefixTools::new(prefix, self)
     }
 
     /// The instance to use for one run (called once at the start of each run, before any other
@@ -352,8 +562,31 @@ pub trait Capability<D>: Send + Sync + 'static {
     }
 }
 
-/// A capability of any type, behind one type (what [`Capability::for_run`] returns).
+/// `a::b::Name<c::D>` -> `Name`.
+pub(crate) fn short_type_name(full: &str) -> String {
+    let base = full.split('<').next().unwrap_or(full);
+    base.rsplit("::").next().unwrap_or(base).to_string()
+}
+
+/// A capability of any type, behind one type (what [`Capability::for_run`] returns). It is a
+/// capability itself, delegating everything to the boxed one. Cheap to clone.
+///
+/// ```
+/// use toolsmith::capability::{BoxedCapability, Capability, SetToolMetadata, Thinking};
+///
+/// let caps: Vec<BoxedCapability<()>> = vec![
+///     BoxedCapability::new(Thinking::high()),
+///     BoxedCapability::new(SetToolMetadata::new(serde_json::json!({"team": "search"}))),
+/// ];
+/// assert_eq!(caps[0].name(), "Thinking");
+/// ```
 pub struct BoxedCapability<D>(pub(crate) Arc<dyn DynCapability<D>>);
+
+impl<D> std::fmt::Debug for BoxedCapability<D> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("BoxedCapability").field(&self.0.name()).finish()
+    }
+}
 
 impl<D> Clone for BoxedCapability<D> {
     fn clone(&self) -> Self {
@@ -370,6 +603,9 @@ impl<D: Sync + 'static> BoxedCapability<D> {
 
 /// The dyn-compatible form of [`Capability`].
 pub(crate) trait DynCapability<D>: Send + Sync {
+    fn name(&self) -> String;
+    fn ordering(&self) -> Option<CapabilityOrdering>;
+    fn apply(&self, visitor: &mut dyn FnMut(&dyn Any));
     fn for_run(&self, ctx: &RunContext<D>) -> Option<BoxedCapability<D>>;
     fn toolset(&self) -> Option<BoxedToolset<D>>;
     fn instructions<'a>(&'a self, ctx: &'a RunContext<D>) -> BoxFuture<'a, Option<String>>;
@@ -470,6 +706,15 @@ pub(crate) trait DynCapability<D>: Send + Sync {
 }
 
 impl<D: Sync, C: Capability<D>> DynCapability<D> for C {
+    fn name(&self) -> String {
+        Capability::name(self)
+    }
+    fn ordering(&self) -> Option<CapabilityOrdering> {
+        Capability::ordering(self)
+    }
+    fn apply(&self, visitor: &mut dyn FnMut(&dyn Any)) {
+        Capability::apply(self, visitor)
+    }
     fn for_run(&self, ctx: &RunContext<D>) -> Option<BoxedCapability<D>> {
         Capability::for_run(self, ctx)
     }
@@ -610,5 +855,36 @@ impl<D: Sync, C: Capability<D>> DynCapability<D> for C {
         next: ToolExecuteNext<'a>,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(Capability::wrap_tool_execute(self, ctx, call, args, next))
+    }
+}
+
+impl<D: Send + Sync + 'static> Capability<D> for BoxedCapability<D> {
+    fn name(&self) -> String {
+        self.0.name()
+    }
+    fn ordering(&self) -> Option<CapabilityOrdering> {
+        self.0.ordering()
+    }
+    fn apply(&self, visitor: &mut dyn FnMut(&dyn Any)) {
+        self.0.apply(visitor)
+    }
+    fn for_run(&self, ctx: &RunContext<D>) -> Option<BoxedCapability<D>> {
+        self.0.for_run(ctx)
+    }
+    fn toolset(&self) -> Option<BoxedToolset<D>> {
+        self.0.toolset()
+    }
+    delegate_hooks!(0);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::short_type_name;
+
+    #[test]
+    fn short_names_drop_paths_and_generics() {
+        assert_eq!(short_type_name("toolsmith::capability::PrepareTools<my::Deps>"), "PrepareTools");
+        assert_eq!(short_type_name("a::b::Guard"), "Guard");
+        assert_eq!(short_type_name("Plain"), "Plain");
     }
 }

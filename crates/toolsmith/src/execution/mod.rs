@@ -22,7 +22,7 @@ use crate::messages::{
     ModelRequest, ModelRequestPart, RetryCause, RetryInfo, ToolCallPart, ToolOutcome, ToolReturnPart, UserContent,
     UserPromptPart,
 };
-use crate::search::{self, SEARCH_TOOL_NAME};
+use crate::search::{self, SEARCH_TOOL_NAME, bridge};
 use crate::tool::{Invocation, ModelRetry, ToolDefinition, ToolError, ToolKind, ToolOutput, ToolResult};
 use crate::toolset::ToolsetTool;
 use crate::usage::UsageLimits;
@@ -30,6 +30,9 @@ use crate::usage::UsageLimits;
 const FINAL_PROCESSED: &str = "Final result processed.";
 const OUTPUT_NOT_USED: &str = "Output tool not used - a final result was already processed.";
 const TOOL_NOT_EXECUTED: &str = "Tool not executed - a final result was already processed.";
+const OUTPUT_NOT_FINAL: &str = "Output tool processed, but its value will not be the final result of the agent run.";
+const OUTPUT_FAILED: &str = "Output tool not used - output failed validation.";
+const RETRY_WINS: &str = "Output not used as the final result - addressing tool retries from this round first.";
 
 /// The tools visible in one step, by name, and the deferred tools not yet discovered.
 pub(crate) struct ToolIndex<D> {
@@ -39,11 +42,19 @@ pub(crate) struct ToolIndex<D> {
     hidden: HashSet<String>,
     /// Whether `search_tools` is the search tool this index injected.
     search: bool,
+    /// Tools behind the bridge (bridge mode): not shown, reached through `tool_call`.
+    bridged: HashMap<String, ToolsetTool<D>>,
 }
 
 impl<D> Default for ToolIndex<D> {
     fn default() -> Self {
-        ToolIndex { tools: Vec::new(), by_name: HashMap::new(), hidden: HashSet::new(), search: false }
+        ToolIndex {
+            tools: Vec::new(),
+            by_name: HashMap::new(),
+            hidden: HashSet::new(),
+            search: false,
+            bridged: HashMap::new(),
+        }
     }
 }
 
@@ -57,13 +68,24 @@ impl<D: Clone + Send + Sync + 'static> ToolIndex<D> {
     ) -> Result<Self, AgentRunError> {
         let index = Self::collect_toolsets(inner, ctx).await?;
         let index = index.with_tool_search(inner, ctx)?;
+        let index = index.with_bridge(inner, ctx)?;
         if caps.is_empty() {
             return Ok(index);
         }
-        let defs = caps.prepare_tools(ctx, index.definitions()).await?;
-        let ToolIndex { tools, by_name, hidden, search } = index;
+        // The search and bridge tools wrap everything else (outermost): capabilities' prepare_tools
+        // does not see them.
+        let injected = |name: &str| {
+            (index.search && name == SEARCH_TOOL_NAME)
+                || (!index.bridged.is_empty()
+                    && [bridge::TOOL_SEARCH, bridge::TOOL_DESCRIBE, bridge::TOOL_CALL].contains(&name))
+        };
+        let own: Vec<ToolDefinition> =
+            index.tools.iter().filter(|t| !injected(&t.def.name)).map(|t| t.def.clone()).collect();
+        let mut defs = caps.prepare_tools(ctx, own).await?;
+        defs.extend(index.tools.iter().filter(|t| injected(&t.def.name)).map(|t| t.def.clone()));
+        let ToolIndex { tools, by_name, hidden, search, bridged } = index;
         let mut slots: Vec<Option<ToolsetTool<D>>> = tools.into_iter().map(Some).collect();
-        let mut prepared = ToolIndex { hidden, search, ..ToolIndex::default() };
+        let mut prepared = ToolIndex { hidden, search, bridged, ..ToolIndex::default() };
         for def in defs {
             let Some(&i) = by_name.get(&def.name) else {
                 return Err(AgentRunError::User(UserError::new(format!(
@@ -77,6 +99,44 @@ impl<D: Clone + Send + Sync + 'static> ToolIndex<D> {
             prepared.tools.push(tool);
         }
         Ok(prepared)
+    }
+
+    /// Bridge mode: hides the deferrable tools behind `tool_search` / `tool_describe` /
+    /// `tool_call` when the configuration says so.
+    fn with_bridge(mut self, inner: &AgentInner<D>, ctx: &RunContext<D>) -> Result<Self, AgentRunError> {
+        let Some(config) = inner.bridge.clone() else { return Ok(self) };
+        let deferrable: Vec<&ToolDefinition> =
+            self.tools.iter().map(|t| &t.def).filter(|d| config.is_deferrable(d)).collect();
+        if !config.opens(&deferrable, ctx.model.context_window) {
+            return Ok(self);
+        }
+        for name in [bridge::TOOL_SEARCH, bridge::TOOL_DESCRIBE, bridge::TOOL_CALL] {
+            if self.by_name.contains_key(name) {
+                return Err(AgentRunError::User(UserError::new(format!(
+                    "'{name}' is the name of a bridge-mode tool: rename your tool, or turn bridge mode off"
+                ))));
+            }
+        }
+        let catalogue = inner.bridge_cache.get(&deferrable);
+        let mut index = ToolIndex { hidden: self.hidden, search: self.search, ..ToolIndex::default() };
+        for tool in self.tools.drain(..) {
+            if config.is_deferrable(&tool.def) {
+                index.bridged.insert(tool.def.name.clone(), tool);
+            } else {
+                index.by_name.insert(tool.def.name.clone(), index.tools.len());
+                index.tools.push(tool);
+            }
+        }
+        let config = Arc::new(config);
+        for def in bridge::bridge_definitions(&config) {
+            let validator = crate::validation::Validator::compile(&def.parameters_json_schema).ok();
+            let (config, catalogue, name) = (config.clone(), catalogue.clone(), def.name.clone());
+            let handler: crate::tool::Handler<D> =
+                Arc::new(move |_ctx, args| bridge::bridge_invocation(&config, &catalogue, &name, &args));
+            index.by_name.insert(def.name.clone(), index.tools.len());
+            index.tools.push(ToolsetTool::new(def, handler, validator, Arc::from("ToolSearchBridge")));
+        }
+        Ok(index)
     }
 
     /// Hides the deferred tools not discovered yet and adds `search_tools`, when there are
@@ -142,16 +202,44 @@ impl<D> ToolIndex<D> {
     }
 
     fn get(&self, name: &str) -> Option<&ToolsetTool<D>> {
-        self.by_name.get(name).map(|&i| &self.tools[i])
+        self.by_name.get(name).map(|&i| &self.tools[i]).or_else(|| self.bridged.get(name))
+    }
+
+    /// Rewrites `tool_call(tool_name, tool_args)` calls to a bridged or visible tool into calls
+    /// of that tool (same id); returns the ids rewritten. Other `tool_call`s are left for its
+    /// own validation and answer.
+    fn unwrap_bridge_calls(&self, calls: &mut [ToolCallPart]) -> HashSet<String> {
+        let mut rewritten = HashSet::new();
+        if self.bridged.is_empty() && !self.by_name.contains_key(bridge::TOOL_CALL) {
+            return rewritten;
+        }
+        for call in calls.iter_mut() {
+            if call.tool_name != bridge::TOOL_CALL {
+                continue;
+            }
+            let args = match &call.args {
+                Value::String(raw) => crate::validation::parse_json_args(raw).unwrap_or(Value::Null),
+                other => other.clone(),
+            };
+            let Some(name) = args.get("tool_name").and_then(Value::as_str) else { continue };
+            if name == bridge::TOOL_CALL || self.get(name).is_none() {
+                continue;
+            }
+            let Some(tool_args) = args.get("tool_args").cloned() else { continue };
+            call.tool_name = name.to_string();
+            call.args = tool_args;
+            rewritten.insert(call.tool_call_id.clone());
+        }
+        rewritten
     }
 
     fn tool_kind(&self, name: &str) -> Option<&'static str> {
         (self.search && name == SEARCH_TOOL_NAME).then_some(search::SEARCH_TOOL_KIND)
     }
 
-    /// The visible tools' names, sorted, for the unknown-tool message.
-    fn available_names(&self) -> String {
-        let mut names: Vec<&str> = self.tools.iter().map(|t| t.def.name.as_str()).collect();
+    /// The visible tools' names (output tool included), sorted, for the unknown-tool message.
+    fn available_names(&self, output_tool: Option<&str>) -> String {
+        let mut names: Vec<&str> = self.tools.iter().map(|t| t.def.name.as_str()).chain(output_tool).collect();
         names.sort_unstable();
         names.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", ")
     }
@@ -232,11 +320,6 @@ struct Ready<D> {
     timeout: Option<f64>,
     /// The context the tool and its hooks see.
     ctx: RunContext<D>,
-}
-
-/// The retry budget for a hidden tool (its own budget is not known without its definition).
-fn tools_max_retries<D>(inner: &AgentInner<D>, _name: &str) -> u32 {
-    inner.retries
 }
 
 /// Turns a failed validation or execution into the next request's part, a deferral, or the
@@ -371,8 +454,207 @@ fn py_set(ids: &[String]) -> String {
     format!("{{{}}}", ids.iter().map(|i| format!("'{i}'")).collect::<Vec<_>>().join(", "))
 }
 
+/// How one call of a response is to be handled this step.
+enum Plan<D> {
+    /// An output tool call.
+    Output(usize, ToolCallPart),
+    /// A call to a function tool (or an approved call).
+    Function(Ready<D>),
+    /// A call the step answers with a retry without running anything (unknown or hidden tool).
+    Refused { index: usize, call: ToolCallPart, message: String, cause: RetryCause, charged: bool },
+    /// A result supplied from outside (resumed deferred calls: a denial or an external result).
+    Settled(usize, ModelRequestPart, Option<Vec<UserContent>>),
+    /// A call to an external tool: it waits for a result from outside.
+    External(usize, ToolCallPart),
+    /// A call that needs approval: validated after the step's executions, then it waits.
+    Unapproved(Ready<D>),
+}
+
+/// The working state of one step.
+struct Step<'a, D> {
+    inner: &'a AgentInner<D>,
+    caps: &'a Capabilities<D>,
+    tools: &'a ToolIndex<D>,
+    counts: Arc<HashMap<String, u32>>,
+    book: RetryBook,
+    /// The parts of the next request with their call's index, in the order the strategy
+    /// produces them.
+    parts: Vec<(usize, ModelRequestPart)>,
+    /// Content sent with tool returns, one user prompt per call, in call order.
+    content: Vec<(usize, Vec<UserContent>)>,
+    deferred: DeferredToolRequests,
+    kinded: HashMap<String, &'static str>,
+    /// Whether a function tool was retried this step (a retry wins over a final result).
+    function_retried: bool,
+    /// The winning output, and the index of its call.
+    final_output: Option<(Value, usize)>,
+}
+
+impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
+    /// Answers one output tool call.
+    fn output(
+        &mut self,
+        state: &mut crate::agent::run::RunState,
+        index: usize,
+        call: &ToolCallPart,
+        strategy: EndStrategy,
+        absorbed: &mut Vec<usize>,
+    ) -> Result<(), AgentRunError> {
+        if self.final_output.is_some() && strategy != EndStrategy::Exhaustive {
+            self.parts.push((index, success_part(call, Value::String(OUTPUT_NOT_USED.into()))));
+            return Ok(());
+        }
+        match self.inner.output.validate(&call.args) {
+            Ok(v) => {
+                if self.final_output.is_some() {
+                    self.parts.push((index, success_part(call, Value::String(OUTPUT_NOT_FINAL.into()))));
+                } else {
+                    self.final_output = Some((v, index));
+                    self.parts.push((index, success_part(call, Value::String(FINAL_PROCESSED.into()))));
+                }
+            }
+            Err(errors) => {
+                let max = self.inner.output_retries;
+                if state.output_retries >= max {
+                    if strategy == EndStrategy::Exhaustive {
+                        // Absorbed if another output of the step is valid; decided at the end.
+                        absorbed.push(index);
+                        self.parts.push((index, success_part(call, Value::String(OUTPUT_FAILED.into()))));
+                        return Ok(());
+                    }
+                    return Err(output_budget_exceeded(max));
+                }
+                state.output_retries += 1;
+                let info = self.book.fail(&self.counts, &call.tool_name, max, RetryCause::ValidationError)?;
+                self.parts.push((index, retried_part(call, serde_json::to_value(&errors).unwrap_or_default(), info)));
+            }
+        }
+        Ok(())
+    }
+
+    /// Validates, then runs, a batch of calls; their parts follow in call order.
+    async fn flush(
+        &mut self,
+        state: &mut crate::agent::run::RunState,
+        batch: Vec<Plan<D>>,
+    ) -> Result<(), AgentRunError> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let mut out: Vec<(usize, ModelRequestPart)> = Vec::new();
+        let mut to_run: Vec<Ready<D>> = Vec::new();
+        for plan in batch {
+            match plan {
+                Plan::Settled(index, part, content) => {
+                    if let Some(c) = content {
+                        self.content.push((index, c));
+                    }
+                    out.push((index, part));
+                }
+                Plan::Refused { index, call, message, cause, charged } => {
+                    let info = if charged {
+                        let max = self.inner.retries;
+                        self.book.fail(&self.counts, &call.tool_name, max, cause)?
+                    } else {
+                        RetryInfo::uncounted(cause)
+                    };
+                    out.push((index, retried_part(&call, Value::String(message), info)));
+                }
+                Plan::Function(mut r) => {
+                    let validated = validate_call(self.caps, &r).await;
+                    state.emit(|| AgentEvent::FunctionToolCall { call: r.call.clone(), args_valid: validated.is_ok() });
+                    match validated {
+                        Ok(args) => {
+                            if let Some(kind) = self.tools.tool_kind(&r.call.tool_name) {
+                                self.kinded.insert(r.call.tool_call_id.clone(), kind);
+                                state.mark_call_kind(&r.call.tool_call_id, kind);
+                            }
+                            r.args = args;
+                            to_run.push(r);
+                        }
+                        Err(e) => self.settle(e, &r, &mut out)?,
+                    }
+                }
+                Plan::Output(..) | Plan::External(..) | Plan::Unapproved(_) => {}
+            }
+        }
+
+        // Execute in segments split at sequential tools.
+        let mut segments: Vec<Vec<Ready<D>>> = Vec::new();
+        let mut segment: Vec<Ready<D>> = Vec::new();
+        for r in to_run {
+            if r.tool.def.sequential || self.inner.parallel_mode == ParallelMode::Sequential {
+                if !segment.is_empty() {
+                    segments.push(std::mem::take(&mut segment));
+                }
+                segments.push(vec![r]);
+            } else {
+                segment.push(r);
+            }
+        }
+        if !segment.is_empty() {
+            segments.push(segment);
+        }
+        for segment in segments {
+            let results =
+                futures::future::join_all(segment.iter().map(|r| execute_call(self.inner, self.caps, r))).await;
+            for (r, (result, ran_ok)) in segment.iter().zip(results) {
+                if ran_ok {
+                    state.usage.tool_calls += 1;
+                }
+                match result {
+                    Ok(output) => {
+                        self.book.succeeded.insert(r.call.tool_name.clone());
+                        let part = match output {
+                            ToolOutput::Value(v) => ToolReturnPart::success(&r.call.tool_name, v, &r.call.tool_call_id),
+                            ToolOutput::Return(ret) => {
+                                let mut p =
+                                    ToolReturnPart::success(&r.call.tool_name, ret.return_value, &r.call.tool_call_id);
+                                p.metadata = ret.metadata;
+                                if let Some(content) = ret.content {
+                                    self.content.push((r.index, content));
+                                }
+                                p
+                            }
+                        };
+                        out.push((r.index, ModelRequestPart::ToolReturn(part)));
+                    }
+                    Err(e) => self.settle(e, r, &mut out)?,
+                }
+            }
+        }
+        out.sort_by_key(|(i, _)| *i);
+        self.parts.extend(out);
+        Ok(())
+    }
+
+    /// A failed validation or execution: a retry part, a deferral, or the error that ends the run.
+    fn settle(
+        &mut self,
+        error: ToolError,
+        r: &Ready<D>,
+        out: &mut Vec<(usize, ModelRequestPart)>,
+    ) -> Result<(), AgentRunError> {
+        if matches!(error, ToolError::Retry(_) | ToolError::Validation(_)) && r.tool.def.kind != ToolKind::Unapproved {
+            self.function_retried = true;
+        }
+        settle_error(error, r, &self.counts, &mut self.book, out, &mut self.deferred)
+    }
+}
+
+fn output_budget_exceeded(max: u32) -> AgentRunError {
+    AgentRunError::unexpected(format!("Exceeded maximum output retries ({max})"))
+}
+
 /// Handles the tool calls of one response; fills the next request (pushed at once, so that a
 /// failure leaves it in the history as it stood).
+///
+/// The end strategy decides the order: `early` answers the output calls first and runs the
+/// function calls only when none of them gave the final result; `graceful` walks the calls in
+/// the model's order, running the function calls met before each output call first, and
+/// never runs an output call after the final result; `exhaustive` also validates every output
+/// call. Under `graceful` and `exhaustive`, a function tool's retry wins over a final result
+/// from the same response: the model is asked again.
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
     inner: &AgentInner<D>,
@@ -389,7 +671,22 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
     request.conversation_id = Some(state.conversation_id.clone());
     state.push(request);
 
-    let mut deferred = DeferredToolRequests::default();
+    let mut calls = calls;
+    let bridged_ids = tools.unwrap_bridge_calls(&mut calls);
+    let mut step = Step {
+        inner,
+        caps,
+        tools,
+        counts: state.retries.clone(),
+        book: RetryBook { failed: HashSet::new(), succeeded: HashSet::new() },
+        parts: Vec::new(),
+        content: Vec::new(),
+        deferred: DeferredToolRequests::default(),
+        kinded: HashMap::new(),
+        function_retried: false,
+        final_output: None,
+    };
+
     let (resolutions, resume_prompt) = match resume {
         Some(mut r) => {
             let expected: Vec<String> = calls
@@ -400,11 +697,11 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
             if let Some(pending) = r.pending.take() {
                 // Handled inline: what is left waits again, in the same lists.
                 let left = |c: &&ToolCallPart| !r.resolutions.contains_key(&c.tool_call_id);
-                deferred.approvals.extend(pending.approvals.iter().filter(left).cloned());
-                deferred.calls.extend(pending.calls.iter().filter(left).cloned());
-                for c in deferred.approvals.iter().chain(&deferred.calls) {
+                step.deferred.approvals.extend(pending.approvals.iter().filter(left).cloned());
+                step.deferred.calls.extend(pending.calls.iter().filter(left).cloned());
+                for c in step.deferred.approvals.iter().chain(&step.deferred.calls) {
                     if let Some(m) = pending.metadata.get(&c.tool_call_id) {
-                        deferred.metadata.insert(c.tool_call_id.clone(), m.clone());
+                        step.deferred.metadata.insert(c.tool_call_id.clone(), m.clone());
                     }
                     r.resolutions.insert(c.tool_call_id.clone(), Resolution::Skip);
                 }
@@ -420,46 +717,9 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
         None => (None, None),
     };
 
-    let counts = state.retries.clone();
-    let mut book = RetryBook { failed: HashSet::new(), succeeded: HashSet::new() };
-    let mut parts: Vec<(usize, ModelRequestPart)> = Vec::new();
-    let mut extra_content: Vec<UserContent> = Vec::new();
-    let mut skipped: Vec<ModelRequestPart> = Vec::new();
-    let mut final_output: Option<Value> = None;
+    // Plan every call.
     let output_tool = inner.output.output_tool().map(|t| t.name.clone());
-
-    // Output tool calls first.
-    for (index, call) in calls.iter().enumerate() {
-        if output_tool.as_deref() != Some(call.tool_name.as_str()) || resolutions.is_some() {
-            continue;
-        }
-        if final_output.is_some() {
-            parts.push((index, success_part(call, Value::String(OUTPUT_NOT_USED.into()))));
-            continue;
-        }
-        match inner.output.validate(&call.args) {
-            Ok(v) => {
-                final_output = Some(v);
-                parts.push((index, success_part(call, Value::String(FINAL_PROCESSED.into()))));
-            }
-            Err(errors) => {
-                let max = inner.output_retries;
-                if state.output_retries >= max {
-                    return Err(AgentRunError::unexpected(format!(
-                        "Exceeded maximum retries ({max}) for output validation"
-                    )));
-                }
-                state.output_retries += 1;
-                let info = book.fail(&counts, &call.tool_name, max, RetryCause::ValidationError)?;
-                parts.push((index, retried_part(call, serde_json::to_value(&errors).unwrap_or_default(), info)));
-            }
-        }
-    }
-
-    // Function and unknown tool calls: validate in call order.
-    let mut pending: Vec<Ready<D>> = Vec::new();
-    let mut unapproved: Vec<Ready<D>> = Vec::new();
-    let mut external: Vec<ToolCallPart> = Vec::new();
+    let mut plans: Vec<Plan<D>> = Vec::with_capacity(calls.len());
     for (index, call) in calls.iter().enumerate() {
         let mut approved = false;
         let mut call_metadata = None;
@@ -471,7 +731,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
                     let mut p =
                         ToolReturnPart::success(&call.tool_name, Value::String(message.clone()), &call.tool_call_id);
                     p.outcome = ToolOutcome::Denied;
-                    parts.push((index, ModelRequestPart::ToolReturn(p)));
+                    plans.push(Plan::Settled(index, ModelRequestPart::ToolReturn(p), None));
                     continue;
                 }
                 Some(Resolution::External(_))
@@ -483,27 +743,27 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
                     ))));
                 }
                 Some(Resolution::External(result)) => {
-                    let part = match result {
+                    let (part, content) = match result {
                         ExternalResult::Value(v) => {
-                            ToolReturnPart::success(&call.tool_name, v.clone(), &call.tool_call_id)
+                            (ToolReturnPart::success(&call.tool_name, v.clone(), &call.tool_call_id), None)
                         }
                         ExternalResult::Return(ret) => {
                             let mut p =
                                 ToolReturnPart::success(&call.tool_name, ret.return_value.clone(), &call.tool_call_id);
                             p.metadata = ret.metadata.clone();
-                            if let Some(content) = &ret.content {
-                                extra_content.extend(content.iter().cloned());
-                            }
-                            p
+                            (p, ret.content.clone())
                         }
-                        ExternalResult::Retry(r) => ToolReturnPart::retried(
-                            &call.tool_name,
-                            r.content.clone(),
-                            &call.tool_call_id,
-                            RetryInfo::uncounted(RetryCause::ModelRetry),
+                        ExternalResult::Retry(r) => (
+                            ToolReturnPart::retried(
+                                &call.tool_name,
+                                r.content.clone(),
+                                &call.tool_call_id,
+                                RetryInfo::uncounted(RetryCause::ModelRetry),
+                            ),
+                            None,
                         ),
                     };
-                    parts.push((index, ModelRequestPart::ToolReturn(part)));
+                    plans.push(Plan::Settled(index, ModelRequestPart::ToolReturn(part), content));
                     continue;
                 }
                 Some(Resolution::Approved { args, metadata }) => {
@@ -514,6 +774,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
             }
         }
         if output_tool.as_deref() == Some(call.tool_name.as_str()) {
+            plans.push(Plan::Output(index, call.clone()));
             continue;
         }
         if tools.hidden.contains(&call.tool_name) {
@@ -521,30 +782,32 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
                 "Tool '{}' is not available yet: search for it first, then call it again once you've seen its schema.",
                 call.tool_name
             );
-            let info = if state.refused.insert(call.tool_name.clone()) {
-                RetryInfo::uncounted(RetryCause::UnavailableTool)
-            } else {
-                let max = tools_max_retries(inner, &call.tool_name);
-                book.fail(&counts, &call.tool_name, max, RetryCause::UnavailableTool)?
-            };
-            parts.push((index, retried_part(call, Value::String(message), info)));
+            let charged = !state.refused.insert(call.tool_name.clone());
+            plans.push(Plan::Refused {
+                index,
+                call: call.clone(),
+                message,
+                cause: RetryCause::UnavailableTool,
+                charged,
+            });
             continue;
         }
         let Some(tool) = tools.get(&call.tool_name) else {
-            let available = tools.available_names();
+            let available = tools.available_names(output_tool.as_deref());
             let message = if available.is_empty() {
                 format!("Unknown tool name: '{}'. No tools available.", call.tool_name)
             } else {
                 format!("Unknown tool name: '{}'. Available tools: {available}", call.tool_name)
             };
-            let info = book.fail(&counts, &call.tool_name, inner.retries, RetryCause::UnknownTool)?;
-            parts.push((index, retried_part(call, Value::String(message), info)));
+            plans.push(Plan::Refused {
+                index,
+                call: call.clone(),
+                message,
+                cause: RetryCause::UnknownTool,
+                charged: true,
+            });
             continue;
         };
-        if final_output.is_some() && inner.end_strategy == EndStrategy::Early {
-            skipped.push(success_part(call, Value::String(TOOL_NOT_EXECUTED.into())));
-            continue;
-        }
         if approved && tool.def.kind == ToolKind::External {
             return Err(AgentRunError::User(UserError::new(format!(
                 "Tool call '{}' waits for an external result, not an approval: give its result in `calls`.",
@@ -552,50 +815,38 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
             ))));
         }
         if tool.def.kind == ToolKind::External {
-            external.push(call.clone());
+            plans.push(Plan::External(index, call.clone()));
             continue;
         }
         let max_retries = tool.max_retries.unwrap_or(inner.retries);
-        let retry = counts.get(&call.tool_name).copied().unwrap_or(0);
-        let raw_args = args_override.unwrap_or_else(|| call.args.clone());
-        let timeout = tool.def.timeout.or(tool.toolset_timeout).or(inner.tool_timeout);
         let mut c = ctx.clone();
         c.tool_name = Some(call.tool_name.clone());
         c.tool_call_id = Some(call.tool_call_id.clone());
-        c.retry = retry;
+        c.retry = step.counts.get(&call.tool_name).copied().unwrap_or(0);
         c.max_retries = max_retries;
         c.tool_call_approved = approved;
         c.tool_call_metadata = call_metadata;
-        let r = Ready { index, call: call.clone(), tool: tool.clone(), args: raw_args, max_retries, timeout, ctx: c };
-        if tool.def.kind == ToolKind::Unapproved && !approved {
-            unapproved.push(r);
+        let r = Ready {
+            index,
+            call: call.clone(),
+            tool: tool.clone(),
+            args: args_override.unwrap_or_else(|| call.args.clone()),
+            max_retries,
+            timeout: tool.def.timeout.or(tool.toolset_timeout).or(inner.tool_timeout),
+            ctx: c,
+        };
+        plans.push(if tool.def.kind == ToolKind::Unapproved && !approved {
+            Plan::Unapproved(r)
         } else {
-            pending.push(r);
-        }
+            Plan::Function(r)
+        });
     }
 
-    // Validate in call order, one after another, before anything executes.
-    let mut to_run: Vec<Ready<D>> = Vec::with_capacity(pending.len());
-    let mut kinded: HashMap<String, &'static str> = HashMap::new();
-    for mut r in pending {
-        let validated = validate_call(caps, &r).await;
-        state.emit(|| AgentEvent::FunctionToolCall { call: r.call.clone(), args_valid: validated.is_ok() });
-        match validated {
-            Ok(args) => {
-                if let Some(kind) = tools.tool_kind(&r.call.tool_name) {
-                    kinded.insert(r.call.tool_call_id.clone(), kind);
-                    state.mark_call_kind(&r.call.tool_call_id, kind);
-                }
-                r.args = args;
-                to_run.push(r);
-            }
-            Err(e) => settle_error(e, &r, &counts, &mut book, &mut parts, &mut deferred)?,
-        }
-    }
-
+    // The tool call limit counts every function and unknown call of the step, before anything runs.
     if let Some(limit) = limits.tool_calls_limit {
-        let projected = state.usage.tool_calls + to_run.len() as u32;
-        if !to_run.is_empty() && projected > limit {
+        let calls_now = plans.iter().filter(|p| matches!(p, Plan::Function(_) | Plan::Refused { .. })).count() as u32;
+        let projected = state.usage.tool_calls + calls_now;
+        if calls_now > 0 && projected > limit {
             return Err(AgentRunError::UsageLimitExceeded {
                 message: format!(
                     "The next tool call(s) would exceed the tool_calls_limit of {limit} (tool_calls={projected}). Consider raising the limit, or see the docs on usage limits for budget-aware patterns: https://pydantic.dev/docs/ai/core-concepts/agent/#usage-limits"
@@ -604,94 +855,157 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
         }
     }
 
-    // Execute in segments split at sequential tools.
-    let mut segment: Vec<Ready<D>> = Vec::new();
-    let mut segments: Vec<Vec<Ready<D>>> = Vec::new();
-    for r in to_run {
-        let barrier = r.tool.def.sequential || inner.parallel_mode == ParallelMode::Sequential;
-        if barrier {
-            if !segment.is_empty() {
-                segments.push(std::mem::take(&mut segment));
-            }
-            segments.push(vec![r]);
-        } else {
-            segment.push(r);
-        }
-    }
-    if !segment.is_empty() {
-        segments.push(segment);
-    }
-
-    for segment in segments {
-        let futures = segment.iter().map(|r| execute_call(inner, caps, r));
-        let results = futures::future::join_all(futures).await;
-        for (r, (result, ran_ok)) in segment.iter().zip(results) {
-            if ran_ok {
-                state.usage.tool_calls += 1;
-            }
-            match result {
-                Ok(out) => {
-                    book.succeeded.insert(r.call.tool_name.clone());
-                    let part = match out {
-                        ToolOutput::Value(v) => ToolReturnPart::success(&r.call.tool_name, v, &r.call.tool_call_id),
-                        ToolOutput::Return(ret) => {
-                            let mut p =
-                                ToolReturnPart::success(&r.call.tool_name, ret.return_value, &r.call.tool_call_id);
-                            p.metadata = ret.metadata;
-                            if let Some(content) = ret.content {
-                                extra_content.extend(content);
-                            }
-                            p
-                        }
-                    };
-                    parts.push((r.index, ModelRequestPart::ToolReturn(part)));
+    // Run the strategy.
+    let strategy = if resolutions.is_some() { EndStrategy::Graceful } else { inner.end_strategy };
+    let mut deferred_kinds: Vec<Plan<D>> = Vec::new();
+    let mut absorbed: Vec<usize> = Vec::new();
+    let outcome: Result<(), AgentRunError> = async {
+        match strategy {
+            EndStrategy::Early => {
+                let mut rest = Vec::new();
+                for plan in plans {
+                    match plan {
+                        Plan::Output(i, call) => step.output(state, i, &call, strategy, &mut absorbed)?,
+                        Plan::External(..) | Plan::Unapproved(_) => deferred_kinds.push(plan),
+                        other => rest.push(other),
+                    }
                 }
-                Err(e) => settle_error(e, r, &counts, &mut book, &mut parts, &mut deferred)?,
+                if step.final_output.is_some() {
+                    let mut out: Vec<(usize, ModelRequestPart)> = Vec::new();
+                    let mut refused = Vec::new();
+                    for plan in rest {
+                        match plan {
+                            Plan::Function(r) => {
+                                out.push((r.index, success_part(&r.call, Value::String(TOOL_NOT_EXECUTED.into()))))
+                            }
+                            other => refused.push(other),
+                        }
+                    }
+                    step.flush(state, refused).await?;
+                    out.sort_by_key(|(i, _)| *i);
+                    step.parts.extend(out);
+                } else {
+                    step.flush(state, rest).await?;
+                }
+            }
+            EndStrategy::Graceful => {
+                let mut pending = Vec::new();
+                for plan in plans {
+                    match plan {
+                        Plan::Output(i, call) => {
+                            step.flush(state, std::mem::take(&mut pending)).await?;
+                            step.output(state, i, &call, strategy, &mut absorbed)?;
+                        }
+                        Plan::External(..) | Plan::Unapproved(_) => deferred_kinds.push(plan),
+                        other => pending.push(other),
+                    }
+                }
+                step.flush(state, pending).await?;
+            }
+            EndStrategy::Exhaustive => {
+                let mut pending = Vec::new();
+                for plan in plans {
+                    match plan {
+                        Plan::Output(i, call) => step.output(state, i, &call, strategy, &mut absorbed)?,
+                        Plan::External(..) | Plan::Unapproved(_) => deferred_kinds.push(plan),
+                        other => pending.push(other),
+                    }
+                }
+                step.flush(state, pending).await?;
             }
         }
+        Ok(())
     }
-
-    // Calls that need approval are validated after the step's executions; valid ones wait.
-    for r in unapproved {
-        match validate_call(caps, &r).await {
-            Ok(_) => deferred.approvals.push(r.call),
-            Err(e) => settle_error(e, &r, &counts, &mut book, &mut parts, &mut deferred)?,
+    .await;
+    if strategy != EndStrategy::Early {
+        step.parts.sort_by_key(|(i, _)| *i);
+    }
+    if let Err(e) = outcome {
+        // What the step produced before the error stays in the history.
+        if matches!(&e, AgentRunError::UnexpectedModelBehavior { message } if message.starts_with("Exceeded maximum output retries"))
+            && let Some(req) = state.last_request_mut()
+        {
+            req.parts = step.parts.into_iter().map(|(_, p)| p).collect();
         }
+        return Err(e);
+    }
+    if !absorbed.is_empty() && step.final_output.is_none() {
+        if let Some(req) = state.last_request_mut() {
+            req.parts = step.parts.into_iter().filter(|(i, _)| !absorbed.contains(i)).map(|(_, p)| p).collect();
+        }
+        return Err(output_budget_exceeded(inner.output_retries));
     }
 
-    deferred.calls.extend(external);
+    // A function tool's retry wins over a final result from the same response.
+    if strategy != EndStrategy::Early
+        && step.function_retried
+        && let Some((_, at)) = step.final_output.take()
+        && let Some((_, ModelRequestPart::ToolReturn(t))) = step.parts.iter_mut().find(|(i, _)| *i == at)
+    {
+        t.content = Value::String(RETRY_WINS.into());
+    }
 
+    // Calls that wait for approval or an external result.
+    if step.final_output.is_some() {
+        let mut stubs: Vec<(usize, ModelRequestPart)> = deferred_kinds
+            .iter()
+            .filter_map(|p| match p {
+                Plan::External(i, call) => Some((*i, success_part(call, Value::String(TOOL_NOT_EXECUTED.into())))),
+                Plan::Unapproved(r) => Some((r.index, success_part(&r.call, Value::String(TOOL_NOT_EXECUTED.into())))),
+                _ => None,
+            })
+            .collect();
+        stubs.sort_by_key(|(i, _)| *i);
+        step.parts.extend(stubs);
+    } else {
+        let mut out: Vec<(usize, ModelRequestPart)> = Vec::new();
+        for plan in deferred_kinds {
+            match plan {
+                Plan::External(_, call) => step.deferred.calls.push(call),
+                Plan::Unapproved(r) => match validate_call(caps, &r).await {
+                    Ok(_) => step.deferred.approvals.push(r.call),
+                    Err(e) => step.settle(e, &r, &mut out)?,
+                },
+                _ => {}
+            }
+        }
+        out.sort_by_key(|(i, _)| *i);
+        step.parts.extend(out);
+    }
+
+    let Step { book, parts, mut content, deferred, kinded, final_output, .. } = step;
+    let mut parts: Vec<ModelRequestPart> = parts.into_iter().map(|(_, p)| p).collect();
     let mut counts_now = (*state.retries).clone();
     book.apply(&mut counts_now);
     state.retries = Arc::new(counts_now);
 
-    parts.sort_by_key(|(i, _)| *i);
-    for (_, part) in parts.iter_mut() {
-        if let ModelRequestPart::ToolReturn(t) = part
-            && let Some(kind) = kinded.get(&t.tool_call_id)
-        {
-            t.tool_kind = Some((*kind).to_string());
+    for part in parts.iter_mut() {
+        if let ModelRequestPart::ToolReturn(t) = part {
+            if let Some(kind) = kinded.get(&t.tool_call_id) {
+                t.tool_kind = Some((*kind).to_string());
+            }
+            // A call made through the bridge is answered as the `tool_call` it was.
+            if bridged_ids.contains(&t.tool_call_id) {
+                t.tool_name = bridge::TOOL_CALL.to_string();
+            }
         }
     }
-    let mut all: Vec<ModelRequestPart> = parts.into_iter().map(|(_, p)| p).collect();
-    all.extend(skipped);
-    if !extra_content.is_empty() {
-        all.push(ModelRequestPart::UserPrompt(UserPromptPart::new(extra_content)));
-    }
-    all.extend(resume_prompt.map(ModelRequestPart::UserPrompt));
-    let no_parts = all.is_empty();
+    content.sort_by_key(|(i, _)| *i);
+    parts.extend(content.into_iter().map(|(_, c)| ModelRequestPart::UserPrompt(UserPromptPart::new(c))));
+    parts.extend(resume_prompt.map(ModelRequestPart::UserPrompt));
+    let no_parts = parts.is_empty();
     if state.events.is_some() {
-        for p in &all {
+        for p in &parts {
             if let ModelRequestPart::ToolReturn(t) = p {
                 state.emit(|| AgentEvent::FunctionToolResult { result: t.clone() });
             }
         }
     }
     if let Some(req) = state.last_request_mut() {
-        req.parts = all;
+        req.parts = parts;
     }
 
-    if let Some(v) = final_output {
+    if let Some((v, _)) = final_output {
         return Ok(StepOutcome::Final(FinalOutput::Structured(v)));
     }
     if !deferred.is_empty() {

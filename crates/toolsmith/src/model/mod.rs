@@ -96,6 +96,8 @@ pub struct ModelInfo {
     pub name: String,
     /// The provider or system (`openai`, `anthropic`, `test`, `function`...).
     pub system: String,
+    /// The model's context window in tokens, when known.
+    pub context_window: Option<u64>,
 }
 
 /// A language model: answers a list of messages with a response.
@@ -130,6 +132,12 @@ pub trait Model: Send + Sync + 'static {
         "custom"
     }
 
+    /// The context window in tokens, when known (tool search's bridge mode compares the tool
+    /// schemas' size with it).
+    fn context_window(&self) -> Option<u64> {
+        None
+    }
+
     /// Answers one request.
     fn request(
         &self,
@@ -152,7 +160,11 @@ pub(crate) trait DynModel: Send + Sync {
 
 impl<M: Model> DynModel for M {
     fn info(&self) -> ModelInfo {
-        ModelInfo { name: self.name().to_string(), system: self.system().to_string() }
+        ModelInfo {
+            name: self.name().to_string(),
+            system: self.system().to_string(),
+            context_window: self.context_window(),
+        }
     }
     fn request_boxed<'a>(
         &'a self,

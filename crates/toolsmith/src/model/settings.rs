@@ -60,14 +60,17 @@ impl ResolvedToolChoice {
 
 const REQUIRED_MESSAGE: &str = "`tool_choice='required'` prevents the agent from producing a final response because output tools are excluded. Use `ToolOrOutput` to combine specific function tools with output capability, return a callable from a capability's `get_model_settings()` to vary `tool_choice` per step, or use `pydantic_ai.direct.model_request` for single-shot model calls.";
 
-/// Checks a static `tool_choice` before a run starts: `Required` and `Tools` would make a
-/// final answer impossible.
-pub fn check_static_tool_choice(choice: Option<&ToolChoice>) -> Result<(), UserError> {
+/// Checks a static `tool_choice` before a run starts: `Required`, and a list that names none of
+/// the `output_tools`, would make a final answer impossible.
+pub fn check_static_tool_choice(choice: Option<&ToolChoice>, output_tools: &[&str]) -> Result<(), UserError> {
     match choice {
         Some(ToolChoice::Required) => Err(UserError::new(REQUIRED_MESSAGE)),
-        Some(ToolChoice::Tools(names)) => Err(UserError::new(format!(
-            "`tool_choice={names:?}` prevents the agent from producing a final response because output tools are excluded. Use `ToolOrOutput` to combine specific function tools with output capability."
-        ))),
+        Some(ToolChoice::Tools(names)) if !names.iter().any(|n| output_tools.contains(&n.as_str())) => {
+            let listed = names.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", ");
+            Err(UserError::new(format!(
+                "`tool_choice=[{listed}]` names no output tool, so the agent cannot produce a final response because it must call one of the listed tools on every step. Name an output tool in the list, use `ToolOrOutput` to combine specific function tools with output capability, return a callable from a capability's `get_model_settings()` to vary `tool_choice` per step, or use `pydantic_ai.direct.model_request` for single-shot model calls."
+            )))
+        }
         _ => Ok(()),
     }
 }
@@ -120,7 +123,7 @@ pub fn resolve_tool_choice(
 }
 
 fn check_names(names: &[String], params: &ModelRequestParameters) -> Result<(), UserError> {
-    let unknown: Vec<&String> = names.iter().filter(|n| !params.function_tools.iter().any(|t| &&t.name == n)).collect();
+    let unknown: Vec<&String> = names.iter().filter(|n| !params.all_tools().any(|t| &&t.name == n)).collect();
     if unknown.is_empty() {
         Ok(())
     } else {

@@ -79,8 +79,14 @@ impl TestModel {
         self
     }
 
+    /// A first-round call: its id names the tool.
     fn call(name: &str, args: Value) -> ModelResponsePart {
         ModelResponsePart::ToolCall(ToolCallPart::new(name, args, format!("pyd_ai_tool_call_id__{name}")))
+    }
+
+    /// A re-call after a retry: a fresh id.
+    fn recall(name: &str, args: Value) -> ModelResponsePart {
+        ModelResponsePart::ToolCall(ToolCallPart::with_generated_id(name, args))
     }
 
     fn respond(&self, messages: &[ModelMessage], params: &ModelRequestParameters) -> Result<ModelResponse, ModelError> {
@@ -120,14 +126,14 @@ impl TestModel {
                 let mut parts: Vec<ModelResponsePart> = tools
                     .iter()
                     .filter(|t| retried.contains(&t.name.as_str()))
-                    .map(|t| Self::call(&t.name, generate_args(&t.parameters_json_schema, self.seed)))
+                    .map(|t| Self::recall(&t.name, generate_args(&t.parameters_json_schema, self.seed)))
                     .collect();
                 parts.extend(
                     params
                         .output_tools
                         .iter()
                         .filter(|t| retried.contains(&t.name.as_str()))
-                        .map(|t| Self::call(&t.name, self.output_args(t))),
+                        .map(|t| Self::recall(&t.name, self.output_args(t))),
                 );
                 return Ok(ModelResponse::new(parts));
             }

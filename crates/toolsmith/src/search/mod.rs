@@ -26,16 +26,24 @@
 //! # }
 //! ```
 
+pub mod bm25;
+pub mod bridge;
+pub mod custom;
+pub mod eval;
 pub mod keywords;
+pub mod regex;
 
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{Value, json};
 
 use crate::messages::{ModelMessage, ModelRequestPart, ToolOutcome};
 use crate::tool::{Invocation, ModelRetry, ToolDefinition, ToolError, ToolOutput};
+use bm25::Bm25Index;
+pub use custom::CustomSearch;
 use keywords::{KeywordIndex, tokenize};
+use regex::RegexIndex;
 
 /// The name of the search tool.
 pub const SEARCH_TOOL_NAME: &str = "search_tools";
@@ -48,7 +56,12 @@ const NO_MATCH: &str = "No matching tools found. The tools you need may not be a
 const BLANK_QUERY: &str = "Please provide at least one non-empty search query.";
 
 /// How `search_tools` ranks the deferred catalogue.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+///
+/// Measured on a 1,853-tool retrieval benchmark (BENCHMARKS.md, "Tool search"), [`Bm25`](Self::Bm25)
+/// finds the needed tool in the top 5 far more often than the keyword strategies; it is what
+/// [`ToolSearch::recommended`] uses. [`Default`](Self::Default) stays Pydantic AI's algorithm so
+/// that histories and rankings match the reference.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum SearchStrategy {
     /// Keyword overlap, with tools not yet discovered ranked first (Pydantic AI's default).
@@ -56,6 +69,16 @@ pub enum SearchStrategy {
     Default,
     /// Keyword overlap only: the same best match is returned again.
     Keywords,
+    /// BM25 over names (weighted), descriptions and parameters, with identifier splitting,
+    /// Snowball stemming and query stop words: see [`bm25`]. Several queries are merged
+    /// round-robin, so each one's best tools make the cut.
+    Bm25,
+    /// Each query is a regular expression (case-insensitive, size-limited) matched against
+    /// names, then descriptions, then parameters: see [`regex`](mod@regex). Several queries are
+    /// merged round-robin.
+    Regex,
+    /// A function of yours: see [`custom`].
+    Custom(CustomSearch),
 }
 
 /// Configuration of tool search.
@@ -84,9 +107,24 @@ impl Default for ToolSearch {
 }
 
 impl ToolSearch {
-    /// The default configuration.
+    /// The default configuration: Pydantic AI's strategy ([`SearchStrategy::Default`]), so that
+    /// an agent ported from Pydantic AI ranks its tools the same way. New code should prefer
+    /// [`recommended`](Self::recommended).
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The configuration this library recommends: [`SearchStrategy::Bm25`], up to 10 results.
+    ///
+    /// BM25 is the best-measured strategy that needs no model weights: on the 1,853-tool,
+    /// 2,389-request retrieval benchmark in BENCHMARKS.md ("Tool search") it puts a needed tool
+    /// in the top 5 for 0.86 of the requests, against 0.46 for Pydantic AI's keyword overlap
+    /// and 0.64 for PraisonAI's BM25, and it beats a MiniLM embedding model (0.79) without one.
+    /// Its gains come from general text techniques (identifier splitting, stemming, the name
+    /// weighted, parameter text indexed), not from that catalogue. The index is built once per
+    /// deferred catalogue and a search takes tens of microseconds at 10,000 tools.
+    pub fn recommended() -> Self {
+        ToolSearch { strategy: SearchStrategy::Bm25, ..Self::default() }
     }
 
     /// Sets the strategy.
@@ -150,38 +188,119 @@ pub fn discovered_in(messages: &[ModelMessage]) -> HashSet<String> {
     found
 }
 
-/// The deferred catalogue with its index, built once per catalogue.
+/// The deferred catalogue, with one index per strategy, each built the first time that strategy
+/// searches this catalogue.
 #[derive(Debug)]
 pub(crate) struct Catalogue {
-    names: Vec<String>,
-    descriptions: Vec<Option<String>>,
-    index: KeywordIndex,
+    defs: Arc<[ToolDefinition]>,
+    keywords: OnceLock<KeywordIndex>,
+    bm25: OnceLock<Bm25Index>,
+    regex: OnceLock<RegexIndex>,
+    by_name: OnceLock<HashMap<String, u32>>,
 }
 
 impl Catalogue {
-    fn build(defs: &[&ToolDefinition]) -> Self {
-        let index = KeywordIndex::build(defs.iter().map(|d| (d.name.as_str(), d.description.as_deref())));
+    pub(crate) fn build(defs: &[&ToolDefinition]) -> Self {
         Catalogue {
-            names: defs.iter().map(|d| d.name.clone()).collect(),
-            descriptions: defs.iter().map(|d| d.description.clone()).collect(),
-            index,
+            defs: defs.iter().map(|&d| d.clone()).collect(),
+            keywords: OnceLock::new(),
+            bm25: OnceLock::new(),
+            regex: OnceLock::new(),
+            by_name: OnceLock::new(),
         }
     }
 
     fn matches(&self, defs: &[&ToolDefinition]) -> bool {
-        self.names.len() == defs.len()
-            && self.names.iter().zip(defs).all(|(n, d)| n == &d.name)
-            && self.descriptions.iter().zip(defs).all(|(x, d)| x == &d.description)
+        self.defs.len() == defs.len()
+            && self.defs.iter().zip(defs).all(|(a, b)| {
+                a.name == b.name
+                    && a.description == b.description
+                    && (Arc::ptr_eq(&a.parameters_json_schema, &b.parameters_json_schema)
+                        || a.parameters_json_schema == b.parameters_json_schema)
+            })
     }
 
-    /// Runs a search; `discovered` are the tools found earlier in the run.
-    fn search(
+    pub(crate) fn defs(&self) -> &Arc<[ToolDefinition]> {
+        &self.defs
+    }
+
+    fn name(&self, doc: u32) -> &str {
+        &self.defs[doc as usize].name
+    }
+
+    fn keyword_index(&self) -> &KeywordIndex {
+        self.keywords
+            .get_or_init(|| KeywordIndex::build(self.defs.iter().map(|d| (d.name.as_str(), d.description.as_deref()))))
+    }
+
+    pub(crate) fn bm25_index(&self) -> &Bm25Index {
+        self.bm25.get_or_init(|| Bm25Index::build(self.defs.iter()))
+    }
+
+    pub(crate) fn regex_index(&self) -> &RegexIndex {
+        self.regex.get_or_init(|| RegexIndex::build(&self.defs))
+    }
+
+    pub(crate) fn contains(&self, name: &str) -> bool {
+        self.by_name
+            .get_or_init(|| self.defs.iter().enumerate().map(|(i, d)| (d.name.clone(), i as u32)).collect())
+            .contains_key(name)
+    }
+
+    /// Runs a search with a built-in strategy, or a custom one on the calling thread;
+    /// `discovered` are the tools found earlier in the run.
+    pub(crate) fn search(
         &self,
-        strategy: SearchStrategy,
+        strategy: &SearchStrategy,
         max_results: usize,
         queries: &[String],
         discovered: &HashSet<String>,
     ) -> Result<Vec<String>, ModelRetry> {
+        let docs = match strategy {
+            SearchStrategy::Default | SearchStrategy::Keywords => {
+                self.keyword_search(strategy, max_results, queries, discovered)?
+            }
+            SearchStrategy::Bm25 => {
+                let index = self.bm25_index();
+                let terms: Vec<Vec<String>> =
+                    queries.iter().map(|q| index.query_terms(q)).filter(|t| !t.is_empty()).collect();
+                if terms.is_empty() {
+                    return Err(ModelRetry::new(BLANK_QUERY));
+                }
+                round_robin(
+                    terms.iter().map(|t| index.search_terms(t, max_results).into_iter().map(|h| h.0)),
+                    max_results,
+                )
+            }
+            SearchStrategy::Regex => {
+                let patterns: Vec<&String> = queries.iter().filter(|q| !q.trim().is_empty()).collect();
+                if patterns.is_empty() {
+                    return Err(ModelRetry::new(BLANK_QUERY));
+                }
+                let compiled = patterns.into_iter().map(|p| regex::compile(p)).collect::<Result<Vec<_>, _>>()?;
+                let index = self.regex_index();
+                round_robin(compiled.iter().map(|re| index.search(re, max_results)), max_results)
+            }
+            SearchStrategy::Custom(custom) => {
+                if queries.iter().all(|q| q.trim().is_empty()) {
+                    return Err(ModelRetry::new(BLANK_QUERY));
+                }
+                let names = custom.call_blocking(queries, &self.defs);
+                return Ok(custom::clean(names, |n| self.contains(n), max_results));
+            }
+        };
+        Ok(docs.into_iter().map(|d| self.name(d).to_string()).collect())
+    }
+
+    /// Pydantic AI's keyword search (the `Default` and `Keywords` strategies).
+    fn keyword_search(
+        &self,
+        strategy: &SearchStrategy,
+        max_results: usize,
+        queries: &[String],
+        discovered: &HashSet<String>,
+    ) -> Result<Vec<u32>, ModelRetry> {
+        let index = self.keyword_index();
         let mut any_terms = false;
         let mut out: Vec<u32> = Vec::new();
         for q in queries {
@@ -190,25 +309,54 @@ impl Catalogue {
                 continue;
             }
             any_terms = true;
-            let mut ranked = self.index.scores(&terms);
+            let mut ranked = index.scores(&terms);
             match strategy {
-                SearchStrategy::Default => ranked.sort_by_key(|&(doc, score)| {
-                    (discovered.contains(&self.names[doc as usize]), std::cmp::Reverse(score), doc)
-                }),
-                SearchStrategy::Keywords => ranked.sort_by_key(|&(doc, score)| (std::cmp::Reverse(score), doc)),
+                SearchStrategy::Default => ranked
+                    .sort_by_key(|&(doc, score)| (discovered.contains(self.name(doc)), std::cmp::Reverse(score), doc)),
+                _ => ranked.sort_by_key(|&(doc, score)| (std::cmp::Reverse(score), doc)),
             }
+            // Only the first `max_results` tools are kept: stop once they are found (the same
+            // result as collecting everything and truncating).
             for (doc, _) in ranked {
+                if out.len() >= max_results {
+                    break;
+                }
                 if !out.contains(&doc) {
                     out.push(doc);
                 }
+            }
+            if out.len() >= max_results {
+                break;
             }
         }
         if !any_terms {
             return Err(ModelRetry::new(BLANK_QUERY));
         }
         out.truncate(max_results);
-        Ok(out.into_iter().map(|d| self.names[d as usize].clone()).collect())
+        Ok(out)
     }
+}
+
+/// Merges several rankings by taking each one's first, then each one's second, and so on,
+/// without repeats, up to `max` tools.
+fn round_robin<I: IntoIterator<Item = u32>>(rankings: impl Iterator<Item = I>, max: usize) -> Vec<u32> {
+    let mut iters: Vec<I::IntoIter> = rankings.map(IntoIterator::into_iter).collect();
+    let mut out: Vec<u32> = Vec::new();
+    while out.len() < max && !iters.is_empty() {
+        iters.retain_mut(|it| {
+            if out.len() >= max {
+                return true;
+            }
+            for doc in it.by_ref() {
+                if !out.contains(&doc) {
+                    out.push(doc);
+                    return true;
+                }
+            }
+            false
+        });
+    }
+    out
 }
 
 /// The catalogue cache of an agent: rebuilt only when the deferred tools change.
@@ -231,11 +379,12 @@ impl CatalogueCache {
     }
 }
 
-/// The handler of the search tool for one step.
+/// The handler of the search tool for one step. Built-in strategies answer at once; a custom
+/// function runs on the blocking pool (sync) or the runtime (async).
 pub(crate) fn search_invocation(
     config: &ToolSearch,
-    catalogue: &Catalogue,
-    discovered: &HashSet<String>,
+    catalogue: &Arc<Catalogue>,
+    discovered: &Arc<HashSet<String>>,
     args: &Value,
 ) -> Invocation {
     let queries: Vec<String> = args
@@ -243,12 +392,37 @@ pub(crate) fn search_invocation(
         .and_then(Value::as_array)
         .map(|a| a.iter().filter_map(|q| q.as_str().map(String::from)).collect())
         .unwrap_or_default();
-    let result = catalogue.search(config.strategy, config.max_results, &queries, discovered);
-    Invocation::Ready(match result {
+    let SearchStrategy::Custom(custom) = &config.strategy else {
+        return Invocation::Ready(search_result(catalogue.search(
+            &config.strategy,
+            config.max_results,
+            &queries,
+            discovered,
+        )));
+    };
+    if queries.iter().all(|q| q.trim().is_empty()) {
+        return Invocation::Ready(search_result(Err(ModelRetry::new(BLANK_QUERY))));
+    }
+    let (catalogue, max_results) = (catalogue.clone(), config.max_results);
+    match custom.f.clone() {
+        custom::SearchFn::Sync(f) => Invocation::Blocking(Box::new(move || {
+            let names = f(&queries, catalogue.defs());
+            search_result(Ok(custom::clean(names, |n| catalogue.contains(n), max_results)))
+        })),
+        custom::SearchFn::Async(f) => Invocation::Async(Box::pin(async move {
+            let names = f(queries, catalogue.defs().clone()).await;
+            search_result(Ok(custom::clean(names, |n| catalogue.contains(n), max_results)))
+        })),
+    }
+}
+
+/// The result of a search as the tool returns it.
+fn search_result(result: Result<Vec<String>, ModelRetry>) -> crate::tool::ToolResult {
+    match result {
         Err(retry) => Err(ToolError::Retry(retry)),
         Ok(names) if names.is_empty() => Ok(ToolOutput::Value(json!({"discovered_tools": [], "message": NO_MATCH}))),
         Ok(names) => Ok(ToolOutput::Value(json!({
             "discovered_tools": names.iter().map(|n| json!({"name": n})).collect::<Vec<_>>()
         }))),
-    })
+    }
 }

@@ -174,7 +174,13 @@ impl<D: Clone + Send + Sync + 'static> Tool<D> {
     pub fn from_spec(spec: ToolSpec) -> Self {
         let (schema, schema_description) = (spec.schema)();
         let name = spec.name().to_string();
-        let (validator, mut problem) = compile_validator(&name, &schema);
+        let (mut validator, mut problem) = compile_validator(&name, &schema);
+        // The wrapped form `{param: {...}}` is accepted unless the struct has a field of that name.
+        if let Some(key) = spec.envelope
+            && schema.get("properties").and_then(|p| p.get(key)).is_none()
+        {
+            validator = validator.map(|v| v.with_envelope(key));
+        }
         if let spec::DepsReq::Typed { id, name: type_name } = spec.deps
             && id() != std::any::TypeId::of::<D>()
         {

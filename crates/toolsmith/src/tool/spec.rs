@@ -102,6 +102,7 @@ pub struct ToolSpec {
     pub(crate) handler: fn(&dyn AnyRunContext, Value) -> Invocation,
     pub(crate) options: SpecOptions,
     pub(crate) return_schema: Option<fn() -> Option<Value>>,
+    pub(crate) envelope: Option<&'static str>,
 }
 
 impl ToolSpec {
@@ -116,7 +117,24 @@ impl ToolSpec {
         handler: fn(&dyn AnyRunContext, Value) -> Invocation,
         options: SpecOptions,
     ) -> Self {
-        ToolSpec { fn_name, doc, undocumented_params, schema, deps, handler, options, return_schema: None }
+        ToolSpec {
+            fn_name,
+            doc,
+            undocumented_params,
+            schema,
+            deps,
+            handler,
+            options,
+            return_schema: None,
+            envelope: None,
+        }
+    }
+
+    /// Used by the macro: the name of the single struct parameter, whose schema is the tool's.
+    #[doc(hidden)]
+    pub const fn __with_envelope(mut self, name: &'static str) -> Self {
+        self.envelope = Some(name);
+        self
     }
 
     /// Used by the macro: the schema of the return value, when the type has one.

@@ -199,6 +199,9 @@ impl Default for Options {
 #[derive(Debug, Clone)]
 pub struct Validator {
     inner: Arc<schema::Compiled>,
+    /// A key whose object is accepted in place of the arguments themselves (see
+    /// [`Validator::with_envelope`]).
+    envelope: Option<Arc<str>>,
 }
 
 impl Validator {
@@ -210,7 +213,22 @@ impl Validator {
 
     /// Compiles `schema` with the given [`Options`].
     pub fn compile_with(schema: &Value, options: Options) -> Result<Validator, SchemaError> {
-        Ok(Validator { inner: Arc::new(schema::compile(schema, options)?) })
+        Ok(Validator { inner: Arc::new(schema::compile(schema, options)?), envelope: None })
+    }
+
+    /// Also accepts the arguments wrapped as `{key: {...}}`: a tool whose only parameter is a
+    /// struct (the schema is the struct's own) may be called with the struct under the
+    /// parameter's name, as Pydantic AI accepts. Errors then point inside the wrapper.
+    pub fn with_envelope(mut self, key: impl Into<Arc<str>>) -> Self {
+        self.envelope = Some(key.into());
+        self
+    }
+
+    fn unwrap<'v>(&self, input: &'v Value) -> &'v Value {
+        match (&self.envelope, input) {
+            (Some(key), Value::Object(m)) if m.len() == 1 => m.get(&**key).unwrap_or(input),
+            _ => input,
+        }
     }
 
     /// The options this validator was compiled with.
@@ -224,7 +242,7 @@ impl Validator {
     /// Errors are worded as in Pydantic's Python mode, which Pydantic AI uses for arguments a
     /// model sent as an object.
     pub fn validate(&self, input: &Value) -> Result<Value, Vec<ErrorDetail>> {
-        check::validate(&self.inner, input, false)
+        check::validate(&self.inner, self.unwrap(input), false)
     }
 
     /// Like [`validate`](Self::validate), for arguments a model sent as a raw JSON string.
@@ -236,7 +254,7 @@ impl Validator {
     /// rather than `"... a valid dictionary"`, `"Input should be null"` rather than `"... None"`.
     pub fn validate_str(&self, raw: &str) -> Result<Value, Vec<ErrorDetail>> {
         let value = parse_json_args(raw).map_err(|e| vec![e])?;
-        check::validate(&self.inner, &value, true)
+        check::validate(&self.inner, self.unwrap(&value), true)
     }
 }
 

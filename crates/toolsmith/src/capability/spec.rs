@@ -1,0 +1,693 @@
+//! Capability specs: an agent's capabilities written as data (JSON, or YAML with the `yaml`
+//! feature), built through a [`CapabilityRegistry`] of names.
+//!
+//! A spec is a list of entries, or a mapping whose only key `capabilities` holds that list.
+//! Each entry is a capability name alone (`- Thinking`), or a mapping of one name to its
+//! arguments: named arguments (`{ReinjectSystemPrompt: {replace_existing: true}}`), or for
+//! capabilities that have a main argument, that argument alone (`{Thinking: high}`).
+//!
+//! ```yaml
+//! capabilities:
+//!   - Instrumentation: {include_content: false}
+//!   - Thinking: high
+//!   - ReinjectSystemPrompt: {replace_existing: true}
+//!   - SetToolMetadata: {team: search}
+//!   - IncludeToolReturnSchemas: {tools: [get_user]}
+//!   - PrefixTools: {prefix: wx, capability: {Toolset: weather}}
+//!   - ToolSearch: {strategy: keywords, max_results: 5}
+//!   - ThreadExecutor: {max_threads: 4}
+//! ```
+//!
+//! The built-in names and their arguments:
+//!
+//! | name | arguments | main argument |
+//! |---|---|---|
+//! | `Toolset` | `name`: a toolset registered with [`CapabilityRegistry::register_toolset`] | `name` |
+//! | `PrefixTools` | `prefix`, `capability` (an entry, built with the same registry) | — |
+//! | `SetToolMetadata` | the metadata: any keys and values | — |
+//! | `IncludeToolReturnSchemas` | `tools`: `all` (the default) or a list of tool names | `tools` |
+//! | `ReinjectSystemPrompt` | `replace_existing`: bool | `replace_existing` |
+//! | `Thinking` | `effort`: `true`, `false`, `minimal` ... `xhigh` (default `true`); `format`: `auto`, `anthropic`, `gemini`, `openai_chat`, `openai_responses` | `effort` |
+//! | `Instrumentation` | `include_content`, `include_binary_content`: bool | — |
+//! | `ThreadExecutor` | `max_threads`: integer | `max_threads` |
+//! | `ToolSearch` | `strategy`: `keywords` (or absent for the default); `max_results`; `tool_description`; `parameter_description` | — |
+//!
+//! `ToolSearch` is not a capability here: it configures the agent's tool search (what
+//! [`AgentBuilder::tool_search`](crate::AgentBuilder::tool_search) sets). Capabilities made of
+//! functions ([`PrepareTools`](super::PrepareTools), [`ProcessHistory`](super::ProcessHistory),
+//! [`Hooks`](super::Hooks), ...) cannot be written as data: register them under a name of your
+//! own ([`CapabilityRegistry::register`], [`CapabilityRegistry::register_capability`]).
+//!
+//! Errors name the offending entry by its path (`capabilities[2].PrefixTools.capability`): an
+//! unknown name (with the known ones, and the closest one), arguments of the wrong shape, an
+//! unknown or missing field.
+//!
+//! ```
+//! use toolsmith::capability::{CapabilityRegistry, CapabilitySpec};
+//! use toolsmith::prelude::*;
+//!
+//! /// Get the weather in a city.
+//! #[tool]
+//! fn get_weather(city: String) -> String { format!("Sunny in {city}") }
+//!
+//! # fn main() -> Result<(), UserError> {
+//! let registry = CapabilityRegistry::new()
+//!     .register_toolset("weather", FunctionToolset::new().with_tool(get_weather));
+//! let spec = CapabilitySpec::from_json(r#"[
+//!     {"PrefixTools": {"prefix": "wx", "capability": {"Toolset": "weather"}}},
+//!     {"Thinking": "high"}
+//! ]"#)?;
+//! let agent = Agent::builder(TestModel::default()).capabilities_from_spec(&spec, &registry).build()?;
+//! let result = agent.run("weather?").run_sync().map_err(|e| UserError::new(e.to_string()))?;
+//! assert_eq!(result.output(), r#"{"wx_get_weather":"Sunny in a"}"#);
+//!
+//! let bad = CapabilitySpec::from_json(r#"[{"Thinkng": true}]"#)?;
+//! let err = registry.load(&bad).unwrap_err();
+//! assert!(err.message.contains("capabilities[0]: unknown capability 'Thinkng' (did you mean 'Thinking'?)"));
+//! # Ok(())
+//! # }
+//! ```
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::{
+    BoxedCapability, Capability, IncludeToolReturnSchemas, Instrumentation, InstrumentationSettings, PrefixTools,
+    ReinjectSystemPrompt, SetToolMetadata, Thinking, ThinkingEffort, ThinkingFormat, ThreadExecutor, Toolset,
+};
+use crate::error::UserError;
+use crate::search::{SearchStrategy, ToolSearch};
+use crate::toolset::BoxedToolset;
+
+/// A parsed capability spec: its entries, not yet built. Build it with
+/// [`CapabilityRegistry::load`] or
+/// [`AgentBuilder::capabilities_from_spec`](crate::AgentBuilder::capabilities_from_spec).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CapabilitySpec {
+    entries: Vec<Value>,
+}
+
+impl CapabilitySpec {
+    /// From a JSON value: a list of entries, or `{"capabilities": [...]}`.
+    pub fn from_value(value: Value) -> Result<Self, UserError> {
+        let entries = match value {
+            Value::Array(entries) => entries,
+            Value::Object(mut map) => {
+                if let Some(other) = map.keys().find(|k| k.as_str() != "capabilities") {
+                    return Err(UserError::new(format!(
+                        "capability spec: unknown key '{other}' at the top level: a spec is a list of capabilities, or a mapping with only the key `capabilities`"
+                    )));
+                }
+                match map.remove("capabilities") {
+                    Some(Value::Array(entries)) => entries,
+                    Some(Value::Null) | None => Vec::new(),
+                    Some(other) => {
+                        return Err(UserError::new(format!(
+                            "capability spec: `capabilities` must be a list of capabilities, got {}",
+                            describe(&other)
+                        )));
+                    }
+                }
+            }
+            Value::Null => Vec::new(),
+            other => {
+                return Err(UserError::new(format!(
+                    "capability spec: expected a list of capabilities or a mapping with `capabilities`, got {}",
+                    describe(&other)
+                )));
+            }
+        };
+        Ok(CapabilitySpec { entries })
+    }
+
+    /// From JSON text.
+    pub fn from_json(text: &str) -> Result<Self, UserError> {
+        let value: Value =
+            serde_json::from_str(text).map_err(|e| UserError::new(format!("capability spec: invalid JSON: {e}")))?;
+        Self::from_value(value)
+    }
+
+    /// From YAML text (feature `yaml`).
+    ///
+    /// ```
+    /// use toolsmith::capability::CapabilitySpec;
+    /// let spec = CapabilitySpec::from_yaml("capabilities:\n  - Thinking: high\n  - ReinjectSystemPrompt\n")?;
+    /// assert_eq!(spec.entries().len(), 2);
+    /// # Ok::<(), toolsmith::UserError>(())
+    /// ```
+    #[cfg(feature = "yaml")]
+    pub fn from_yaml(text: &str) -> Result<Self, UserError> {
+        let value: Value =
+            serde_saphyr::from_str(text).map_err(|e| UserError::new(format!("capability spec: invalid YAML: {e}")))?;
+        Self::from_value(value)
+    }
+
+    /// The entries, in order.
+    pub fn entries(&self) -> &[Value] {
+        &self.entries
+    }
+}
+
+/// An error while building one entry of a spec. [`SpecArgs`] makes them with the entry's path;
+/// [`SpecError::new`] makes one the registry gives the path of the entry being built.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpecError {
+    path: Option<String>,
+    message: String,
+}
+
+impl SpecError {
+    /// An error about the entry being built.
+    pub fn new(message: impl Into<String>) -> Self {
+        SpecError { path: None, message: message.into() }
+    }
+
+    fn at(path: &str, message: impl Into<String>) -> Self {
+        SpecError { path: Some(path.to_string()), message: message.into() }
+    }
+}
+
+impl std::fmt::Display for SpecError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.path {
+            Some(p) => write!(f, "{p}: {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl std::error::Error for SpecError {}
+
+/// The arguments of one spec entry, given to a registered builder.
+pub struct SpecArgs<'a, D> {
+    name: &'a str,
+    value: &'a Value,
+    path: String,
+    registry: &'a CapabilityRegistry<D>,
+}
+
+impl<'a, D: Clone + Send + Sync + 'static> SpecArgs<'a, D> {
+    /// The capability name of the entry.
+    pub fn name(&self) -> &str {
+        self.name
+    }
+
+    /// The raw arguments (`null` when the entry is a bare name).
+    pub fn value(&self) -> &Value {
+        self.value
+    }
+
+    /// The path of the entry in the spec (`capabilities[2].PrefixTools.capability`).
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// An error about this entry.
+    pub fn error(&self, message: impl Into<String>) -> SpecError {
+        SpecError::at(&self.path, message)
+    }
+
+    /// The named arguments deserialised into `T` (a bare name counts as no arguments). Use
+    /// `#[serde(deny_unknown_fields)]` on `T` to reject misspelt fields.
+    pub fn parse<T: DeserializeOwned>(&self) -> Result<T, SpecError> {
+        let value = match self.value {
+            Value::Null => Value::Object(Default::default()),
+            Value::Object(_) => self.value.clone(),
+            other => {
+                return Err(self.error(format!(
+                    "{} takes named arguments (a mapping), got {}",
+                    self.name,
+                    describe(other)
+                )));
+            }
+        };
+        serde_json::from_value(value).map_err(|e| self.error(format!("invalid arguments for {}: {e}", self.name)))
+    }
+
+    /// Like [`SpecArgs::parse`], with a main argument: an entry whose arguments are not a
+    /// mapping (`{Thinking: high}`) is read as `{main: value}`.
+    pub fn parse_with_main<T: DeserializeOwned>(&self, main: &str) -> Result<T, SpecError> {
+        match self.value {
+            Value::Null | Value::Object(_) => self.parse(),
+            other => {
+                let mut map = serde_json::Map::new();
+                map.insert(main.to_string(), other.clone());
+                serde_json::from_value(Value::Object(map))
+                    .map_err(|e| self.error(format!("invalid arguments for {}: {e}", self.name)))
+            }
+        }
+    }
+
+    /// Builds a nested entry (the `capability` of `PrefixTools`, say) found under `field`.
+    pub fn capability(&self, entry: &Value, field: &str) -> Result<BoxedCapability<D>, SpecError> {
+        let path = format!("{}.{}.{field}", self.path, self.name);
+        self.registry.build_entry(entry, &path)
+    }
+
+    /// The toolset registered under `name`.
+    pub fn toolset(&self, name: &str) -> Result<BoxedToolset<D>, SpecError> {
+        self.registry.toolsets.get(name).cloned().ok_or_else(|| {
+            let known: Vec<&str> = self.registry.toolsets.keys().map(String::as_str).collect();
+            self.error(if known.is_empty() {
+                format!(
+                    "unknown toolset '{name}': no toolsets are registered; add it with `CapabilityRegistry::register_toolset(\"{name}\", ...)`"
+                )
+            } else {
+                format!("unknown toolset '{name}'{}; registered toolsets: {}", closest(name, &known), known.join(", "))
+            })
+        })
+    }
+}
+
+type Builder<D> = Arc<dyn Fn(&SpecArgs<'_, D>) -> Result<BoxedCapability<D>, SpecError> + Send + Sync>;
+
+enum Entry<D> {
+    Capability(Builder<D>),
+    ToolSearch,
+}
+
+impl<D> Clone for Entry<D> {
+    fn clone(&self) -> Self {
+        match self {
+            Entry::Capability(b) => Entry::Capability(b.clone()),
+            Entry::ToolSearch => Entry::ToolSearch,
+        }
+    }
+}
+
+/// What a spec built to: capabilities, in order, and the tool search configuration if the spec
+/// has a `ToolSearch` entry.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct LoadedSpec<D> {
+    /// The capabilities.
+    pub capabilities: Vec<BoxedCapability<D>>,
+    /// The tool search configuration.
+    pub tool_search: Option<ToolSearch>,
+}
+
+/// The capability names a spec may use, and the toolsets `Toolset` entries refer to.
+/// [`CapabilityRegistry::new`] knows the built-ins (see the [module](self) documentation);
+/// register your own names, or replace a built-in, with [`register`](Self::register).
+pub struct CapabilityRegistry<D> {
+    entries: BTreeMap<String, Entry<D>>,
+    toolsets: BTreeMap<String, BoxedToolset<D>>,
+}
+
+impl<D> Clone for CapabilityRegistry<D> {
+    fn clone(&self) -> Self {
+        CapabilityRegistry { entries: self.entries.clone(), toolsets: self.toolsets.clone() }
+    }
+}
+
+impl<D: Clone + Send + Sync + 'static> Default for CapabilityRegistry<D> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToolsetArgs {
+    name: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PrefixArgs {
+    prefix: String,
+    capability: Value,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReturnSchemaArgs {
+    #[serde(default)]
+    tools: Option<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReinjectArgs {
+    #[serde(default)]
+    replace_existing: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum FormatArg {
+    Auto,
+    Anthropic,
+    Gemini,
+    #[serde(rename = "openai_chat")]
+    OpenAIChat,
+    #[serde(rename = "openai_responses")]
+    OpenAIResponses,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ThinkingArgs {
+    #[serde(default)]
+    effort: Option<ThinkingEffort>,
+    #[serde(default)]
+    format: Option<FormatArg>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ThreadArgs {
+    max_threads: usize,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum StrategyArg {
+    Keywords,
+    Bm25,
+    Regex,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToolSearchArgs {
+    #[serde(default)]
+    strategy: Option<StrategyArg>,
+    #[serde(default)]
+    max_results: Option<usize>,
+    #[serde(default)]
+    tool_description: Option<String>,
+    #[serde(default)]
+    parameter_description: Option<String>,
+}
+
+impl<D: Clone + Send + Sync + 'static> CapabilityRegistry<D> {
+    /// A registry of the built-in names.
+    pub fn new() -> Self {
+        Self::empty()
+            .register("Toolset", |args| {
+                let a: ToolsetArgs = args.parse_with_main("name")?;
+                Ok(BoxedCapability::new(Toolset::new(args.toolset(&a.name)?)))
+            })
+            .register("PrefixTools", |args| {
+                let a: PrefixArgs = args.parse()?;
+                let inner = args.capability(&a.capability, "capability")?;
+                Ok(BoxedCapability::new(PrefixTools::new(a.prefix, inner)))
+            })
+            .register("SetToolMetadata", |args| match args.value() {
+                Value::Object(_) | Value::Null => Ok(BoxedCapability::new(SetToolMetadata::new(
+                    args.value().as_object().cloned().map(Value::Object).unwrap_or_else(|| Value::Object(Default::default())),
+                ))),
+                other => Err(args.error(format!(
+                    "SetToolMetadata takes the metadata as a mapping (e.g. {{SetToolMetadata: {{team: search}}}}), got {}",
+                    describe(other)
+                ))),
+            })
+            .register("IncludeToolReturnSchemas", |args| {
+                let a: ReturnSchemaArgs = args.parse_with_main("tools")?;
+                Ok(BoxedCapability::new(match a.tools {
+                    None | Some(Value::Null) => IncludeToolReturnSchemas::all(),
+                    Some(Value::String(s)) if s == "all" => IncludeToolReturnSchemas::all(),
+                    Some(Value::Array(items)) if items.iter().all(Value::is_string) => {
+                        IncludeToolReturnSchemas::for_tools(items.iter().filter_map(Value::as_str))
+                    }
+                    Some(other) => {
+                        return Err(args.error(format!(
+                            "IncludeToolReturnSchemas: `tools` must be \"all\" or a list of tool names, got {}",
+                            describe(&other)
+                        )));
+                    }
+                }))
+            })
+            .register("ReinjectSystemPrompt", |args| {
+                let a: ReinjectArgs = args.parse_with_main("replace_existing")?;
+                Ok(BoxedCapability::new(ReinjectSystemPrompt::new().replace_existing(a.replace_existing)))
+            })
+            .register("Thinking", |args| {
+                let a: ThinkingArgs = args.parse_with_main("effort")?;
+                let format = match a.format.unwrap_or(FormatArg::Auto) {
+                    FormatArg::Auto => ThinkingFormat::Auto,
+                    FormatArg::Anthropic => ThinkingFormat::Anthropic,
+                    FormatArg::Gemini => ThinkingFormat::Gemini,
+                    FormatArg::OpenAIChat => ThinkingFormat::OpenAIChat,
+                    FormatArg::OpenAIResponses => ThinkingFormat::OpenAIResponses,
+                };
+                Ok(BoxedCapability::new(Thinking::new(a.effort.unwrap_or_default()).format(format)))
+            })
+            .register("Instrumentation", |args| {
+                let settings: InstrumentationSettings = args.parse()?;
+                Ok(BoxedCapability::new(Instrumentation::new(settings)))
+            })
+            .register("ThreadExecutor", |args| {
+                let a: ThreadArgs = args.parse_with_main("max_threads")?;
+                if a.max_threads == 0 {
+                    return Err(args.error("max_threads must be at least 1"));
+                }
+                Ok(BoxedCapability::new(ThreadExecutor::new(a.max_threads)))
+            })
+            .with_entry("ToolSearch", Entry::ToolSearch)
+    }
+
+    /// A registry without any name.
+    pub fn empty() -> Self {
+        CapabilityRegistry { entries: BTreeMap::new(), toolsets: BTreeMap::new() }
+    }
+
+    fn with_entry(mut self, name: &str, entry: Entry<D>) -> Self {
+        self.entries.insert(name.to_string(), entry);
+        self
+    }
+
+    /// Registers (or replaces) a name: `build` makes the capability from the entry's
+    /// arguments, reporting bad ones with [`SpecArgs::error`] or [`SpecArgs::parse`].
+    ///
+    /// ```
+    /// use serde::Deserialize;
+    /// use toolsmith::capability::{BoxedCapability, CapabilityRegistry, CapabilitySpec, ProcessHistory};
+    ///
+    /// #[derive(Deserialize)]
+    /// #[serde(deny_unknown_fields)]
+    /// struct KeepLast { messages: usize }
+    ///
+    /// let registry = CapabilityRegistry::<()>::new().register("KeepLast", |args| {
+    ///     let KeepLast { messages: n } = args.parse_with_main("messages")?;
+    ///     Ok(BoxedCapability::new(ProcessHistory::new(move |_ctx, m| {
+    ///         let skip = m.len().saturating_sub(n);
+    ///         m.into_iter().skip(skip).collect()
+    ///     })))
+    /// });
+    /// let spec = CapabilitySpec::from_json(r#"[{"KeepLast": 6}, {"KeepLast": {"mesages": 6}}]"#)?;
+    /// let err = registry.load(&spec).unwrap_err();
+    /// assert!(err.message.starts_with("capability spec: capabilities[1]: invalid arguments for KeepLast: unknown field `mesages`"));
+    /// # Ok::<(), toolsmith::UserError>(())
+    /// ```
+    pub fn register<F>(self, name: impl Into<String>, build: F) -> Self
+    where
+        F: Fn(&SpecArgs<'_, D>) -> Result<BoxedCapability<D>, SpecError> + Send + Sync + 'static,
+    {
+        let name = name.into();
+        self.with_entry(&name, Entry::Capability(Arc::new(build)))
+    }
+
+    /// Registers a name for one capability that takes no arguments (every entry with that name
+    /// shares it).
+    pub fn register_capability(self, name: impl Into<String>, capability: impl Capability<D>) -> Self {
+        let capability = BoxedCapability::new(capability);
+        self.register(name, move |args| match args.value() {
+            Value::Null => Ok(capability.clone()),
+            Value::Object(m) if m.is_empty() => Ok(capability.clone()),
+            other => Err(args.error(format!("{} takes no arguments, got {}", args.name(), describe(other)))),
+        })
+    }
+
+    /// Registers a toolset for `Toolset` entries (`{Toolset: name}`).
+    pub fn register_toolset(mut self, name: impl Into<String>, toolset: impl crate::toolset::Toolset<D>) -> Self {
+        self.toolsets.insert(name.into(), BoxedToolset::new(toolset));
+        self
+    }
+
+    /// The registered capability names, sorted.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.entries.keys().map(String::as_str)
+    }
+
+    /// Builds every entry of `spec`. The first bad entry is the error, with its path.
+    pub fn load(&self, spec: &CapabilitySpec) -> Result<LoadedSpec<D>, UserError> {
+        let mut loaded = LoadedSpec { capabilities: Vec::new(), tool_search: None };
+        let mut tool_search_at: Option<String> = None;
+        for (i, entry) in spec.entries.iter().enumerate() {
+            let path = format!("capabilities[{i}]");
+            let fail = |e: SpecError| UserError::new(format!("capability spec: {e}"));
+            let (name, args) = split_entry(entry, &path).map_err(fail)?;
+            match self.entries.get(name) {
+                Some(Entry::ToolSearch) => {
+                    if let Some(first) = &tool_search_at {
+                        return Err(fail(SpecError::at(
+                            &path,
+                            format!("ToolSearch appears twice (first at {first}): keep one"),
+                        )));
+                    }
+                    loaded.tool_search = Some(tool_search(args, &path).map_err(fail)?);
+                    tool_search_at = Some(path);
+                }
+                _ => loaded.capabilities.push(self.build_entry(entry, &path).map_err(fail)?),
+            }
+        }
+        Ok(loaded)
+    }
+
+    fn build_entry(&self, entry: &Value, path: &str) -> Result<BoxedCapability<D>, SpecError> {
+        let (name, value) = split_entry(entry, path)?;
+        match self.entries.get(name) {
+            Some(Entry::Capability(build)) => {
+                let args = SpecArgs { name, value, path: path.to_string(), registry: self };
+                build(&args).map_err(|mut e| {
+                    e.path.get_or_insert_with(|| path.to_string());
+                    e
+                })
+            }
+            Some(Entry::ToolSearch) => Err(SpecError::at(
+                path,
+                "ToolSearch configures the agent's tool search and cannot be nested in another capability: put it at the top level of the spec",
+            )),
+            None => Err(SpecError::at(path, self.unknown(name))),
+        }
+    }
+
+    fn unknown(&self, name: &str) -> String {
+        let known: Vec<&str> = self.names().collect();
+        format!(
+            "unknown capability '{name}'{}; known capabilities: {}. Register your own with `CapabilityRegistry::register`",
+            closest(name, &known),
+            known.join(", ")
+        )
+    }
+}
+
+/// `"Name"` or `{"Name": args}` -> (name, args).
+fn split_entry<'v>(entry: &'v Value, path: &str) -> Result<(&'v str, &'v Value), SpecError> {
+    static NULL: Value = Value::Null;
+    match entry {
+        Value::String(name) => Ok((name.as_str(), &NULL)),
+        Value::Object(map) if map.len() == 1 => match map.iter().next() {
+            Some((name, args)) => Ok((name.as_str(), args)),
+            None => Err(SpecError::at(path, "empty entry")),
+        },
+        Value::Object(map) => Err(SpecError::at(
+            path,
+            format!(
+                "an entry maps one capability name to its arguments, got {} keys ({}): write each capability as its own list item",
+                map.len(),
+                map.keys().map(|k| format!("'{k}'")).collect::<Vec<_>>().join(", ")
+            ),
+        )),
+        other => Err(SpecError::at(
+            path,
+            format!("expected a capability name or a mapping {{Name: arguments}}, got {}", describe(other)),
+        )),
+    }
+}
+
+fn tool_search(args: &Value, path: &str) -> Result<ToolSearch, SpecError> {
+    let value = match args {
+        Value::Null => Value::Object(Default::default()),
+        Value::Object(_) => args.clone(),
+        other => {
+            return Err(SpecError::at(
+                path,
+                format!("ToolSearch takes named arguments (a mapping), got {}", describe(other)),
+            ));
+        }
+    };
+    let a: ToolSearchArgs = serde_json::from_value(value)
+        .map_err(|e| SpecError::at(path, format!("invalid arguments for ToolSearch: {e}")))?;
+    let mut config = ToolSearch::new();
+    match a.strategy {
+        None => {}
+        Some(StrategyArg::Keywords) => config = config.strategy(SearchStrategy::Keywords),
+        Some(StrategyArg::Bm25 | StrategyArg::Regex) => {
+            return Err(SpecError::at(
+                path,
+                "ToolSearch: the provider-native strategies 'bm25' and 'regex' are not supported; use 'keywords' or leave `strategy` out",
+            ));
+        }
+    }
+    if let Some(n) = a.max_results {
+        if n == 0 {
+            return Err(SpecError::at(path, "ToolSearch: max_results must be at least 1"));
+        }
+        config = config.max_results(n);
+    }
+    if let Some(d) = a.tool_description {
+        config = config.tool_description(d);
+    }
+    if let Some(d) = a.parameter_description {
+        config = config.parameter_description(d);
+    }
+    Ok(config)
+}
+
+fn describe(v: &Value) -> String {
+    match v {
+        Value::Null => "nothing".into(),
+        Value::Bool(b) => format!("the boolean {b}"),
+        Value::Number(n) => format!("the number {n}"),
+        Value::String(s) => format!("the string {s:?}"),
+        Value::Array(a) => format!("a list of {} item(s)", a.len()),
+        Value::Object(_) => "a mapping".into(),
+    }
+}
+
+/// ` (did you mean 'X'?)` for the known name closest to `name`, if one is close enough.
+fn closest(name: &str, known: &[&str]) -> String {
+    known
+        .iter()
+        .map(|k| (edit_distance(&k.to_lowercase(), &name.to_lowercase()), *k))
+        .filter(|(d, k)| *d <= 2.max(k.len() / 4))
+        .min()
+        .map(|(_, k)| format!(" (did you mean '{k}'?)"))
+        .unwrap_or_default()
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edit_distances() {
+        assert_eq!(edit_distance("thinkng", "thinking"), 1);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("same", "same"), 0);
+    }
+
+    #[test]
+    fn top_level_shapes() {
+        assert_eq!(CapabilitySpec::from_json("[]").unwrap().entries().len(), 0);
+        assert_eq!(CapabilitySpec::from_json(r#"{"capabilities": ["Thinking"]}"#).unwrap().entries().len(), 1);
+        let err = CapabilitySpec::from_json(r#"{"model": "x", "capabilities": []}"#).unwrap_err();
+        assert!(err.message.contains("unknown key 'model'"), "{}", err.message);
+        let err = CapabilitySpec::from_json("3").unwrap_err();
+        assert!(err.message.contains("got the number 3"), "{}", err.message);
+        let err = CapabilitySpec::from_json("[").unwrap_err();
+        assert!(err.message.starts_with("capability spec: invalid JSON"), "{}", err.message);
+    }
+}

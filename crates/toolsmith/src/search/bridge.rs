@@ -1,0 +1,458 @@
+//! PraisonAI's bridge mode: with many tools, the model sees three small tools instead of every
+//! schema — `tool_search(query, limit)`, `tool_describe(tool_name)` and
+//! `tool_call(tool_name, tool_args)` — and reaches the others through them.
+//!
+//! Which tools hide behind the bridge: tools marked deferrable (metadata `"deferrable": true`),
+//! tools from MCP servers (metadata `"mcp"` present) and tools named `mcp_...`, never the core
+//! tools (file, shell, web, scheduling, memory and clarify operations, or the set you give).
+//! In `auto` mode the bridge opens only when the hidden tools' schemas would take more than
+//! `threshold_pct` of the model's context window (counted in tokens; the window comes from the
+//! model, from the configuration, or is taken as 128,000).
+//!
+//! `tool_call` runs the real tool through the ordinary path — validation, capabilities' hooks,
+//! retries (counted under the real tool's name), timeouts, approval — and the result answers
+//! the `tool_call` call.
+//!
+//! ```
+//! use toolsmith::search::bridge::{BridgeConfig, BridgeMode};
+//!
+//! let on: BridgeConfig = "on".parse().unwrap();
+//! assert_eq!(on.enabled, BridgeMode::On);
+//! let auto: BridgeConfig = serde_json::from_str(r#"{"enabled": "auto", "threshold_pct": 15}"#).unwrap();
+//! assert_eq!(auto.threshold_pct, 15.0);
+//! let off = BridgeConfig::from(false);
+//! assert_eq!(off.enabled, BridgeMode::Off);
+//! ```
+
+use std::collections::BTreeSet;
+use std::str::FromStr;
+use std::sync::{Arc, Mutex};
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::bm25::Bm25Index;
+use crate::error::UserError;
+use crate::tool::{Invocation, ModelRetry, ToolDefinition, ToolError, ToolOutput};
+
+/// The bridge search tool's name.
+pub const TOOL_SEARCH: &str = "tool_search";
+/// The bridge describe tool's name.
+pub const TOOL_DESCRIBE: &str = "tool_describe";
+/// The bridge call tool's name.
+pub const TOOL_CALL: &str = "tool_call";
+
+/// Tools that never hide behind the bridge unless you give your own set.
+pub const DEFAULT_CORE_TOOLS: &[&str] = &[
+    "read_file",
+    "write_file",
+    "list_files",
+    "get_file_info",
+    "copy_file",
+    "move_file",
+    "delete_file",
+    "execute_command",
+    "list_processes",
+    "kill_process",
+    "get_system_info",
+    "search_web",
+    "web_search",
+    "internet_search",
+    "web_crawl",
+    "crawl_web",
+    "schedule_add",
+    "schedule_list",
+    "schedule_remove",
+    "store_memory",
+    "search_memory",
+    "clarify",
+];
+
+/// The context window assumed when neither the model nor the configuration gives one.
+pub const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
+
+/// When the bridge opens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum BridgeMode {
+    /// When the deferrable schemas cross the threshold.
+    #[default]
+    Auto,
+    /// Always.
+    On,
+    /// Never.
+    Off,
+}
+
+/// Bridge-mode configuration, accepted as a bool (`true` = auto), a string (`auto`, `on`,
+/// `off`), a map or this struct.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct BridgeConfig {
+    /// When the bridge opens.
+    pub enabled: BridgeMode,
+    /// The share of the context window (in percent) the deferrable schemas must take for
+    /// `auto` to open the bridge (default 10).
+    pub threshold_pct: f64,
+    /// Results of `tool_search` when the model gives no limit (default 5).
+    pub search_default_limit: usize,
+    /// The most results one `tool_search` returns (default 20).
+    pub max_search_limit: usize,
+    /// The tools that never hide (default: [`DEFAULT_CORE_TOOLS`]).
+    pub core_tools: Option<BTreeSet<String>>,
+    /// The context window to compare with, over the model's own.
+    pub context_window: Option<u64>,
+}
+
+impl Default for BridgeConfig {
+    fn default() -> Self {
+        BridgeConfig {
+            enabled: BridgeMode::Auto,
+            threshold_pct: 10.0,
+            search_default_limit: 5,
+            max_search_limit: 20,
+            core_tools: None,
+            context_window: None,
+        }
+    }
+}
+
+impl BridgeConfig {
+    /// Auto mode with the defaults.
+    pub fn auto() -> Self {
+        Self::default()
+    }
+
+    /// Always on.
+    pub fn on() -> Self {
+        BridgeConfig { enabled: BridgeMode::On, ..Self::default() }
+    }
+
+    /// Sets the threshold (percent of the context window).
+    pub fn threshold_pct(mut self, pct: f64) -> Self {
+        self.threshold_pct = pct;
+        self
+    }
+
+    /// Sets the core tools, which never hide.
+    pub fn core_tools<I: IntoIterator<Item = S>, S: Into<String>>(mut self, names: I) -> Self {
+        self.core_tools = Some(names.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Sets the context window to compare with.
+    pub fn context_window(mut self, tokens: u64) -> Self {
+        self.context_window = Some(tokens);
+        self
+    }
+
+    fn is_core(&self, name: &str) -> bool {
+        match &self.core_tools {
+            Some(set) => set.contains(name),
+            None => DEFAULT_CORE_TOOLS.contains(&name),
+        }
+    }
+
+    /// Whether this tool may hide behind the bridge.
+    pub fn is_deferrable(&self, def: &ToolDefinition) -> bool {
+        if self.is_core(&def.name) {
+            return false;
+        }
+        let meta = def.metadata.as_ref();
+        meta.and_then(|m| m.get("deferrable")).and_then(Value::as_bool) == Some(true)
+            || meta.and_then(|m| m.get("mcp")).is_some()
+            || def.name.starts_with("mcp_")
+    }
+
+    /// Whether the bridge opens for these deferrable tools and this context window.
+    pub fn opens(&self, deferrable: &[&ToolDefinition], model_window: Option<u64>) -> bool {
+        match self.enabled {
+            BridgeMode::Off => false,
+            BridgeMode::On => !deferrable.is_empty(),
+            BridgeMode::Auto => {
+                let window = self.context_window.or(model_window).unwrap_or(DEFAULT_CONTEXT_WINDOW) as f64;
+                !deferrable.is_empty()
+                    && schema_tokens(deferrable.iter().copied()) as f64 > window * self.threshold_pct / 100.0
+            }
+        }
+    }
+}
+
+impl From<bool> for BridgeConfig {
+    fn from(on: bool) -> Self {
+        BridgeConfig { enabled: if on { BridgeMode::Auto } else { BridgeMode::Off }, ..Self::default() }
+    }
+}
+
+impl FromStr for BridgeConfig {
+    type Err = UserError;
+
+    fn from_str(s: &str) -> Result<Self, UserError> {
+        let enabled = match s.trim().to_ascii_lowercase().as_str() {
+            "auto" | "true" => BridgeMode::Auto,
+            "on" | "always" => BridgeMode::On,
+            "off" | "false" => BridgeMode::Off,
+            other => {
+                return Err(UserError::new(format!("tool search mode '{other}' is not one of auto, on, off")));
+            }
+        };
+        Ok(BridgeConfig { enabled, ..Self::default() })
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Input {
+    Bool(bool),
+    Text(String),
+    Map {
+        #[serde(default)]
+        enabled: Option<EnabledInput>,
+        #[serde(default)]
+        threshold_pct: Option<f64>,
+        #[serde(default)]
+        search_default_limit: Option<usize>,
+        #[serde(default)]
+        max_search_limit: Option<usize>,
+        #[serde(default)]
+        core_tools: Option<BTreeSet<String>>,
+        #[serde(default)]
+        context_window: Option<u64>,
+    },
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum EnabledInput {
+    Bool(bool),
+    Text(String),
+}
+
+impl<'de> Deserialize<'de> for BridgeConfig {
+    fn deserialize<De: serde::Deserializer<'de>>(d: De) -> Result<Self, De::Error> {
+        use serde::de::Error;
+        match Input::deserialize(d)? {
+            Input::Bool(b) => Ok(b.into()),
+            Input::Text(t) => t.parse().map_err(|e: UserError| De::Error::custom(e.message)),
+            Input::Map {
+                enabled,
+                threshold_pct,
+                search_default_limit,
+                max_search_limit,
+                core_tools,
+                context_window,
+            } => {
+                let mut c = match enabled {
+                    None => BridgeConfig::default(),
+                    Some(EnabledInput::Bool(b)) => b.into(),
+                    Some(EnabledInput::Text(t)) => t.parse().map_err(|e: UserError| De::Error::custom(e.message))?,
+                };
+                if let Some(v) = threshold_pct {
+                    c.threshold_pct = v;
+                }
+                if let Some(v) = search_default_limit {
+                    c.search_default_limit = v;
+                }
+                if let Some(v) = max_search_limit {
+                    c.max_search_limit = v;
+                }
+                c.core_tools = core_tools;
+                c.context_window = context_window;
+                Ok(c)
+            }
+        }
+    }
+}
+
+/// The tokens of tool schemas as a provider would send them (`{name, description, parameters}`
+/// per tool): about four characters a token (`o200k`-like text compresses a little better, so
+/// this errs on the side of opening the bridge early).
+pub fn schema_tokens<'a>(defs: impl IntoIterator<Item = &'a ToolDefinition>) -> u64 {
+    defs.into_iter()
+        .map(|d| {
+            let text = function_schema(d).to_string();
+            (text.len() as u64).div_ceil(4)
+        })
+        .sum()
+}
+
+/// A tool as an OpenAI-style function schema (what `tool_describe` returns).
+pub fn function_schema(def: &ToolDefinition) -> Value {
+    json!({"type": "function", "function": {
+        "name": def.name,
+        "description": def.description.clone().unwrap_or_default(),
+        "parameters": &*def.parameters_json_schema,
+    }})
+}
+
+/// The three bridge tools' definitions.
+pub fn bridge_definitions(config: &BridgeConfig) -> [ToolDefinition; 3] {
+    [
+        ToolDefinition::new(
+            TOOL_SEARCH,
+            json!({"type": "object", "properties": {
+                "query": {"type": "string", "description": "What you want to do, in a few words (e.g. 'create github issue')."},
+                "limit": {"type": "integer", "description": format!("How many tools to return (default {}, at most {}).", config.search_default_limit, config.max_search_limit)}
+            }, "required": ["query"], "additionalProperties": false}),
+        )
+        .with_description("Find tools that are not listed, by what they do. Returns their names and descriptions; call tool_describe for a tool's parameters, then tool_call to run it."),
+        ToolDefinition::new(
+            TOOL_DESCRIBE,
+            json!({"type": "object", "properties": {
+                "tool_name": {"type": "string", "description": "A name returned by tool_search."}
+            }, "required": ["tool_name"], "additionalProperties": false}),
+        )
+        .with_description("Show the full schema of a tool found with tool_search, so that you can call it with tool_call."),
+        ToolDefinition::new(
+            TOOL_CALL,
+            json!({"type": "object", "properties": {
+                "tool_name": {"type": "string", "description": "The tool to run."},
+                "tool_args": {"type": "object", "description": "Its arguments, as its schema describes them.", "additionalProperties": true}
+            }, "required": ["tool_name", "tool_args"], "additionalProperties": false}),
+        )
+        .with_description("Run a tool found with tool_search, with arguments that follow the schema tool_describe showed."),
+    ]
+}
+
+/// The hidden tools and their index, built once per set of hidden tools.
+#[derive(Debug)]
+pub(crate) struct BridgeCatalogue {
+    defs: Vec<ToolDefinition>,
+    index: Bm25Index,
+}
+
+impl BridgeCatalogue {
+    fn matches(&self, defs: &[&ToolDefinition]) -> bool {
+        self.defs.len() == defs.len()
+            && self.defs.iter().zip(defs).all(|(a, b)| a.name == b.name && a.description == b.description)
+    }
+
+    fn find(&self, name: &str) -> Option<&ToolDefinition> {
+        self.defs.iter().find(|d| d.name == name)
+    }
+}
+
+/// The bridge catalogue cache of an agent.
+#[derive(Debug, Default)]
+pub(crate) struct BridgeCache {
+    slot: Mutex<Option<Arc<BridgeCatalogue>>>,
+}
+
+impl BridgeCache {
+    pub(crate) fn get(&self, defs: &[&ToolDefinition]) -> Arc<BridgeCatalogue> {
+        let mut slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(c) = slot.as_ref()
+            && c.matches(defs)
+        {
+            return c.clone();
+        }
+        let c = Arc::new(BridgeCatalogue {
+            defs: defs.iter().map(|d| (*d).clone()).collect(),
+            index: Bm25Index::build(defs.iter().copied()),
+        });
+        *slot = Some(c.clone());
+        c
+    }
+}
+
+/// The handler of `tool_search` and `tool_describe` (and of `tool_call` for a tool that does
+/// not exist: real calls are rewritten by the engine before they get here).
+pub(crate) fn bridge_invocation(
+    config: &BridgeConfig,
+    catalogue: &BridgeCatalogue,
+    tool: &str,
+    args: &Value,
+) -> Invocation {
+    let text = |key: &str| args.get(key).and_then(Value::as_str).unwrap_or_default().to_string();
+    Invocation::Ready(match tool {
+        TOOL_SEARCH => {
+            let query = text("query");
+            if query.trim().is_empty() {
+                Err(ToolError::Retry(ModelRetry::new("Give a query: a few words about what you want to do.")))
+            } else {
+                let limit = args
+                    .get("limit")
+                    .and_then(Value::as_u64)
+                    .map(|l| l as usize)
+                    .unwrap_or(config.search_default_limit)
+                    .clamp(1, config.max_search_limit.max(1));
+                let hits = catalogue.index.search(&query, limit);
+                let tools: Vec<Value> = hits
+                    .iter()
+                    .map(|(doc, _)| {
+                        let d = &catalogue.defs[*doc as usize];
+                        json!({"name": d.name, "description": d.description.clone().unwrap_or_default()})
+                    })
+                    .collect();
+                if tools.is_empty() {
+                    Ok(ToolOutput::Value(json!({"tools": [], "message": "No matching tools. Try other words."})))
+                } else {
+                    Ok(ToolOutput::Value(json!({"tools": tools})))
+                }
+            }
+        }
+        TOOL_DESCRIBE => match catalogue.find(&text("tool_name")) {
+            Some(def) => Ok(ToolOutput::Value(function_schema(def))),
+            None => Err(ToolError::Retry(ModelRetry::new(format!(
+                "There is no tool named '{}': use tool_search to find one.",
+                text("tool_name")
+            )))),
+        },
+        _ => Err(ToolError::Retry(ModelRetry::new(format!(
+            "There is no tool named '{}': use tool_search to find one, then tool_describe to see its parameters.",
+            text("tool_name")
+        )))),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn def(name: &str, meta: Option<Value>) -> ToolDefinition {
+        let mut d = ToolDefinition::new(name, json!({"type": "object", "properties": {}}));
+        d.metadata = meta;
+        d
+    }
+
+    #[test]
+    fn deferrable_tools_are_marked_mcp_or_prefixed_and_never_core() {
+        let c = BridgeConfig::default();
+        assert!(c.is_deferrable(&def("mcp_github_search", None)));
+        assert!(c.is_deferrable(&def("search", Some(json!({"deferrable": true})))));
+        assert!(c.is_deferrable(&def("list_issues", Some(json!({"mcp": {"server": "github"}})))));
+        assert!(!c.is_deferrable(&def("add", None)));
+        assert!(!c.is_deferrable(&def("read_file", Some(json!({"deferrable": true})))));
+        let custom = BridgeConfig::default().core_tools(["mcp_keep"]);
+        assert!(!custom.is_deferrable(&def("mcp_keep", None)));
+        assert!(custom.is_deferrable(&def("read_file", Some(json!({"deferrable": true})))));
+    }
+
+    #[test]
+    fn auto_opens_past_the_threshold_of_the_window() {
+        let d = def("mcp_big", None);
+        let tokens = schema_tokens([&d]);
+        let c = BridgeConfig::default().context_window(tokens * 10);
+        assert!(!c.opens(&[&d], None), "exactly 10% does not open");
+        let c = BridgeConfig::default().context_window(tokens * 10 - 10);
+        assert!(c.opens(&[&d], None));
+        assert!(BridgeConfig::on().opens(&[&d], None));
+        assert!(!BridgeConfig::from(false).opens(&[&d], None));
+        assert!(!BridgeConfig::default().opens(&[&d], Some(1_000_000)));
+    }
+
+    #[test]
+    fn every_accepted_form_parses() {
+        for (text, mode) in [
+            ("true", BridgeMode::Auto),
+            ("false", BridgeMode::Off),
+            (r#""on""#, BridgeMode::On),
+            (r#"{"enabled": false}"#, BridgeMode::Off),
+            (r#"{"enabled": "on", "max_search_limit": 3}"#, BridgeMode::On),
+        ] {
+            let c: BridgeConfig = serde_json::from_str(text).unwrap();
+            assert_eq!(c.enabled, mode, "{text}");
+        }
+        assert!(serde_json::from_str::<BridgeConfig>(r#""sometimes""#).is_err());
+    }
+}

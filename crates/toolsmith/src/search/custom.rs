@@ -1,0 +1,159 @@
+//! Custom search strategies: a function of yours ranks the deferred catalogue.
+//!
+//! The function receives the model's queries (as sent, blank ones included) and the deferred
+//! tools' definitions in catalogue order, and returns tool names, best first. Names that are not
+//! in the catalogue are dropped, repeats are dropped, and the list is cut to `max_results`; an
+//! empty list is answered with the usual no-match message. A search whose queries are all blank
+//! is answered with the usual retry without calling the function.
+//!
+//! ```
+//! use toolsmith::search::{CustomSearch, SearchStrategy, ToolSearch};
+//!
+//! // Tools whose description contains one of the queries, as in Pydantic AI's example.
+//! let strategy = SearchStrategy::Custom(CustomSearch::new(|queries, tools| {
+//!     tools
+//!         .iter()
+//!         .filter(|t| {
+//!             let d = t.description.as_deref().unwrap_or("").to_lowercase();
+//!             queries.iter().any(|q| d.contains(&q.to_lowercase()))
+//!         })
+//!         .map(|t| t.name.clone())
+//!         .collect()
+//! }));
+//! let config = ToolSearch::new().strategy(strategy);
+//! # let _ = config;
+//!
+//! // An async one, e.g. a call to an embedding service.
+//! let remote = CustomSearch::new_async(|queries, tools| async move {
+//!     let _ = queries;
+//!     tools.iter().take(3).map(|t| t.name.clone()).collect::<Vec<_>>()
+//! });
+//! # let _ = remote;
+//! ```
+
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+
+use crate::tool::ToolDefinition;
+
+type SyncSearch = dyn Fn(&[String], &[ToolDefinition]) -> Vec<String> + Send + Sync;
+type AsyncSearch = dyn Fn(Vec<String>, Arc<[ToolDefinition]>) -> BoxFuture<'static, Vec<String>> + Send + Sync;
+
+#[derive(Clone)]
+pub(crate) enum SearchFn {
+    Sync(Arc<SyncSearch>),
+    Async(Arc<AsyncSearch>),
+}
+
+/// A search function of yours, sync or async: see the [module docs](self).
+///
+/// Two `CustomSearch` values are equal when they are clones of the same function.
+#[derive(Clone)]
+pub struct CustomSearch {
+    pub(crate) f: SearchFn,
+    label: Arc<str>,
+}
+
+impl CustomSearch {
+    /// A synchronous search function. It runs on the agent's blocking pool, so it may take its
+    /// time (load an index, run a local model).
+    pub fn new<F>(f: F) -> Self
+    where
+        F: Fn(&[String], &[ToolDefinition]) -> Vec<String> + Send + Sync + 'static,
+    {
+        CustomSearch { f: SearchFn::Sync(Arc::new(f)), label: Arc::from("sync") }
+    }
+
+    /// An async search function; its future runs on the agent's runtime.
+    pub fn new_async<F, Fut>(f: F) -> Self
+    where
+        F: Fn(Vec<String>, Arc<[ToolDefinition]>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Vec<String>> + Send + 'static,
+    {
+        CustomSearch {
+            f: SearchFn::Async(Arc::new(move |q, t| Box::pin(f(q, t)) as BoxFuture<'static, Vec<String>>)),
+            label: Arc::from("async"),
+        }
+    }
+
+    /// Names the function, for `Debug` output and the CLI.
+    pub fn named(mut self, label: impl Into<String>) -> Self {
+        self.label = Arc::from(label.into());
+        self
+    }
+
+    /// The function's label: the name given with [`named`](Self::named), else `sync` or `async`.
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// Runs the function to completion on the calling thread (an async one with a local
+    /// executor): for tools such as the evaluation, outside an agent run.
+    pub(crate) fn call_blocking(&self, queries: &[String], tools: &Arc<[ToolDefinition]>) -> Vec<String> {
+        match &self.f {
+            SearchFn::Sync(f) => f(queries, tools),
+            SearchFn::Async(f) => futures::executor::block_on(f(queries.to_vec(), tools.clone())),
+        }
+    }
+}
+
+impl fmt::Debug for CustomSearch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "CustomSearch({})", self.label)
+    }
+}
+
+impl PartialEq for CustomSearch {
+    fn eq(&self, other: &Self) -> bool {
+        match (&self.f, &other.f) {
+            (SearchFn::Sync(a), SearchFn::Sync(b)) => Arc::ptr_eq(a, b),
+            (SearchFn::Async(a), SearchFn::Async(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+}
+
+impl Eq for CustomSearch {}
+
+/// What a custom function returned, made safe to show: catalogue names only, no repeats, at
+/// most `max_results`.
+pub(crate) fn clean(names: Vec<String>, known: impl Fn(&str) -> bool, max_results: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for n in names {
+        if out.len() >= max_results {
+            break;
+        }
+        if known(&n) && !out.contains(&n) {
+            out.push(n);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn clean_keeps_known_unique_names_up_to_the_limit() {
+        let names = ["b", "zz", "a", "b", "c"].map(String::from).to_vec();
+        assert_eq!(clean(names.clone(), |n| n.len() == 1, 10), ["b", "a", "c"]);
+        assert_eq!(clean(names, |n| n.len() == 1, 2), ["b", "a"]);
+    }
+
+    #[test]
+    fn sync_and_async_functions_run_and_compare_by_identity() {
+        let tools: Arc<[ToolDefinition]> = Arc::from(vec![ToolDefinition::new("a", json!({}))]);
+        let sync = CustomSearch::new(|q, t| q.iter().map(|q| format!("{q}:{}", t.len())).collect());
+        assert_eq!(sync.call_blocking(&["x".into()], &tools), ["x:1"]);
+        let asynchronous = CustomSearch::new_async(|q, t| async move { vec![format!("{}/{}", q.len(), t[0].name)] });
+        assert_eq!(asynchronous.call_blocking(&["x".into(), "y".into()], &tools), ["2/a"]);
+        assert_eq!(sync, sync.clone());
+        assert_ne!(sync, asynchronous);
+        assert_eq!(format!("{:?}", asynchronous.clone().named("embeddings")), "CustomSearch(embeddings)");
+    }
+}
