@@ -527,7 +527,7 @@ fn prepared_toolsets_edit_drop_and_reorder_definitions() {
 fn prepared_toolsets_share_schemas_and_can_hide_everything() {
     let prepared = FunctionToolset::<()>::new().with_tools([add, sub]).prepared(|_, defs| Some(defs));
     let tools = block_on(prepared.get_tools(&RunContext::detached())).unwrap();
-    assert_eq!(names(&tools.iter().map(|t| t.def.clone()).collect::<Vec<_>>()), ["add", "sub"]);
+    assert_eq!(names(&tools.iter().map(|t| (*t.def).clone()).collect::<Vec<_>>()), ["add", "sub"]);
     // Schemas are shared with the wrapped toolset's definitions, not copied.
     let inner = block_on(prepared.inner().get_tools(&RunContext::detached())).unwrap();
     for (t, i) in tools.iter().zip(&inner) {
@@ -579,7 +579,7 @@ fn a_prepare_function_that_adds_or_renames_a_tool_is_a_user_error() {
 fn defer_loading_marks_all_or_the_listed_tools() {
     let ctx = RunContext::detached();
     let flags = |tools: Vec<toolsmith::toolset::ToolsetTool<()>>| -> Vec<(String, bool)> {
-        tools.into_iter().map(|t| (t.def.name, t.def.defer_loading)).collect()
+        tools.into_iter().map(|t| (t.def.name.clone(), t.def.defer_loading)).collect()
     };
     let all = FunctionToolset::new().with_tools([add, sub]).defer_loading();
     assert_eq!(all.label(), "DeferredLoadingToolset(FunctionToolset)");

@@ -5,6 +5,7 @@
 use std::collections::{HashMap, HashSet};
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -26,6 +27,7 @@ use crate::search::{self, SEARCH_TOOL_NAME, bridge};
 use crate::tool::{Invocation, ModelRetry, ToolDefinition, ToolError, ToolKind, ToolOutput, ToolResult};
 use crate::toolset::ToolsetTool;
 use crate::usage::UsageLimits;
+use rustc_hash::FxHashMap;
 
 const FINAL_PROCESSED: &str = "Final result processed.";
 const OUTPUT_NOT_USED: &str = "Output tool not used - a final result was already processed.";
@@ -34,69 +36,81 @@ const OUTPUT_NOT_FINAL: &str = "Output tool processed, but its value will not be
 const OUTPUT_FAILED: &str = "Output tool not used - output failed validation.";
 const RETRY_WINS: &str = "Output not used as the final result - addressing tool retries from this round first.";
 
-/// The tools visible in one step, by name, and the deferred tools not yet discovered.
+/// What a tool of the step is to the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shown {
+    /// Offered to the model.
+    Visible,
+    /// A deferred tool not discovered yet: calling it is an `unavailable_tool` retry.
+    Hidden,
+    /// Behind the bridge (bridge mode): reached through `tool_call`.
+    Bridged,
+}
+
+/// Lookups by name are a scan for a few calls over a few tools, a map built once otherwise:
+/// the map costs one hash per tool, a scan one comparison per tool and call.
+const SCAN_LIMIT: usize = 4096;
+
+/// The tools of one step: the ones shown to the model, the deferred ones not discovered yet and
+/// the ones behind the bridge. Building it clones no names, so a step costs little more than the
+/// tools it shows, however large the deferred catalogue.
 pub(crate) struct ToolIndex<D> {
     tools: Vec<ToolsetTool<D>>,
-    by_name: HashMap<String, usize>,
-    /// Deferred tools the model has not discovered yet: calling one is an `unavailable_tool` retry.
-    hidden: HashSet<String>,
+    shown: Vec<Shown>,
+    by_name: OnceLock<FxHashMap<String, usize>>,
     /// Whether `search_tools` is the search tool this index injected.
     search: bool,
-    /// Tools behind the bridge (bridge mode): not shown, reached through `tool_call`.
-    bridged: HashMap<String, ToolsetTool<D>>,
+    /// Whether the bridge is open this step.
+    bridge: bool,
 }
 
 impl<D> Default for ToolIndex<D> {
     fn default() -> Self {
-        ToolIndex {
-            tools: Vec::new(),
-            by_name: HashMap::new(),
-            hidden: HashSet::new(),
-            search: false,
-            bridged: HashMap::new(),
-        }
+        ToolIndex { tools: Vec::new(), shown: Vec::new(), by_name: OnceLock::new(), search: false, bridge: false }
     }
+}
+
+fn duplicate_error(new_label: &str, old_label: &str, name: &str) -> AgentRunError {
+    AgentRunError::User(UserError::new(format!(
+        "{new_label} defines a tool whose name conflicts with existing tool from {old_label}: '{name}'. Rename the tool or wrap the toolset in a `PrefixedToolset` to avoid name conflicts."
+    )))
 }
 
 impl<D: Clone + Send + Sync + 'static> ToolIndex<D> {
     /// The tools of every toolset (agent tools first), after each tool's `prepare` and the
-    /// capabilities' `prepare_tools`.
+    /// capabilities' `prepare_tools`, with tool search and bridge mode applied.
     pub(crate) async fn collect(
         inner: &AgentInner<D>,
         caps: &Capabilities<D>,
         ctx: &RunContext<D>,
     ) -> Result<Self, AgentRunError> {
-        let index = Self::collect_toolsets(inner, ctx).await?;
-        let index = index.with_tool_search(inner, ctx)?;
-        let index = index.with_bridge(inner, ctx)?;
-        if caps.is_empty() {
-            return Ok(index);
+        let mut index = Self::collect_toolsets(inner, ctx).await?;
+        if !caps.is_empty() {
+            index = index.prepared(caps, ctx).await?;
         }
-        // The search and bridge tools wrap everything else (outermost): capabilities' prepare_tools
-        // does not see them.
-        let injected = |name: &str| {
-            (index.search && name == SEARCH_TOOL_NAME)
-                || (!index.bridged.is_empty()
-                    && [bridge::TOOL_SEARCH, bridge::TOOL_DESCRIBE, bridge::TOOL_CALL].contains(&name))
-        };
-        let own: Vec<ToolDefinition> =
-            index.tools.iter().filter(|t| !injected(&t.def.name)).map(|t| t.def.clone()).collect();
-        let mut defs = caps.prepare_tools(ctx, own).await?;
-        defs.extend(index.tools.iter().filter(|t| injected(&t.def.name)).map(|t| t.def.clone()));
-        let ToolIndex { tools, by_name, hidden, search, bridged } = index;
-        let mut slots: Vec<Option<ToolsetTool<D>>> = tools.into_iter().map(Some).collect();
-        let mut prepared = ToolIndex { hidden, search, bridged, ..ToolIndex::default() };
+        let index = index.with_tool_search(inner, ctx)?;
+        index.with_bridge(inner, ctx)
+    }
+
+    /// The capabilities' `prepare_tools` over the toolsets' tools (the search and bridge tools,
+    /// added after, wrap everything else and are not shown to it).
+    async fn prepared(self, caps: &Capabilities<D>, ctx: &RunContext<D>) -> Result<Self, AgentRunError> {
+        let defs = caps.prepare_tools(ctx, self.tools.iter().map(|t| (*t.def).clone()).collect()).await?;
+        let mut slots: Vec<Option<ToolsetTool<D>>> = self.tools.into_iter().map(Some).collect();
+        let positions: FxHashMap<String, usize> =
+            slots.iter().enumerate().filter_map(|(i, t)| t.as_ref().map(|t| (t.def.name.clone(), i))).collect();
+        let mut prepared = ToolIndex::default();
         for def in defs {
-            let Some(&i) = by_name.get(&def.name) else {
+            let Some(&i) = positions.get(&def.name) else {
                 return Err(AgentRunError::User(UserError::new(format!(
                     "prepare_tools returned a tool named '{}' that no toolset defines: it may edit, drop or reorder definitions, not add or rename them",
                     def.name
                 ))));
             };
             let Some(mut tool) = slots[i].take() else { continue };
-            tool.def = def;
-            prepared.by_name.insert(tool.def.name.clone(), prepared.tools.len());
+            tool.def = Arc::new(def);
             prepared.tools.push(tool);
+            prepared.shown.push(Shown::Visible);
         }
         Ok(prepared)
     }
@@ -105,26 +119,27 @@ impl<D: Clone + Send + Sync + 'static> ToolIndex<D> {
     /// `tool_call` when the configuration says so.
     fn with_bridge(mut self, inner: &AgentInner<D>, ctx: &RunContext<D>) -> Result<Self, AgentRunError> {
         let Some(config) = inner.bridge.clone() else { return Ok(self) };
-        let deferrable: Vec<&ToolDefinition> =
-            self.tools.iter().map(|t| &t.def).filter(|d| config.is_deferrable(d)).collect();
+        let deferrable: Vec<&ToolDefinition> = self
+            .tools
+            .iter()
+            .zip(&self.shown)
+            .filter(|(t, s)| **s == Shown::Visible && config.is_deferrable(&t.def))
+            .map(|(t, _)| &*t.def)
+            .collect();
         if !config.opens(&deferrable, ctx.model.context_window) {
             return Ok(self);
         }
         for name in [bridge::TOOL_SEARCH, bridge::TOOL_DESCRIBE, bridge::TOOL_CALL] {
-            if self.by_name.contains_key(name) {
+            if self.tools.iter().any(|t| t.def.name == name) {
                 return Err(AgentRunError::User(UserError::new(format!(
                     "'{name}' is the name of a bridge-mode tool: rename your tool, or turn bridge mode off"
                 ))));
             }
         }
         let catalogue = inner.bridge_cache.get(&deferrable);
-        let mut index = ToolIndex { hidden: self.hidden, search: self.search, ..ToolIndex::default() };
-        for tool in self.tools.drain(..) {
-            if config.is_deferrable(&tool.def) {
-                index.bridged.insert(tool.def.name.clone(), tool);
-            } else {
-                index.by_name.insert(tool.def.name.clone(), index.tools.len());
-                index.tools.push(tool);
+        for (tool, shown) in self.tools.iter().zip(self.shown.iter_mut()) {
+            if *shown == Shown::Visible && config.is_deferrable(&tool.def) {
+                *shown = Shown::Bridged;
             }
         }
         let config = Arc::new(config);
@@ -133,62 +148,75 @@ impl<D: Clone + Send + Sync + 'static> ToolIndex<D> {
             let (config, catalogue, name) = (config.clone(), catalogue.clone(), def.name.clone());
             let handler: crate::tool::Handler<D> =
                 Arc::new(move |_ctx, args| bridge::bridge_invocation(&config, &catalogue, &name, &args));
-            index.by_name.insert(def.name.clone(), index.tools.len());
-            index.tools.push(ToolsetTool::new(def, handler, validator, Arc::from("ToolSearchBridge")));
+            self.tools.push(ToolsetTool::new(def, handler, validator, Arc::from("ToolSearchBridge")));
+            self.shown.push(Shown::Visible);
         }
-        Ok(index)
+        self.bridge = true;
+        Ok(self)
     }
 
     /// Hides the deferred tools not discovered yet and adds `search_tools`, when there are
-    /// deferred tools.
+    /// deferred tools. Ordinary tools come first, then the discovered deferred ones, in
+    /// catalogue order.
     fn with_tool_search(self, inner: &AgentInner<D>, ctx: &RunContext<D>) -> Result<Self, AgentRunError> {
         if !self.tools.iter().any(|t| t.def.defer_loading) {
             return Ok(self);
         }
-        if self.by_name.contains_key(SEARCH_TOOL_NAME) {
+        if self.tools.iter().any(|t| t.def.name == SEARCH_TOOL_NAME) {
             return Err(AgentRunError::User(UserError::new(format!(
                 "'{SEARCH_TOOL_NAME}' is the name of the tool search tool: rename your tool, since deferred tools are registered"
             ))));
         }
         let discovered = Arc::new(search::discovered_in(&ctx.messages));
-        let deferred: Vec<&ToolDefinition> =
-            self.tools.iter().filter(|t| t.def.defer_loading).map(|t| &t.def).collect();
-        let catalogue = inner.search_cache.get(&deferred);
+        let catalogue = {
+            let deferred: Vec<&ToolDefinition> =
+                self.tools.iter().filter(|t| t.def.defer_loading).map(|t| &*t.def).collect();
+            inner.search_cache.get(&deferred)
+        };
         let config = inner.tool_search.clone().unwrap_or_default();
+        // A stable sort keeps the catalogue order within each group.
+        let mut order: Vec<usize> = (0..self.tools.len()).collect();
+        order.sort_by_key(|&i| self.tools[i].def.defer_loading);
+        let mut slots: Vec<Option<ToolsetTool<D>>> = self.tools.into_iter().map(Some).collect();
         let mut index = ToolIndex { search: true, ..ToolIndex::default() };
-        // Ordinary tools first, then the discovered deferred ones, in catalogue order.
-        let (deferred, ordinary): (Vec<_>, Vec<_>) = self.tools.into_iter().partition(|t| t.def.defer_loading);
-        for tool in ordinary.into_iter().chain(deferred) {
-            if tool.def.defer_loading && !discovered.contains(&tool.def.name) {
-                index.hidden.insert(tool.def.name.clone());
-            } else {
-                index.by_name.insert(tool.def.name.clone(), index.tools.len());
-                index.tools.push(tool);
-            }
+        for i in order {
+            let Some(tool) = slots[i].take() else { continue };
+            let hidden = tool.def.defer_loading && !discovered.contains(&tool.def.name);
+            index.shown.push(if hidden { Shown::Hidden } else { Shown::Visible });
+            index.tools.push(tool);
         }
         let def = config.definition();
         let validator = crate::validation::Validator::compile(&def.parameters_json_schema).ok();
         let handler: crate::tool::Handler<D> =
             Arc::new(move |_ctx, args| search::search_invocation(&config, &catalogue, &discovered, &args));
-        let search_tool = ToolsetTool::new(def, handler, validator, Arc::from("ToolSearch"));
-        index.by_name.insert(SEARCH_TOOL_NAME.to_string(), index.tools.len());
-        index.tools.push(search_tool);
+        index.tools.push(ToolsetTool::new(def, handler, validator, Arc::from("ToolSearch")));
+        index.shown.push(Shown::Visible);
         Ok(index)
     }
 
     async fn collect_toolsets(inner: &AgentInner<D>, ctx: &RunContext<D>) -> Result<Self, AgentRunError> {
         let mut index = ToolIndex::default();
+        let mut toolsets_with_tools = 0;
         for toolset in &inner.toolsets {
             let tools = toolset.get_tools_boxed(ctx).await?;
-            for tool in tools {
-                if let Some(&existing) = index.by_name.get(&tool.def.name) {
-                    return Err(AgentRunError::User(UserError::new(format!(
-                        "{} defines a tool whose name conflicts with existing tool from {}: '{}'. Rename the tool or wrap the toolset in a `PrefixedToolset` to avoid name conflicts.",
-                        tool.toolset_label, index.tools[existing].toolset_label, tool.def.name
-                    ))));
+            if !tools.is_empty() {
+                toolsets_with_tools += 1;
+            }
+            index.shown.extend(std::iter::repeat_n(Shown::Visible, tools.len()));
+            index.tools.extend(tools);
+        }
+        // Names are unique within a toolset; across toolsets they must be too.
+        if toolsets_with_tools > 1 {
+            let mut seen: FxHashMap<&str, usize> = FxHashMap::default();
+            for (i, tool) in index.tools.iter().enumerate() {
+                if let Some(&first) = seen.get(tool.def.name.as_str()) {
+                    return Err(duplicate_error(
+                        &tool.toolset_label,
+                        &index.tools[first].toolset_label,
+                        &tool.def.name,
+                    ));
                 }
-                index.by_name.insert(tool.def.name.clone(), index.tools.len());
-                index.tools.push(tool);
+                seen.insert(&tool.def.name, i);
             }
         }
         Ok(index)
@@ -198,11 +226,38 @@ impl<D: Clone + Send + Sync + 'static> ToolIndex<D> {
 impl<D> ToolIndex<D> {
     /// The definitions shown to the model.
     pub(crate) fn definitions(&self) -> Vec<ToolDefinition> {
-        self.tools.iter().map(|t| t.def.clone()).collect()
+        self.tools
+            .iter()
+            .zip(&self.shown)
+            .filter(|(_, s)| **s == Shown::Visible)
+            .map(|(t, _)| (*t.def).clone())
+            .collect()
     }
 
+    /// Where the tool with this name is, whatever it is to the model.
+    fn position(&self, name: &str) -> Option<usize> {
+        if let Some(map) = self.by_name.get() {
+            return map.get(name).copied();
+        }
+        self.tools.iter().position(|t| t.def.name == name)
+    }
+
+    /// Prepares lookups for `calls` calls: past a few comparisons, a map is built once.
+    fn prepare_lookups(&self, calls: usize) {
+        if calls.saturating_mul(self.tools.len()) > SCAN_LIMIT {
+            self.by_name
+                .get_or_init(|| self.tools.iter().enumerate().rev().map(|(i, t)| (t.def.name.clone(), i)).collect());
+        }
+    }
+
+    /// A visible or bridged tool (hidden deferred tools are not callable).
     fn get(&self, name: &str) -> Option<&ToolsetTool<D>> {
-        self.by_name.get(name).map(|&i| &self.tools[i]).or_else(|| self.bridged.get(name))
+        self.position(name).filter(|&i| self.shown[i] != Shown::Hidden).map(|i| &self.tools[i])
+    }
+
+    /// Whether this is a deferred tool the model has not discovered yet.
+    fn is_hidden(&self, name: &str) -> bool {
+        self.position(name).is_some_and(|i| self.shown[i] == Shown::Hidden)
     }
 
     /// Rewrites `tool_call(tool_name, tool_args)` calls to a bridged or visible tool into calls
@@ -210,7 +265,7 @@ impl<D> ToolIndex<D> {
     /// own validation and answer.
     fn unwrap_bridge_calls(&self, calls: &mut [ToolCallPart]) -> HashSet<String> {
         let mut rewritten = HashSet::new();
-        if self.bridged.is_empty() && !self.by_name.contains_key(bridge::TOOL_CALL) {
+        if !self.bridge {
             return rewritten;
         }
         for call in calls.iter_mut() {
@@ -239,7 +294,14 @@ impl<D> ToolIndex<D> {
 
     /// The visible tools' names (output tool included), sorted, for the unknown-tool message.
     fn available_names(&self, output_tool: Option<&str>) -> String {
-        let mut names: Vec<&str> = self.tools.iter().map(|t| t.def.name.as_str()).chain(output_tool).collect();
+        let mut names: Vec<&str> = self
+            .tools
+            .iter()
+            .zip(&self.shown)
+            .filter(|(_, s)| **s == Shown::Visible)
+            .map(|(t, _)| t.def.name.as_str())
+            .chain(output_tool)
+            .collect();
         names.sort_unstable();
         names.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", ")
     }
@@ -671,6 +733,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
     request.conversation_id = Some(state.conversation_id.clone());
     state.push(request);
 
+    tools.prepare_lookups(calls.len());
     let mut calls = calls;
     let bridged_ids = tools.unwrap_bridge_calls(&mut calls);
     let mut step = Step {
@@ -777,7 +840,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
             plans.push(Plan::Output(index, call.clone()));
             continue;
         }
-        if tools.hidden.contains(&call.tool_name) {
+        if tools.is_hidden(&call.tool_name) {
             let message = format!(
                 "Tool '{}' is not available yet: search for it first, then call it again once you've seen its schema.",
                 call.tool_name

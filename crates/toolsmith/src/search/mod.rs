@@ -33,7 +33,7 @@ pub mod eval;
 pub mod keywords;
 pub mod regex;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{Value, json};
@@ -196,7 +196,7 @@ pub(crate) struct Catalogue {
     keywords: OnceLock<KeywordIndex>,
     bm25: OnceLock<Bm25Index>,
     regex: OnceLock<RegexIndex>,
-    by_name: OnceLock<HashMap<String, u32>>,
+    names: OnceLock<HashSet<String>>,
 }
 
 impl Catalogue {
@@ -206,7 +206,7 @@ impl Catalogue {
             keywords: OnceLock::new(),
             bm25: OnceLock::new(),
             regex: OnceLock::new(),
-            by_name: OnceLock::new(),
+            names: OnceLock::new(),
         }
     }
 
@@ -242,9 +242,7 @@ impl Catalogue {
     }
 
     pub(crate) fn contains(&self, name: &str) -> bool {
-        self.by_name
-            .get_or_init(|| self.defs.iter().enumerate().map(|(i, d)| (d.name.clone(), i as u32)).collect())
-            .contains_key(name)
+        self.names.get_or_init(|| self.defs.iter().map(|d| d.name.clone()).collect()).contains(name)
     }
 
     /// Runs a search with a built-in strategy, or a custom one on the calling thread;

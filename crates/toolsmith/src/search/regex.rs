@@ -10,6 +10,12 @@
 //! - Tools whose name matches come first, then those whose description matches, then those whose
 //!   parameters match; catalogue order within each group. Matching stops as soon as enough tools
 //!   are found.
+//!
+//! Compiling a case-insensitive pattern costs far more than scanning a catalogue (its literal
+//! search tables are built for every case variant), so a pattern in which case cannot matter —
+//! no uppercase letter, no flag group, no `\p` / `\x` / `\u` escape, no `[:upper:]` — is
+//! compiled case-sensitively and run over a lowercased copy of the catalogue, which finds the
+//! same tools (short of exotic Unicode folds such as `s` matching `ſ`).
 
 use ::regex::{Regex, RegexBuilder};
 
@@ -20,9 +26,35 @@ pub const MAX_PATTERN_SIZE: usize = 256 * 1024;
 /// The longest pattern accepted (characters).
 pub const MAX_PATTERN_LEN: usize = 1_000;
 
+/// A compiled search pattern.
+#[derive(Debug, Clone)]
+pub struct Pattern {
+    re: Regex,
+    /// Compiled case-sensitively, for the lowercased catalogue.
+    lowercase: bool,
+}
+
+impl Pattern {
+    /// The pattern as written.
+    pub fn as_str(&self) -> &str {
+        self.re.as_str()
+    }
+}
+
+/// Whether matching `pattern` case-insensitively is the same as matching it as it is against
+/// lowercased text: nothing in it names an uppercase letter or changes the flags.
+fn lowercase_equivalent(pattern: &str) -> bool {
+    !pattern.chars().any(char::is_uppercase)
+        && !pattern.contains("\\p")
+        && !pattern.contains("\\x")
+        && !pattern.contains("\\u")
+        && !pattern.contains("[:upper:]")
+        && pattern.match_indices("(?").all(|(i, _)| matches!(pattern.as_bytes().get(i + 2), Some(b':' | b'<')))
+}
+
 /// Compiles a search pattern: case-insensitive, multi-line, size-limited. The error is the
 /// message the model is sent.
-pub fn compile(pattern: &str) -> Result<Regex, ModelRetry> {
+pub fn compile(pattern: &str) -> Result<Pattern, ModelRetry> {
     let hint = "Send a valid regular expression (Rust regex syntax: no look-around or back-references), \
                 such as `weather`, `get_.*_issue` or `^slack_`.";
     let chars = pattern.chars().count();
@@ -31,8 +63,9 @@ pub fn compile(pattern: &str) -> Result<Regex, ModelRetry> {
             "The search pattern is too long ({chars} characters, at most {MAX_PATTERN_LEN}). {hint}"
         )));
     }
+    let lowercase = lowercase_equivalent(pattern);
     RegexBuilder::new(pattern)
-        .case_insensitive(true)
+        .case_insensitive(!lowercase)
         .multi_line(true)
         .size_limit(MAX_PATTERN_SIZE)
         .dfa_size_limit(2 * MAX_PATTERN_SIZE)
@@ -46,6 +79,7 @@ pub fn compile(pattern: &str) -> Result<Regex, ModelRetry> {
                 ModelRetry::new(format!("Invalid search pattern `{pattern}`: {}. {hint}", first_line_error(&other)))
             }
         })
+        .map(|re| Pattern { re, lowercase })
 }
 
 /// The regex crate's syntax errors span several lines (the pattern, a caret, the message): keep
@@ -115,7 +149,10 @@ impl Field {
 
 /// The regex index of a catalogue: its names, descriptions and parameter text, ready to scan.
 pub struct RegexIndex {
+    /// Names, descriptions, parameters.
     fields: [Field; 3],
+    /// The same, lowercased.
+    lowercased: [Field; 3],
 }
 
 impl std::fmt::Debug for RegexIndex {
@@ -129,13 +166,17 @@ impl RegexIndex {
     /// Prepares tool definitions, in catalogue order.
     pub fn build(defs: &[ToolDefinition]) -> Self {
         let params: Vec<String> = defs.iter().map(|d| parameter_text(&d.parameters_json_schema)).collect();
-        RegexIndex {
-            fields: [
-                Field::build(defs.iter().map(|d| d.name.as_str())),
-                Field::build(defs.iter().map(|d| d.description.as_deref().unwrap_or(""))),
-                Field::build(params.iter().map(String::as_str)),
-            ],
-        }
+        let fields = [
+            Field::build(defs.iter().map(|d| d.name.as_str())),
+            Field::build(defs.iter().map(|d| d.description.as_deref().unwrap_or(""))),
+            Field::build(params.iter().map(String::as_str)),
+        ];
+        let lowercased = [0, 1, 2].map(|f: usize| {
+            let field: &Field = &fields[f];
+            let texts: Vec<String> = (0..field.starts.len()).map(|d| field.text(d).to_lowercase()).collect();
+            Field::build(texts.iter().map(String::as_str))
+        });
+        RegexIndex { fields, lowercased }
     }
 
     /// How many tools are indexed.
@@ -150,15 +191,17 @@ impl RegexIndex {
 
     /// The first `k` tools matching a compiled pattern: name matches, then description
     /// matches, then parameter matches, in catalogue order within each group.
-    pub fn search(&self, re: &Regex, k: usize) -> Vec<u32> {
+    pub fn search(&self, pattern: &Pattern, k: usize) -> Vec<u32> {
         let mut out: Vec<u32> = Vec::new();
         if k == 0 {
             return out;
         }
         // `\A` and `\z` anchor to the whole haystack: scan tool by tool for them.
+        let re = &pattern.re;
         let per_tool = re.as_str().contains("\\A") || re.as_str().contains("\\z");
         let mut seen = vec![false; self.len()];
-        for field in &self.fields {
+        let fields = if pattern.lowercase { &self.lowercased } else { &self.fields };
+        for field in fields {
             field.matches(re, per_tool, |doc| {
                 if !seen[doc] {
                     seen[doc] = true;
@@ -234,6 +277,25 @@ mod tests {
         assert!(names(&defs, r"message\s+github", 10).is_empty());
         // A newline inside one description still matches.
         assert_eq!(names(&defs, r"file\.\s+returns", 10), ["read_file"]);
+    }
+
+    #[test]
+    fn patterns_where_case_cannot_matter_run_on_lowercased_text() {
+        for p in ["weather", "get_.*_issue$", "(?:a|b)", "(?<name>x)", r"\w+\s\d", "[a-z]+"] {
+            assert!(lowercase_equivalent(p), "{p}");
+        }
+        for p in ["Weather", r"\W", "(?-i)slack", "(?i)x", r"\p{lu}", r"\x41", r"\u{41}", "[[:upper:]]", r"\PL"] {
+            assert!(!lowercase_equivalent(p), "{p}");
+        }
+        let defs = catalogue();
+        for (a, b) in [("slack", "(?i)SLACK"), ("github", "GitHub"), ("^get_", "^GET_"), ("new issue", "New Issue")] {
+            assert_eq!(names(&defs, a, 10), names(&defs, b, 10), "{a} / {b}");
+        }
+        // Turning case-insensitivity off is honoured: "Slack" in a description is not "slack".
+        assert_eq!(names(&defs, "(?-i)slack", 10), ["slack_post_message"]);
+        assert_eq!(names(&defs, "(?-i)Slack", 10), ["slack_post_message"]);
+        assert_eq!(names(&defs, "slack channel", 10), ["slack_post_message"]);
+        assert!(names(&defs, "(?-i)slack channel", 10).is_empty());
     }
 
     #[test]

@@ -72,11 +72,14 @@ pub struct ToolDefinition {
 
 impl ToolDefinition {
     /// A function tool definition with the given name and argument schema.
-    pub fn new(name: impl Into<String>, parameters_json_schema: Value) -> Self {
+    ///
+    /// The schema may be given as a `Value` or, to share one without copying it, an
+    /// `Arc<Value>`.
+    pub fn new(name: impl Into<String>, parameters_json_schema: impl Into<Arc<Value>>) -> Self {
         ToolDefinition {
             name: name.into(),
             description: None,
-            parameters_json_schema: Arc::new(parameters_json_schema),
+            parameters_json_schema: parameters_json_schema.into(),
             strict: None,
             sequential: false,
             kind: ToolKind::Function,

@@ -65,7 +65,7 @@ impl<T: Clone + Send + Sync + 'static> Deps for T {}
 /// assert_eq!(shout.definition().parameters_json_schema["properties"]["text"]["type"], "string");
 /// ```
 pub struct Tool<D> {
-    pub(crate) def: ToolDefinition,
+    pub(crate) def: Arc<ToolDefinition>,
     pub(crate) max_retries: Option<u32>,
     pub(crate) requires_approval: bool,
     pub(crate) validator: Option<Validator>,
@@ -130,7 +130,7 @@ impl<D: Clone + Send + Sync + 'static> Tool<D> {
             Err(e) => Invocation::Ready(Err(e)),
         });
         Tool {
-            def,
+            def: Arc::new(def),
             max_retries: None,
             requires_approval: false,
             validator,
@@ -147,7 +147,7 @@ impl<D: Clone + Send + Sync + 'static> Tool<D> {
     pub fn from_schema<F, Fut>(
         name: impl Into<String>,
         description: impl Into<String>,
-        json_schema: Value,
+        json_schema: impl Into<Arc<Value>>,
         f: F,
     ) -> Self
     where
@@ -159,7 +159,7 @@ impl<D: Clone + Send + Sync + 'static> Tool<D> {
         def.description = if description.is_empty() { None } else { Some(description) };
         let handler: Handler<D> = Arc::new(move |ctx, args| Invocation::Async(Box::pin(f(ctx, args))));
         Tool {
-            def,
+            def: Arc::new(def),
             max_retries: None,
             requires_approval: false,
             validator: None,
@@ -219,7 +219,7 @@ impl<D: Clone + Send + Sync + 'static> Tool<D> {
         let h = spec.handler;
         let handler: Handler<D> = Arc::new(move |ctx: RunContext<D>, args| h(&ctx, args));
         Tool {
-            def,
+            def: Arc::new(def),
             max_retries: spec.options.retries,
             requires_approval: spec.options.requires_approval,
             validator,
@@ -239,7 +239,7 @@ impl<D: Clone + Send + Sync + 'static> Tool<D> {
         let (validator, problem) =
             if validate { compile_validator(&def.name, &def.parameters_json_schema) } else { (None, None) };
         Tool {
-            def,
+            def: Arc::new(def),
             max_retries: None,
             requires_approval: false,
             validator,
@@ -283,13 +283,13 @@ impl<D> Tool<D> {
 
     /// Renames the tool.
     pub fn name_as(mut self, name: impl Into<String>) -> Self {
-        self.def.name = name.into();
+        Arc::make_mut(&mut self.def).name = name.into();
         self
     }
 
     /// Replaces the description.
     pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.def.description = Some(description.into());
+        Arc::make_mut(&mut self.def).description = Some(description.into());
         self
     }
 
@@ -302,7 +302,7 @@ impl<D> Tool<D> {
     /// Sets a timeout in seconds; a call that takes longer is a retry for the model.
     /// A value `<= 0` is reported by the agent builder.
     pub fn timeout(mut self, seconds: f64) -> Self {
-        self.def.timeout = Some(seconds);
+        Arc::make_mut(&mut self.def).timeout = Some(seconds);
         if seconds <= 0.0 {
             self.problem =
                 Some(format!("the timeout of tool '{}' must be greater than 0, got {seconds}", self.def.name));
@@ -312,13 +312,13 @@ impl<D> Tool<D> {
 
     /// Asks the provider to follow the schema strictly.
     pub fn strict(mut self, strict: bool) -> Self {
-        self.def.strict = Some(strict);
+        Arc::make_mut(&mut self.def).strict = Some(strict);
         self
     }
 
     /// Makes the tool a barrier: it runs alone, after the calls before it.
     pub fn sequential(mut self, sequential: bool) -> Self {
-        self.def.sequential = sequential;
+        Arc::make_mut(&mut self.def).sequential = sequential;
         self
     }
 
@@ -330,13 +330,13 @@ impl<D> Tool<D> {
 
     /// Hides the tool until it is found through tool search.
     pub fn defer_loading(mut self, defer_loading: bool) -> Self {
-        self.def.defer_loading = defer_loading;
+        Arc::make_mut(&mut self.def).defer_loading = defer_loading;
         self
     }
 
     /// Sets metadata on the definition.
     pub fn metadata(mut self, metadata: Value) -> Self {
-        self.def.metadata = Some(metadata);
+        Arc::make_mut(&mut self.def).metadata = Some(metadata);
         self
     }
 

@@ -1,5 +1,7 @@
 //! [`DeferredLoadingToolset`]: tools hidden until found through tool search.
 
+use std::sync::Arc;
+
 use crate::context::RunContext;
 use crate::error::UserError;
 use crate::toolset::{ToolSelector, Toolset, ToolsetTool};
@@ -78,7 +80,7 @@ impl<D: Clone + Send + Sync + 'static, T: Toolset<D>> Toolset<D> for DeferredLoa
         let mut tools = self.inner.get_tools(ctx).await?;
         for tool in &mut tools {
             if !tool.def.defer_loading && self.tools.matches(ctx, &tool.def) {
-                tool.def.defer_loading = true;
+                Arc::make_mut(&mut tool.def).defer_loading = true;
             }
         }
         Ok(tools)

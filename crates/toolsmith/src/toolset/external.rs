@@ -85,7 +85,7 @@ impl<D: Clone + Send + Sync + 'static> Toolset<D> for ExternalToolset<D> {
             .defs
             .iter()
             .map(|def| ToolsetTool {
-                def: def.clone(),
+                def: Arc::new(def.clone()),
                 max_retries: Some(0),
                 requires_approval: false,
                 toolset_timeout: None,

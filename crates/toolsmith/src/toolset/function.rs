@@ -1,6 +1,5 @@
 //! [`FunctionToolset`]: tools defined in Rust.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::context::RunContext;
@@ -22,7 +21,7 @@ use crate::toolset::{Toolset, ToolsetTool};
 /// ```
 pub struct FunctionToolset<D> {
     tools: Vec<Tool<D>>,
-    index: HashMap<String, usize>,
+    index: rustc_hash::FxHashMap<String, usize>,
     max_retries: Option<u32>,
     timeout: Option<f64>,
     problems: Vec<String>,
@@ -33,7 +32,7 @@ impl<D> Default for FunctionToolset<D> {
     fn default() -> Self {
         FunctionToolset {
             tools: Vec::new(),
-            index: HashMap::new(),
+            index: Default::default(),
             max_retries: None,
             timeout: None,
             problems: Vec::new(),
@@ -51,7 +50,10 @@ impl<D: Clone + Send + Sync + 'static> FunctionToolset<D> {
     /// Adds a tool; a name already taken is reported by [`FunctionToolset::check`] (and so by
     /// the agent builder).
     pub fn add(&mut self, tool: impl Into<Tool<D>>) {
-        let tool = tool.into();
+        let mut tool = tool.into();
+        if tool.requires_approval && tool.def.kind == crate::tool::ToolKind::Function {
+            Arc::make_mut(&mut tool.def).kind = crate::tool::ToolKind::Unapproved;
+        }
         if let Err(e) = tool.check() {
             self.problems.push(e.message);
         }
@@ -138,16 +140,17 @@ impl<D: Clone + Send + Sync + 'static> Toolset<D> for FunctionToolset<D> {
                     let mut c = ctx.clone();
                     c.tool_name = Some(tool.def.name.clone());
                     c.retry = ctx.retries.get(&tool.def.name).copied().unwrap_or(0);
-                    match prepare(c, tool.def.clone()).await {
-                        Some(d) => d,
+                    match prepare(c, (*tool.def).clone()).await {
+                        Some(mut d) => {
+                            if tool.requires_approval && d.kind == crate::tool::ToolKind::Function {
+                                d.kind = crate::tool::ToolKind::Unapproved;
+                            }
+                            Arc::new(d)
+                        }
                         None => continue,
                     }
                 }
             };
-            let mut def = def;
-            if tool.requires_approval && def.kind == crate::tool::ToolKind::Function {
-                def.kind = crate::tool::ToolKind::Unapproved;
-            }
             out.push(ToolsetTool {
                 def,
                 max_retries: tool.max_retries.or(self.max_retries),

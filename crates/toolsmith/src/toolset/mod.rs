@@ -14,6 +14,8 @@ mod ext;
 mod external;
 mod filtered;
 mod function;
+#[cfg(feature = "mcp")]
+mod mcp;
 mod prefixed;
 mod prepared;
 mod renamed;
@@ -34,6 +36,11 @@ pub use ext::ToolsetExt;
 pub use external::ExternalToolset;
 pub use filtered::{FilterFn, FilteredToolset};
 pub use function::FunctionToolset;
+#[cfg(feature = "mcp")]
+pub use mcp::{
+    DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, ElicitationHandler, McpCallResult, McpError, McpServerInfo,
+    McpToolset, SamplingHandler, SessionMode,
+};
 pub use prefixed::PrefixedToolset;
 pub use prepared::{AsyncToolsPrepareFn, PreparedToolset, ToolsPrepareFn};
 pub use renamed::RenamedToolset;
@@ -49,7 +56,7 @@ use crate::validation::Validator;
 #[non_exhaustive]
 pub struct ToolsetTool<D> {
     /// The definition shown to the model (after `prepare`).
-    pub def: ToolDefinition,
+    pub def: Arc<ToolDefinition>,
     /// The retry budget, when the tool or its toolset sets one (else the agent's applies).
     pub max_retries: Option<u32>,
     /// Whether calls need approval.
@@ -72,7 +79,7 @@ impl<D> ToolsetTool<D> {
         toolset_label: Arc<str>,
     ) -> Self {
         ToolsetTool {
-            def,
+            def: Arc::new(def),
             max_retries: None,
             requires_approval: false,
             toolset_timeout: None,

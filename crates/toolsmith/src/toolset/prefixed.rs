@@ -87,7 +87,7 @@ impl<D: Clone + Send + Sync + 'static, T: Toolset<D>> Toolset<D> for PrefixedToo
             name.push_str(&self.prefix);
             name.push('_');
             name.push_str(&tool.def.name);
-            let original = std::mem::replace(&mut tool.def.name, name);
+            let original = std::mem::replace(&mut Arc::make_mut(&mut tool.def).name, name);
             tool.toolset_label = self.label.clone();
             tool.handler = call_as_original(tool.handler.clone(), original);
         }

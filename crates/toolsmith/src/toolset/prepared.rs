@@ -120,7 +120,7 @@ impl<D: Clone + Send + Sync + 'static, T: Toolset<D>> Toolset<D> for PreparedToo
 
     async fn get_tools(&self, ctx: &RunContext<D>) -> Result<Vec<ToolsetTool<D>>, UserError> {
         let tools = self.inner.get_tools(ctx).await?;
-        let defs: Vec<ToolDefinition> = tools.iter().map(|t| t.def.clone()).collect();
+        let defs: Vec<ToolDefinition> = tools.iter().map(|t| (*t.def).clone()).collect();
         let prepared = match &self.prepare {
             Prepare::Sync(f) => f(ctx, defs),
             Prepare::Async(f) => f(ctx.clone(), defs).await,
@@ -151,12 +151,12 @@ pub(crate) fn match_back<D>(
         match found {
             Some(i) => {
                 let mut tool = slots[i].take().expect("slot checked above");
-                tool.def = def;
+                tool.def = Arc::new(def);
                 out.push(tool);
                 cursor = (i + 1) % n;
             }
             None => match out.iter_mut().find(|t| t.def.name == def.name) {
-                Some(tool) => tool.def = def,
+                Some(tool) => tool.def = Arc::new(def),
                 None => {
                     return Err(UserError::new(format!(
                         "Prepare function cannot add or rename tools: it returned a definition for '{}', which the toolset does not define. Use `FunctionToolset::add` to add a tool or `RenamedToolset` to rename one.",

@@ -114,7 +114,7 @@ impl<D: Clone + Send + Sync + 'static, T: Toolset<D>> Toolset<D> for RenamedTool
         let mut any = false;
         for (tool, renamed) in tools.iter_mut().zip(renamed.iter_mut()) {
             if let Some(new) = self.reverse.get(&tool.def.name) {
-                let original = std::mem::replace(&mut tool.def.name, new.clone());
+                let original = std::mem::replace(&mut Arc::make_mut(&mut tool.def).name, new.clone());
                 tool.toolset_label = self.label.clone();
                 tool.handler = call_as_original(tool.handler.clone(), original);
                 *renamed = true;

@@ -1,5 +1,7 @@
 //! [`SetMetadataToolset`]: metadata merged into the tools' definitions.
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value};
 
 use crate::context::RunContext;
@@ -97,7 +99,7 @@ impl<D: Clone + Send + Sync + 'static, T: Toolset<D>> Toolset<D> for SetMetadata
             if !self.tools.matches(ctx, &tool.def) {
                 continue;
             }
-            match &mut tool.def.metadata {
+            match &mut Arc::make_mut(&mut tool.def).metadata {
                 Some(Value::Object(existing)) => {
                     for (k, v) in &self.metadata {
                         existing.insert(k.clone(), v.clone());

@@ -1,0 +1,355 @@
+//! `toolsmith mcp`: list the tools of an MCP server with their schema token cost, and call them.
+
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+
+const TOKENS_HELP: &str = "Token costs are estimates: about 4 characters per token of each tool's definition as \
+a model is sent it (the JSON of its name, description and input schema). Exact counts with a real tokenizer \
+(tiktoken) will come later.";
+
+const SERVER_HELP: &str = "The server is either a streamable HTTP endpoint (--url) or a command that starts a \
+stdio server, given after `--`:\n\n  toolsmith mcp tools --url http://127.0.0.1:3001/mcp\n  toolsmith mcp tools -- \
+npx -y @modelcontextprotocol/server-everything\n\nExit codes: 0 on success, 1 when the server could not be \
+reached or the tool reported an error, 2 for a usage mistake.";
+
+/// `toolsmith mcp ...`
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    #[command(subcommand)]
+    command: McpCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum McpCommand {
+    /// List the server's tools with the token cost of their definitions.
+    #[command(after_help = format!("{TOKENS_HELP}\n\n{SERVER_HELP}"))]
+    Tools {
+        /// Print JSON (server, tools with their schemas and metadata, token costs) instead of a table.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        server: ServerArgs,
+    },
+    /// Call a tool with JSON arguments and print its result. If the tool reports an error
+    /// (`isError`), its message goes to stderr and the exit code is 1.
+    #[command(after_help = SERVER_HELP)]
+    Call {
+        /// The tool's name.
+        tool: String,
+        /// The arguments, as a JSON object.
+        #[arg(default_value = "{}")]
+        arguments: String,
+        /// Print the result as MCP JSON (content blocks, structuredContent, isError) instead of
+        /// its content.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        server: ServerArgs,
+    },
+}
+
+/// How to reach the server.
+#[derive(Debug, Args)]
+struct ServerArgs {
+    /// The URL of a streamable HTTP server, e.g. http://127.0.0.1:3001/mcp.
+    #[arg(long, value_name = "URL")]
+    url: Option<String>,
+    /// An HTTP header sent with every request, as 'Name: value' (repeatable; --url only).
+    #[arg(long = "header", short = 'H', value_name = "NAME: VALUE")]
+    headers: Vec<String>,
+    /// A bearer token, sent as 'Authorization: Bearer TOKEN' (--url only).
+    #[arg(long, value_name = "TOKEN")]
+    bearer_token: Option<String>,
+    /// How long connecting may take, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    connect_timeout: f64,
+    /// How long a request may take, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 120.0)]
+    timeout: f64,
+    /// Let a stdio server write to this terminal's stderr (by default it is captured and its last
+    /// lines are shown when connecting fails).
+    #[arg(long)]
+    show_stderr: bool,
+    /// The command that starts a stdio server, and its arguments (after `--`).
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
+
+#[cfg(feature = "mcp")]
+fn usage_error(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::from(2)
+}
+
+/// Runs `toolsmith mcp ...`.
+pub fn run(args: McpArgs) -> ExitCode {
+    imp::run(args)
+}
+
+#[cfg(not(feature = "mcp"))]
+mod imp {
+    use super::*;
+
+    pub fn run(_args: McpArgs) -> ExitCode {
+        eprintln!("error: this toolsmith was built without MCP support: rebuild it with `--features mcp`");
+        ExitCode::FAILURE
+    }
+}
+
+#[cfg(feature = "mcp")]
+mod imp {
+    use std::time::Duration;
+
+    use serde_json::{Value, json};
+    use toolsmith::ToolDefinition;
+    use toolsmith::toolset::{McpCallResult, McpToolset};
+
+    use super::*;
+
+    pub fn run(args: McpArgs) -> ExitCode {
+        let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+            Ok(rt) => rt,
+            Err(e) => {
+                eprintln!("error: could not start the async runtime: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        runtime.block_on(async {
+            match args.command {
+                McpCommand::Tools { json, server } => match toolset(&server) {
+                    Ok(mcp) => {
+                        let code = tools(&mcp, json).await;
+                        mcp.close().await;
+                        code
+                    }
+                    Err(code) => code,
+                },
+                McpCommand::Call { tool, arguments, json, server } => {
+                    let arguments: Value = match serde_json::from_str(&arguments) {
+                        Ok(v @ Value::Object(_)) => v,
+                        Ok(other) => {
+                            return usage_error(format!(
+                                "the arguments must be a JSON object, like '{{\"message\": \"hi\"}}', got {other}"
+                            ));
+                        }
+                        Err(e) => {
+                            return usage_error(format!(
+                                "the arguments are not valid JSON ({e}): give a JSON object, like '{{\"message\": \"hi\"}}'"
+                            ));
+                        }
+                    };
+                    match toolset(&server) {
+                        Ok(mcp) => {
+                            let code = call(&mcp, &tool, arguments, json).await;
+                            mcp.close().await;
+                            code
+                        }
+                        Err(code) => code,
+                    }
+                }
+            }
+        })
+    }
+
+    fn seconds(value: f64, option: &str) -> Result<Duration, ExitCode> {
+        if value.is_finite() && value > 0.0 {
+            Ok(Duration::from_secs_f64(value))
+        } else {
+            Err(usage_error(format!("--{option} must be a number of seconds greater than 0, got {value}")))
+        }
+    }
+
+    fn toolset(server: &ServerArgs) -> Result<McpToolset, ExitCode> {
+        let mcp = match (&server.url, server.command.split_first()) {
+            (Some(_), Some(_)) => {
+                return Err(usage_error("give either --url URL or -- COMMAND ARGS..., not both"));
+            }
+            (None, None) => {
+                return Err(usage_error(
+                    "say which server to use: --url URL for a streamable HTTP server, or -- COMMAND ARGS... for a stdio server",
+                ));
+            }
+            (Some(url), None) => {
+                let mut mcp = McpToolset::http(url.clone());
+                for header in &server.headers {
+                    let Some((name, value)) = header.split_once(':') else {
+                        return Err(usage_error(format!("--header must look like 'Name: value', got '{header}'")));
+                    };
+                    mcp = mcp.header(name.trim(), value.trim());
+                }
+                if let Some(token) = &server.bearer_token {
+                    mcp = mcp.bearer_token(token.clone());
+                }
+                mcp
+            }
+            (None, Some((command, args))) => {
+                if !server.headers.is_empty() || server.bearer_token.is_some() {
+                    return Err(usage_error("--header and --bearer-token apply only to --url servers"));
+                }
+                McpToolset::stdio(command.clone(), args.iter().cloned()).inherit_stderr(server.show_stderr)
+            }
+        };
+        let mcp = mcp
+            .connect_timeout(seconds(server.connect_timeout, "connect-timeout")?)
+            .request_timeout(seconds(server.timeout, "timeout")?);
+        if let Err(e) = mcp.check() {
+            return Err(usage_error(e));
+        }
+        Ok(mcp)
+    }
+
+    /// The estimated token cost of a definition: its JSON (name, description, input schema) at
+    /// about 4 characters per token.
+    fn tokens(def: &ToolDefinition) -> usize {
+        let sent = json!({
+            "name": def.name,
+            "description": def.description,
+            "parameters": *def.parameters_json_schema,
+        });
+        sent.to_string().chars().count().div_ceil(4)
+    }
+
+    fn one_line(text: &str, max: usize) -> String {
+        let line = text.lines().next().unwrap_or("").trim();
+        if line.chars().count() <= max {
+            line.to_string()
+        } else {
+            let cut: String = line.chars().take(max.saturating_sub(3)).collect();
+            format!("{cut}...")
+        }
+    }
+
+    fn thousands(n: usize) -> String {
+        let digits = n.to_string();
+        let mut out = String::new();
+        for (i, c) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i).is_multiple_of(3) {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        out
+    }
+
+    async fn tools(mcp: &McpToolset, as_json: bool) -> ExitCode {
+        let defs = match mcp.list_tools().await {
+            Ok(defs) => defs,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        let info = mcp.server_info().await.ok();
+        let costs: Vec<usize> = defs.iter().map(tokens).collect();
+        let total: usize = costs.iter().sum();
+        if as_json {
+            let tools: Vec<Value> = defs
+                .iter()
+                .zip(&costs)
+                .map(|(def, cost)| {
+                    json!({
+                        "name": def.name,
+                        "description": def.description,
+                        "tokens": cost,
+                        "input_schema": *def.parameters_json_schema,
+                        "metadata": def.metadata,
+                    })
+                })
+                .collect();
+            let server = info
+                .as_ref()
+                .map(|i| json!({"name": i.name, "version": i.version, "protocol_version": i.protocol_version}));
+            let out = json!({
+                "server": server,
+                "token_estimate": "characters / 4",
+                "total_tokens": total,
+                "tools": tools,
+            });
+            println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+            return ExitCode::SUCCESS;
+        }
+        let server = match &info {
+            Some(i) => format!(
+                "{} {} (protocol {})",
+                i.name.as_deref().unwrap_or(mcp.server_name()),
+                i.version.as_deref().unwrap_or(""),
+                i.protocol_version
+            ),
+            None => mcp.server_name().to_string(),
+        };
+        let plural = if defs.len() == 1 { "" } else { "s" };
+        println!("{server}: {} tool{plural}, ~{} tokens of definitions\n", defs.len(), thousands(total));
+        let width = defs.iter().map(|d| d.name.chars().count()).max().unwrap_or(4).max(4);
+        println!("{:<width$}  {:>7}  DESCRIPTION", "TOOL", "TOKENS");
+        for (def, cost) in defs.iter().zip(&costs) {
+            let description = one_line(def.description.as_deref().unwrap_or(""), 80);
+            println!("{:<width$}  {:>7}  {description}", def.name, thousands(*cost));
+        }
+        println!("\n(estimated at ~4 characters per token)");
+        ExitCode::SUCCESS
+    }
+
+    fn describe_block(block: &Value) -> String {
+        let kind = block.get("type").and_then(Value::as_str).unwrap_or("");
+        let text = |key: &str| block.get(key).and_then(Value::as_str).unwrap_or("");
+        match kind {
+            "text" => text("text").to_string(),
+            "image" | "audio" => {
+                format!("[{kind}: {}, {} bytes base64]", text("mimeType"), text("data").len())
+            }
+            "resource" => {
+                let resource = block.get("resource").cloned().unwrap_or(Value::Null);
+                match resource.get("text").and_then(Value::as_str) {
+                    Some(t) => t.to_string(),
+                    None => format!(
+                        "[resource {}: {}, {} bytes base64]",
+                        resource.get("uri").and_then(Value::as_str).unwrap_or(""),
+                        resource.get("mimeType").and_then(Value::as_str).unwrap_or("application/octet-stream"),
+                        resource.get("blob").and_then(Value::as_str).map(str::len).unwrap_or(0)
+                    ),
+                }
+            }
+            "resource_link" => format!("[resource link: {} ({})]", text("uri"), text("name")),
+            _ => block.to_string(),
+        }
+    }
+
+    fn raw_json(result: &McpCallResult) -> Value {
+        let mut out = json!({"content": result.content, "isError": result.is_error});
+        if let Some(s) = &result.structured_content {
+            out["structuredContent"] = s.clone();
+        }
+        if let Some(m) = &result.meta {
+            out["_meta"] = m.clone();
+        }
+        out
+    }
+
+    async fn call(mcp: &McpToolset, tool: &str, arguments: Value, as_json: bool) -> ExitCode {
+        let result = match mcp.call_tool(tool, arguments).await {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        if as_json {
+            println!("{}", serde_json::to_string_pretty(&raw_json(&result)).unwrap_or_default());
+        } else if !result.is_error {
+            match &result.structured_content {
+                Some(s) if !s.is_null() => println!("{}", serde_json::to_string_pretty(s).unwrap_or_default()),
+                _ => {
+                    for block in &result.content {
+                        println!("{}", describe_block(block));
+                    }
+                }
+            }
+        }
+        if result.is_error {
+            eprintln!("{}", result.error_message());
+            return ExitCode::FAILURE;
+        }
+        ExitCode::SUCCESS
+    }
+}

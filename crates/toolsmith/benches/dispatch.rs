@@ -1,0 +1,119 @@
+//! Micro-benchmarks of the tool hot paths, through the public API only.
+//!
+//! ```sh
+//! cargo bench -p toolsmith --bench dispatch
+//! ```
+//!
+//! - `validate_*`: argument validation of `{"x": 1, "y": 2}` against the schema of
+//!   `add(x: i64, y: i64)`, with a compiled [`Validator`].
+//! - `agent_run`: a whole agent run on a current-thread tokio runtime whose scripted model
+//!   answers with `n` calls of a trivial `#[tool] async fn add`, then with text; reported per
+//!   call (divan's item counter). `agent_run_text_only` is the same run with no calls, so
+//!   `(agent_run(n) - agent_run_text_only) / n` is the marginal cost of one call.
+//! - `tool_from_spec`: `Tool::<()>::from(add)`: schema generation plus validator compilation.
+//! - `test_model_generate_args`: `TestModel`'s argument generation for the `add` schema.
+
+use divan::Bencher;
+use divan::counter::ItemsCount;
+use serde_json::{Value, json};
+use toolsmith::messages::{ModelMessage, ModelResponse, ModelResponsePart, ToolCallPart};
+use toolsmith::model::{AgentInfo, FunctionModel, generate_args};
+use toolsmith::validation::Validator;
+use toolsmith::{Agent, Tool, tool};
+
+fn main() {
+    divan::main();
+}
+
+/// Add two integers.
+#[tool]
+async fn add(x: i64, y: i64) -> i64 {
+    x + y
+}
+
+fn add_schema() -> Value {
+    Tool::<()>::from(add).definition().parameters_json_schema.as_ref().clone()
+}
+
+fn add_validator() -> Validator {
+    Validator::compile(&add_schema()).expect("the schema of add compiles")
+}
+
+/// Validation of arguments the model sent as a JSON object.
+#[divan::bench]
+fn validate_object(bencher: Bencher) {
+    let validator = add_validator();
+    let args = json!({"x": 1, "y": 2});
+    bencher.bench_local(|| validator.validate(divan::black_box(&args)));
+}
+
+/// Validation of arguments the model sent as a raw JSON string (parsing included).
+#[divan::bench]
+fn validate_str(bencher: Bencher) {
+    let validator = add_validator();
+    let raw = r#"{"x": 1, "y": 2}"#;
+    bencher.bench_local(|| validator.validate_str(divan::black_box(raw)));
+}
+
+/// An agent whose model answers the first request with `n` calls of `add`, then `"done"`.
+fn agent_with_calls(n: usize) -> Agent {
+    let model = FunctionModel::new(move |messages: &[ModelMessage], _info: &AgentInfo| {
+        let first = messages.len() == 1;
+        async move {
+            Ok(if first && n > 0 {
+                let calls = (0..n)
+                    .map(|i| {
+                        ModelResponsePart::ToolCall(ToolCallPart::new(
+                            "add",
+                            json!({"x": i, "y": i + 1}),
+                            format!("c{i}"),
+                        ))
+                    })
+                    .collect();
+                ModelResponse::new(calls)
+            } else {
+                ModelResponse::text("done")
+            })
+        }
+    });
+    Agent::builder(model).tool(add).build().expect("agent builds")
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime")
+}
+
+/// A whole run with `n` tool calls, reported per call.
+#[divan::bench(args = [1, 10, 100], sample_count = 1000)]
+fn agent_run(bencher: Bencher, n: usize) {
+    let rt = runtime();
+    let agent = agent_with_calls(n);
+    bencher.counter(ItemsCount::new(n)).bench_local(|| {
+        let result = rt.block_on(agent.run("go").into_future()).expect("run succeeds");
+        assert_eq!(result.output(), "done");
+    });
+}
+
+/// The same run with no tool call (one model request, text answer): the fixed cost of a run.
+#[divan::bench(sample_count = 1000)]
+fn agent_run_text_only(bencher: Bencher) {
+    let rt = runtime();
+    let agent = agent_with_calls(0);
+    bencher.bench_local(|| {
+        let result = rt.block_on(agent.run("go").into_future()).expect("run succeeds");
+        assert_eq!(result.output(), "done");
+    });
+}
+
+/// Schema generation and validator compilation of a `#[tool]`.
+#[divan::bench]
+fn tool_from_spec() -> Tool<()> {
+    Tool::<()>::from(divan::black_box(add))
+}
+
+/// `TestModel`'s argument generation for the schema of `add`.
+#[divan::bench]
+fn test_model_generate_args(bencher: Bencher) {
+    let schema = add_schema();
+    bencher.bench_local(|| generate_args(divan::black_box(&schema), 0));
+}

@@ -1,0 +1,129 @@
+//! An MCP client for the official conformance harness (`@modelcontextprotocol/conformance`),
+//! built on toolsmith's `McpToolset` over streamable HTTP.
+//!
+//! The harness starts a test server for a scenario, runs this program with the server's URL as
+//! the last argument and the scenario's name in `MCP_CONFORMANCE_SCENARIO`, then checks what the
+//! server saw. Scenarios:
+//!
+//! - `initialize`: connect (the `initialize` handshake), list the tools, close.
+//! - `tools_call`: an agent whose scripted model calls the server's `add_numbers` tool with
+//!   `{"a": 5, "b": 3}` through the toolset (validation, call, result mapping).
+//! - `sse-retry`: call `test_reconnection`, whose SSE stream the server closes early; the answer
+//!   arrives after the client reconnects with `Last-Event-ID`, after the server's `retry` delay.
+//!
+//! ```text
+//! cargo build -p toolsmith --features mcp --example mcp_conformance_client
+//! node conformance/dist/index.js client --scenario initialize \
+//!     --command target/debug/examples/mcp_conformance_client
+//! ```
+//!
+//! Exit code 0 when the scenario ran, 1 when it failed, 2 for a scenario it does not know.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use serde_json::json;
+use toolsmith::messages::{ModelRequestPart, ModelResponsePart, ToolCallPart};
+use toolsmith::prelude::*;
+use toolsmith::toolset::McpToolset;
+
+fn toolset(url: &str) -> McpToolset {
+    McpToolset::http(url)
+        .name("conformance")
+        .connect_timeout(Duration::from_secs(10))
+        .request_timeout(Duration::from_secs(20))
+}
+
+async fn initialize(url: &str) -> Result<(), String> {
+    let mcp = toolset(url);
+    let info = mcp.server_info().await.map_err(|e| e.to_string())?;
+    println!(
+        "connected to {} {} (protocol {})",
+        info.name.unwrap_or_default(),
+        info.version.unwrap_or_default(),
+        info.protocol_version
+    );
+    let tools = mcp.list_tools().await.map_err(|e| e.to_string())?;
+    println!("{} tool(s)", tools.len());
+    mcp.close().await;
+    Ok(())
+}
+
+async fn tools_call(url: &str) -> Result<(), String> {
+    let mcp = toolset(url);
+    // A scripted model: call add_numbers, then answer with what the tool returned.
+    let model = FunctionModel::sync(|messages, info| {
+        let returned = messages.last().and_then(|m| m.as_request()).and_then(|r| {
+            r.parts.iter().find_map(|p| match p {
+                ModelRequestPart::ToolReturn(ret) => Some(ret.content_text()),
+                _ => None,
+            })
+        });
+        match returned {
+            Some(text) => ModelResponse::text(text),
+            None if info.function_tools.iter().any(|t| t.name == "add_numbers") => {
+                ModelResponse::new(vec![ModelResponsePart::ToolCall(ToolCallPart::new(
+                    "add_numbers",
+                    json!({"a": 5, "b": 3}),
+                    "call_1",
+                ))])
+            }
+            None => ModelResponse::text("the server has no add_numbers tool"),
+        }
+    });
+    let agent = Agent::builder(model).toolset(mcp.clone()).build().map_err(|e| e.to_string())?;
+    let result = agent.run("What is 5 + 3?").await.map_err(|e| e.to_string())?;
+    println!("{}", result.output());
+    mcp.close().await;
+    if result.output().contains('8') { Ok(()) } else { Err(format!("unexpected answer: {}", result.output())) }
+}
+
+async fn sse_retry(url: &str) -> Result<(), String> {
+    let mcp = toolset(url);
+    let tools = mcp.list_tools().await.map_err(|e| e.to_string())?;
+    let name = tools
+        .iter()
+        .map(|t| t.name.clone())
+        .find(|n| n == "test_reconnection")
+        .ok_or("the server has no test_reconnection tool")?;
+    let result = mcp.call_tool(&name, json!({})).await.map_err(|e| e.to_string())?;
+    println!("{}", result.text());
+    mcp.close().await;
+    if result.is_error { Err(result.error_message()) } else { Ok(()) }
+}
+
+fn main() -> ExitCode {
+    // The harness appends the server's URL to the command line.
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(url) = args.last().cloned() else {
+        eprintln!("usage: mcp_conformance_client SERVER_URL (with MCP_CONFORMANCE_SCENARIO set)");
+        return ExitCode::from(2);
+    };
+    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("could not start a runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let outcome = runtime.block_on(async {
+        match scenario.as_str() {
+            "initialize" => Some(initialize(&url).await),
+            "tools_call" => Some(tools_call(&url).await),
+            "sse-retry" => Some(sse_retry(&url).await),
+            _ => None,
+        }
+    });
+    match outcome {
+        Some(Ok(())) => ExitCode::SUCCESS,
+        Some(Err(e)) => {
+            eprintln!("scenario '{scenario}' failed: {e}");
+            ExitCode::FAILURE
+        }
+        None => {
+            eprintln!("unknown scenario '{scenario}': this client knows initialize, tools_call and sse-retry");
+            ExitCode::from(2)
+        }
+    }
+}

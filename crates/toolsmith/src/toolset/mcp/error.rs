@@ -1,0 +1,132 @@
+//! [`McpError`]: what can go wrong talking to an MCP server.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::error::UserError;
+use crate::tool::{ModelRetry, ToolError};
+
+/// What went wrong talking to an MCP server. Each message names the server and says what to do.
+///
+/// In an agent run, an error while listing tools ends the run as a [`UserError`]; during a call,
+/// a JSON-RPC error answered by the server is a retry for the model (the server's message is sent
+/// back, as Pydantic AI does), and every other error ends the run as a tool failure of kind
+/// `McpError`. After a lost connection or a timeout the session is dropped, and the next call or
+/// step reconnects.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum McpError {
+    /// The configuration cannot work: an empty command, an invalid header...
+    #[error("MCP server '{server}' is misconfigured: {message}")]
+    Config {
+        /// The server, as named in messages.
+        server: String,
+        /// What is wrong and what to do.
+        message: String,
+    },
+    /// The server's process could not be started.
+    #[error(
+        "could not start MCP server '{server}' (`{command}`): {message}. Check that the command exists, is executable and is on PATH"
+    )]
+    Spawn {
+        /// The server, as named in messages.
+        server: String,
+        /// The command line.
+        command: String,
+        /// The operating system's error.
+        message: String,
+    },
+    /// The connection or the `initialize` handshake failed.
+    #[error("could not connect to MCP server '{server}': {message}")]
+    Connect {
+        /// The server, as named in messages.
+        server: String,
+        /// What failed (with the last lines the server wrote to stderr, when there are any).
+        message: String,
+    },
+    /// The `initialize` handshake did not finish in time.
+    #[error(
+        "MCP server '{server}' did not finish the initialize handshake within {}: raise `connect_timeout` if it is slow to start{detail}",
+        secs(*timeout)
+    )]
+    ConnectTimeout {
+        /// The server, as named in messages.
+        server: String,
+        /// The connect timeout.
+        timeout: Duration,
+        /// The last lines the server wrote to stderr, when there are any.
+        detail: String,
+    },
+    /// A request got no answer in time. The session is dropped and the next request reconnects.
+    #[error(
+        "MCP server '{server}' did not answer {method} within {}: the session was dropped and the next call reconnects (raise `request_timeout` if the server is just slow)",
+        secs(*timeout)
+    )]
+    Timeout {
+        /// The server, as named in messages.
+        server: String,
+        /// The request, e.g. `tools/call 'echo'`.
+        method: String,
+        /// The request timeout.
+        timeout: Duration,
+    },
+    /// The connection was lost (the server exited or crashed, or the network failed) or the server
+    /// broke the protocol. The session is dropped and the next request reconnects.
+    #[error("the connection to MCP server '{server}' was lost during {method}: {message}. The next call reconnects")]
+    ConnectionLost {
+        /// The server, as named in messages.
+        server: String,
+        /// The request, e.g. `tools/call 'echo'`.
+        method: String,
+        /// What happened (with the last lines the server wrote to stderr, when there are any).
+        message: String,
+    },
+    /// The server answered a request with a JSON-RPC error.
+    #[error("MCP server '{server}' answered {method} with error {code}: {message}")]
+    Server {
+        /// The server, as named in messages.
+        server: String,
+        /// The request, e.g. `tools/call 'echo'`.
+        method: String,
+        /// The JSON-RPC error code.
+        code: i32,
+        /// The server's message.
+        message: String,
+        /// The error's `data`, if any.
+        data: Option<Value>,
+    },
+}
+
+fn secs(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 { format!("{s:.0} s") } else { format!("{s} s") }
+}
+
+impl McpError {
+    /// Whether the session was dropped because of this error (the next request reconnects).
+    pub fn is_connection_error(&self) -> bool {
+        matches!(self, McpError::Timeout { .. } | McpError::ConnectionLost { .. })
+    }
+
+    /// The error as a tool call's result: a JSON-RPC error from the server is a retry carrying
+    /// the server's message; anything else ends the run as a failure of kind `McpError`.
+    pub fn into_tool_error(self) -> ToolError {
+        match self {
+            McpError::Server { message, .. } => ToolError::Retry(ModelRetry::new(message)),
+            other => ToolError::Failed { kind: "McpError".into(), message: other.to_string() },
+        }
+    }
+}
+
+impl From<McpError> for UserError {
+    fn from(e: McpError) -> Self {
+        UserError::new(e.to_string())
+    }
+}
+
+impl From<McpError> for ToolError {
+    fn from(e: McpError) -> Self {
+        e.into_tool_error()
+    }
+}

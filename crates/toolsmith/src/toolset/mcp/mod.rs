@@ -1,0 +1,799 @@
+//! [`McpToolset`]: the tools of an MCP server (feature `mcp`), through the official Rust SDK
+//! `rmcp`.
+
+mod convert;
+mod error;
+mod session;
+
+use std::future::Future;
+use std::marker::PhantomData;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use serde_json::{Map, Value};
+use tokio::io::{AsyncRead, AsyncWrite};
+
+pub use convert::McpCallResult;
+pub use error::McpError;
+pub use session::{ElicitationHandler, SamplingHandler};
+
+use self::convert::CatalogTool;
+use self::session::Session;
+use crate::context::RunContext;
+use crate::error::UserError;
+use crate::tool::{Handler, Invocation, ModelRetry, ToolDefinition, ToolError, ToolResult};
+use crate::toolset::{Toolset, ToolsetTool};
+
+/// How long connecting (spawning, or reaching the URL, and the `initialize` handshake) may take
+/// by default.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long one request (`tools/list`, `tools/call`...) may wait for its answer by default.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Whether each run gets its own session or one session serves every run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum SessionMode {
+    /// A session per run: opened when the run starts, closed when it ends (runs that overlap in
+    /// time share one, closed when the last of them ends). As in Pydantic AI, where an agent run
+    /// enters its MCP servers.
+    #[default]
+    PerRun,
+    /// One session for every run (and every clone of the toolset), kept open between runs until
+    /// [`McpToolset::close`] or until the toolset is dropped, and reopened after a lost
+    /// connection. Saves starting a server for every run.
+    Shared,
+}
+
+/// A reader and a writer: the byte streams of a session made by [`McpToolset::from_io`].
+type McpIo = (Box<dyn AsyncRead + Send + Unpin>, Box<dyn AsyncWrite + Send + Unpin>);
+
+type IoConnector = Arc<dyn Fn() -> BoxFuture<'static, std::io::Result<McpIo>> + Send + Sync>;
+
+#[derive(Clone)]
+pub(crate) struct StdioConfig {
+    command: String,
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+    cwd: Option<PathBuf>,
+    inherit_stderr: bool,
+}
+
+impl StdioConfig {
+    pub(crate) fn command_line(&self) -> String {
+        let mut parts = vec![self.command.clone()];
+        parts.extend(self.args.iter().cloned());
+        parts.join(" ")
+    }
+}
+
+#[derive(Clone)]
+pub(crate) struct HttpConfig {
+    url: String,
+    headers: Vec<(String, String)>,
+    bearer_token: Option<String>,
+}
+
+#[derive(Clone)]
+pub(crate) enum TransportConfig {
+    Stdio(StdioConfig),
+    Http(HttpConfig),
+    Io(IoConnector),
+}
+
+/// The toolset's configuration.
+#[derive(Clone)]
+pub(crate) struct Settings {
+    /// How the server is named in messages.
+    pub(crate) server: Arc<str>,
+    label: Arc<str>,
+    pub(crate) transport: TransportConfig,
+    pub(crate) connect_timeout: Duration,
+    request_timeout: Duration,
+    tool_timeout: Option<f64>,
+    max_retries: Option<u32>,
+    allowed_tools: Option<Vec<String>>,
+    session_mode: SessionMode,
+    cache_tools: bool,
+    validate_args: bool,
+    pub(crate) sampling: Option<SamplingHandler>,
+    pub(crate) elicitation: Option<ElicitationHandler>,
+    pub(crate) client_name: String,
+    pub(crate) client_version: String,
+    problems: Vec<String>,
+}
+
+impl Settings {
+    fn new(server: String, transport: TransportConfig) -> Self {
+        Settings {
+            label: Arc::from(format!("McpToolset({server})")),
+            server: Arc::from(server),
+            transport,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            tool_timeout: None,
+            max_retries: None,
+            allowed_tools: None,
+            session_mode: SessionMode::PerRun,
+            cache_tools: true,
+            validate_args: true,
+            sampling: None,
+            elicitation: None,
+            client_name: "toolsmith".to_string(),
+            client_version: env!("CARGO_PKG_VERSION").to_string(),
+            problems: Vec::new(),
+        }
+    }
+
+    fn allowed(&self, name: &str) -> bool {
+        self.allowed_tools.as_ref().is_none_or(|names| names.iter().any(|n| n == name))
+    }
+}
+
+/// The open session, and how many runs use it.
+#[derive(Default)]
+struct Slot {
+    session: Option<Arc<Session>>,
+    runs: usize,
+}
+
+/// The state shared by a toolset and its clones.
+struct Inner {
+    settings: Settings,
+    slot: tokio::sync::Mutex<Slot>,
+    connections: AtomicU64,
+}
+
+/// The tools of an MCP server, as a [`Toolset`] (feature `mcp`), through the official Rust SDK
+/// `rmcp`.
+///
+/// The toolset connects to a server by spawning a command and talking over its stdin/stdout
+/// (stdio), over streamable HTTP (a URL, with headers and a bearer token), or over any pair of
+/// byte streams ([`McpToolset::from_io`], e.g. an in-process server). The tools the server lists
+/// become definitions (the input schema as it is; the title, annotations, output schema and
+/// `_meta` in the metadata); calls are validated against the input schema (every error is sent
+/// back to the model as a retry), and results are mapped to tool returns (see
+/// [`McpToolset::call_tool`] for the raw result).
+///
+/// # Sessions
+///
+/// A session is opened when a run enters the toolset ([`Toolset::enter`], at the start of the
+/// run), or lazily by the first request made outside a run (a direct [`McpToolset::list_tools`]
+/// or [`McpToolset::call_tool`]), and kept behind a mutex for the next steps and calls; clones of
+/// the toolset share it. With [`SessionMode::PerRun`] (the default, as in Pydantic AI) it is
+/// closed when the run exits the toolset ([`Toolset::exit`], at the end of the run, also when it
+/// fails); runs that overlap in time share one session, closed when the last of them ends. With
+/// [`SessionMode::Shared`] it stays open across runs, until [`McpToolset::close`] or until the
+/// toolset and its clones are dropped. Closing asks a stdio server to exit (its stdin is closed),
+/// then terminates it.
+///
+/// A session whose connection was lost (the server exited, a request timed out, the server broke
+/// the protocol) is dropped, and the next step or call reconnects; the call that saw the failure
+/// gets a clear [`McpError`] and is never retried (it may have had effects). Listing tools, which
+/// has no effects, is retried once on a new session.
+///
+/// The tool list is cached for the session and refreshed when the server sends
+/// `notifications/tools/list_changed` (or at every step with `.cache_tools(false)`).
+///
+/// Servers' sampling and elicitation requests are refused politely (sampling with a JSON-RPC
+/// error, elicitation with `decline`) unless a handler is given, and the client advertises the
+/// capability only then.
+///
+/// ```no_run
+/// use toolsmith::prelude::*;
+/// use toolsmith::toolset::{McpToolset, ToolsetExt};
+///
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// let files = McpToolset::stdio("npx", ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"])
+///     .allowed_tools(["read_text_file", "list_directory"])
+///     .prefixed("fs");
+/// let agent = Agent::builder(TestModel::default()).toolset(files).build()?;
+/// let result = agent.run("What is in /tmp?").await?;
+/// # Ok(())
+/// # }
+/// ```
+///
+/// Direct use, outside an agent:
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use toolsmith::toolset::McpToolset;
+///
+/// # async fn demo() -> Result<(), toolsmith::toolset::McpError> {
+/// let everything: McpToolset = McpToolset::http("http://127.0.0.1:3001/mcp")
+///     .bearer_token("secret")
+///     .request_timeout(Duration::from_secs(30));
+/// for def in everything.list_tools().await? {
+///     println!("{}: {}", def.name, def.description.unwrap_or_default());
+/// }
+/// let result = everything.call_tool("echo", serde_json::json!({"message": "hi"})).await?;
+/// assert_eq!(result.text(), "Echo: hi");
+/// everything.close().await;
+/// # Ok(())
+/// # }
+/// ```
+pub struct McpToolset<D = ()> {
+    inner: Arc<Inner>,
+    _deps: PhantomData<fn() -> D>,
+}
+
+impl<D> Clone for McpToolset<D> {
+    /// A handle on the same toolset: clones share the session.
+    fn clone(&self) -> Self {
+        McpToolset { inner: self.inner.clone(), _deps: PhantomData }
+    }
+}
+
+impl<D> std::fmt::Debug for McpToolset<D> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpToolset")
+            .field("server", &self.inner.settings.server)
+            .field("session_mode", &self.inner.settings.session_mode)
+            .finish_non_exhaustive()
+    }
+}
+
+fn short(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_string()
+    } else {
+        let cut: String = text.chars().take(max).collect();
+        format!("{cut}...")
+    }
+}
+
+impl<D> McpToolset<D> {
+    fn from_settings(settings: Settings) -> Self {
+        McpToolset {
+            inner: Arc::new(Inner {
+                settings,
+                slot: tokio::sync::Mutex::new(Slot::default()),
+                connections: AtomicU64::new(0),
+            }),
+            _deps: PhantomData,
+        }
+    }
+
+    /// A server started as a child process (`command args...`), spoken to over its stdin and
+    /// stdout. Its stderr is captured: the last lines are quoted in connection errors, and every
+    /// line is logged at debug level (see [`McpToolset::inherit_stderr`]).
+    pub fn stdio<I, S>(command: impl Into<String>, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let stdio = StdioConfig {
+            command: command.into(),
+            args: args.into_iter().map(Into::into).collect(),
+            env: Vec::new(),
+            cwd: None,
+            inherit_stderr: false,
+        };
+        let mut settings = Settings::new(short(&stdio.command_line(), 80), TransportConfig::Stdio(stdio.clone()));
+        if stdio.command.trim().is_empty() {
+            settings.problems.push("the command of an MCP stdio server is empty: give the program to run".into());
+        }
+        Self::from_settings(settings)
+    }
+
+    /// A server reached over streamable HTTP at `url` (e.g. `http://127.0.0.1:3001/mcp`).
+    pub fn http(url: impl Into<String>) -> Self {
+        let url = url.into();
+        let mut settings = Settings::new(
+            short(&url, 80),
+            TransportConfig::Http(HttpConfig { url: url.clone(), headers: Vec::new(), bearer_token: None }),
+        );
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            settings
+                .problems
+                .push(format!("the URL of an MCP server must start with http:// or https://, got '{url}'"));
+        }
+        Self::from_settings(settings)
+    }
+
+    /// A server reached over a pair of byte streams opened by `connect` for each session (an
+    /// in-process server over `tokio::io::duplex`, a socket...). Messages are newline-delimited
+    /// JSON-RPC, as over stdio.
+    pub fn from_io<F, Fut, R, W>(name: impl Into<String>, connect: F) -> Self
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = std::io::Result<(R, W)>> + Send + 'static,
+        R: AsyncRead + Send + Unpin + 'static,
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
+        let connector: IoConnector = Arc::new(move || {
+            let fut = connect();
+            Box::pin(async move {
+                let (r, w) = fut.await?;
+                let io: McpIo = (Box::new(r), Box::new(w));
+                Ok(io)
+            })
+        });
+        Self::from_settings(Settings::new(name.into(), TransportConfig::Io(connector)))
+    }
+
+    /// Applies a configuration change: in place while the toolset is not shared, else on a
+    /// copy that gets its own session.
+    fn configure(mut self, f: impl FnOnce(&mut Settings)) -> Self {
+        match Arc::get_mut(&mut self.inner) {
+            Some(inner) => {
+                f(&mut inner.settings);
+                self
+            }
+            None => {
+                let mut settings = self.inner.settings.clone();
+                f(&mut settings);
+                Self::from_settings(settings)
+            }
+        }
+    }
+
+    /// Names the server in messages and in the label (`McpToolset({name})`); the default is the
+    /// command line or the URL.
+    pub fn name(self, name: impl Into<String>) -> Self {
+        let name = name.into();
+        self.configure(|s| {
+            s.label = Arc::from(format!("McpToolset({name})"));
+            s.server = Arc::from(name);
+        })
+    }
+
+    fn stdio_option(self, option: &str, f: impl FnOnce(&mut StdioConfig)) -> Self {
+        self.configure(|s| match &mut s.transport {
+            TransportConfig::Stdio(stdio) => f(stdio),
+            _ => s.problems.push(format!("`{option}` applies only to stdio servers (made with `McpToolset::stdio`)")),
+        })
+    }
+
+    fn http_option(self, option: &str, f: impl FnOnce(&mut HttpConfig, &mut Vec<String>)) -> Self {
+        self.configure(|s| match &mut s.transport {
+            TransportConfig::Http(http) => f(http, &mut s.problems),
+            _ => s.problems.push(format!("`{option}` applies only to HTTP servers (made with `McpToolset::http`)")),
+        })
+    }
+
+    /// Sets an environment variable of a stdio server (the rest of the environment is inherited).
+    pub fn env(self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        let (key, value) = (key.into(), value.into());
+        self.stdio_option("env", |stdio| stdio.env.push((key, value)))
+    }
+
+    /// Sets the working directory of a stdio server.
+    pub fn current_dir(self, dir: impl Into<PathBuf>) -> Self {
+        let dir = dir.into();
+        self.stdio_option("current_dir", |stdio| stdio.cwd = Some(dir))
+    }
+
+    /// Lets a stdio server write to this process's stderr instead of capturing it.
+    pub fn inherit_stderr(self, inherit: bool) -> Self {
+        self.stdio_option("inherit_stderr", |stdio| stdio.inherit_stderr = inherit)
+    }
+
+    /// Adds an HTTP header sent with every request to an HTTP server.
+    pub fn header(self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        let (name, value) = (name.into(), value.into());
+        self.http_option("header", |http, problems| {
+            if let Err(e) = http::HeaderName::try_from(name.as_str()) {
+                problems.push(format!("invalid header name '{name}': {e}"));
+            } else if let Err(e) = http::HeaderValue::try_from(value.as_str()) {
+                problems.push(format!("invalid value for header '{name}': {e}"));
+            } else {
+                http.headers.push((name, value));
+            }
+        })
+    }
+
+    /// Sends `Authorization: Bearer {token}` with every request to an HTTP server.
+    pub fn bearer_token(self, token: impl Into<String>) -> Self {
+        let token = token.into();
+        self.http_option("bearer_token", |http, _| http.bearer_token = Some(token))
+    }
+
+    /// How long connecting may take (spawning or reaching the server, and the `initialize`
+    /// handshake); 30 s by default.
+    pub fn connect_timeout(self, timeout: Duration) -> Self {
+        self.configure(|s| {
+            if timeout.is_zero() {
+                s.problems.push("the connect timeout of an MCP server must be greater than 0".into());
+            }
+            s.connect_timeout = timeout;
+        })
+    }
+
+    /// How long one request (`tools/list`, `tools/call`...) may wait for its answer; 300 s by
+    /// default. A request that takes longer fails with [`McpError::Timeout`] and the session is
+    /// reopened. For a limit that the model is told about and may retry, use
+    /// [`McpToolset::timeout`].
+    pub fn request_timeout(self, timeout: Duration) -> Self {
+        self.configure(|s| {
+            if timeout.is_zero() {
+                s.problems.push("the request timeout of an MCP server must be greater than 0".into());
+            }
+            s.request_timeout = timeout;
+        })
+    }
+
+    /// The tool timeout in seconds, as for a function toolset: a call that takes longer is a
+    /// retry for the model ("Timed out after ... seconds.").
+    pub fn timeout(self, seconds: f64) -> Self {
+        self.configure(|s| {
+            if seconds.is_nan() || seconds <= 0.0 {
+                s.problems.push(format!("the toolset timeout must be greater than 0, got {seconds}"));
+            }
+            s.tool_timeout = Some(seconds);
+        })
+    }
+
+    /// The retry budget of the server's tools (else the agent's applies).
+    pub fn max_retries(self, retries: u32) -> Self {
+        self.configure(|s| s.max_retries = Some(retries))
+    }
+
+    /// Offers only these tools of the server (the others are neither shown nor callable).
+    pub fn allowed_tools<I, S>(self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let names: Vec<String> = names.into_iter().map(Into::into).collect();
+        self.configure(|s| s.allowed_tools = Some(names))
+    }
+
+    /// One session for every run (the default) or one per run.
+    pub fn session_mode(self, mode: SessionMode) -> Self {
+        self.configure(|s| s.session_mode = mode)
+    }
+
+    /// Whether the tool list is cached for the session until the server says it changed (the
+    /// default), or listed again before every model request.
+    pub fn cache_tools(self, cache: bool) -> Self {
+        self.configure(|s| s.cache_tools = cache)
+    }
+
+    /// Whether arguments are validated against the tools' input schemas before they are sent
+    /// (the default; every error is sent back to the model at once, as a retry). A schema the
+    /// validator cannot compile leaves its tool unvalidated, with a warning in the log.
+    pub fn validate_args(self, validate: bool) -> Self {
+        self.configure(|s| s.validate_args = validate)
+    }
+
+    /// Answers the server's sampling requests (`sampling/createMessage`) with `handler`, which
+    /// receives the request's params and returns the result, both as MCP JSON. Without a
+    /// handler, sampling is not advertised and requests are refused.
+    pub fn sampling_handler<F, Fut>(self, handler: F) -> Self
+    where
+        F: Fn(Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, String>> + Send + 'static,
+    {
+        let handler: SamplingHandler = Arc::new(move |params| Box::pin(handler(params)));
+        self.configure(|s| s.sampling = Some(handler))
+    }
+
+    /// Answers the server's elicitation requests (`elicitation/create`) with `handler`, which
+    /// receives the request's params and returns the result
+    /// (`{"action": "accept", "content": {...}}`, or `decline` / `cancel`), both as MCP JSON.
+    /// Without a handler, elicitation is not advertised and requests are declined.
+    pub fn elicitation_handler<F, Fut>(self, handler: F) -> Self
+    where
+        F: Fn(Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, String>> + Send + 'static,
+    {
+        let handler: ElicitationHandler = Arc::new(move |params| Box::pin(handler(params)));
+        self.configure(|s| s.elicitation = Some(handler))
+    }
+
+    /// The client name and version sent in the `initialize` handshake (`toolsmith` and the
+    /// crate's version by default).
+    pub fn client_info(self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        let (name, version) = (name.into(), version.into());
+        self.configure(|s| {
+            s.client_name = name;
+            s.client_version = version;
+        })
+    }
+
+    /// How the server is named in messages.
+    pub fn server_name(&self) -> &str {
+        &self.inner.settings.server
+    }
+
+    /// How many sessions have been opened so far (a reconnection opens one more).
+    pub fn connection_count(&self) -> u64 {
+        self.inner.connections.load(Ordering::Relaxed)
+    }
+
+    /// Configuration problems (also reported by the agent builder).
+    pub fn check(&self) -> Result<(), UserError> {
+        match self.inner.settings.problems.first() {
+            Some(p) => Err(UserError::new(format!("McpToolset '{}': {p}", self.inner.settings.server))),
+            None => Ok(()),
+        }
+    }
+
+    fn config_error(&self) -> Result<(), McpError> {
+        match self.inner.settings.problems.first() {
+            Some(p) => Err(McpError::Config { server: self.inner.settings.server.to_string(), message: p.clone() }),
+            None => Ok(()),
+        }
+    }
+
+    /// The server's tools (those allowed by [`McpToolset::allowed_tools`]) as definitions,
+    /// connecting first if needed.
+    pub async fn list_tools(&self) -> Result<Vec<ToolDefinition>, McpError> {
+        self.config_error()?;
+        let (_, catalog) = self.inner.catalog().await?;
+        Ok(catalog.iter().map(|t| t.def.clone()).collect())
+    }
+
+    /// Calls a tool (arguments as a JSON object, or `null` for none) without validating the
+    /// arguments, and returns the server's result as it is: a result with `is_error` is not an
+    /// `Err` here.
+    pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<McpCallResult, McpError> {
+        self.config_error()?;
+        let arguments = match arguments {
+            Value::Object(map) => map,
+            Value::Null => Map::new(),
+            other => {
+                return Err(McpError::Config {
+                    server: self.inner.settings.server.to_string(),
+                    message: format!("the arguments of tool '{name}' must be a JSON object, got {other}"),
+                });
+            }
+        };
+        let (_, result) = self.inner.call(name, arguments).await?;
+        Ok(result)
+    }
+
+    /// What the server said about itself in the handshake, connecting first if needed.
+    pub async fn server_info(&self) -> Result<McpServerInfo, McpError> {
+        self.config_error()?;
+        let session = self.inner.session().await?;
+        let info = session.service.peer().peer_info();
+        let value = info.as_deref().and_then(|i| serde_json::to_value(i).ok()).unwrap_or(Value::Null);
+        let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
+        Ok(McpServerInfo {
+            name: text(value.pointer("/serverInfo/name")),
+            version: text(value.pointer("/serverInfo/version")),
+            protocol_version: text(value.get("protocolVersion")).unwrap_or_default(),
+            instructions: text(value.get("instructions")),
+            capabilities: value.get("capabilities").cloned().unwrap_or(Value::Null),
+        })
+    }
+
+    /// Closes the session now (the next use opens a new one). Calls still running keep the
+    /// session open until they finish.
+    pub async fn close(&self) {
+        let session = self.inner.slot.lock().await.session.take();
+        if let Some(session) = session {
+            session::close(session).await;
+        }
+    }
+}
+
+/// What a server said about itself in the `initialize` handshake.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct McpServerInfo {
+    /// The server's name.
+    pub name: Option<String>,
+    /// The server's version.
+    pub version: Option<String>,
+    /// The protocol version agreed on.
+    pub protocol_version: String,
+    /// The server's instructions for the model, if any.
+    pub instructions: Option<String>,
+    /// The server's capabilities, as MCP JSON.
+    pub capabilities: Value,
+}
+
+impl Inner {
+    /// The open session, opening one when there is none or it is dead.
+    async fn session(&self) -> Result<Arc<Session>, McpError> {
+        let mut slot = self.slot.lock().await;
+        self.open(&mut slot).await
+    }
+
+    async fn open(&self, slot: &mut Slot) -> Result<Arc<Session>, McpError> {
+        if let Some(session) = &slot.session {
+            if session.is_alive() {
+                return Ok(session.clone());
+            }
+            tracing::info!(server = %self.settings.server, "the MCP session was closed: reconnecting");
+        }
+        slot.session = None;
+        let id = self.connections.fetch_add(1, Ordering::Relaxed) + 1;
+        let session = Arc::new(session::connect(&self.settings, id).await?);
+        slot.session = Some(session.clone());
+        Ok(session)
+    }
+
+    /// A run starts: count it and make sure a session is open.
+    async fn enter(&self) -> Result<(), McpError> {
+        let mut slot = self.slot.lock().await;
+        slot.runs += 1;
+        self.open(&mut slot).await.map(|_| ())
+    }
+
+    /// A run ends: in per-run mode, the last run out closes the session.
+    async fn exit(&self) {
+        let session = {
+            let mut slot = self.slot.lock().await;
+            slot.runs = slot.runs.saturating_sub(1);
+            if slot.runs == 0 && self.settings.session_mode == SessionMode::PerRun { slot.session.take() } else { None }
+        };
+        if let Some(session) = session {
+            session::close(session).await;
+        }
+    }
+
+    /// Drops `session` if it is still the open one, so that the next request reconnects.
+    async fn discard(&self, session: &Session) {
+        let mut slot = self.slot.lock().await;
+        if slot.session.as_ref().is_some_and(|s| s.id == session.id) {
+            slot.session = None;
+        }
+    }
+
+    /// Runs one request with the request timeout, mapping errors (and dropping the session on a
+    /// connection error).
+    async fn request<T, F>(&self, session: &Session, method: &str, fut: F) -> Result<T, McpError>
+    where
+        F: Future<Output = Result<T, rmcp::ServiceError>>,
+    {
+        let server = &self.settings.server;
+        let result = match tokio::time::timeout(self.settings.request_timeout, fut).await {
+            Ok(Ok(v)) => return Ok(v),
+            Ok(Err(e)) => session.error(server, method, e).await,
+            Err(_) => McpError::Timeout {
+                server: server.to_string(),
+                method: method.to_string(),
+                timeout: self.settings.request_timeout,
+            },
+        };
+        if result.is_connection_error() {
+            self.discard(session).await;
+        }
+        Err(result)
+    }
+
+    /// The server's tools, from the session's cache when it is fresh.
+    async fn catalog(&self) -> Result<(Arc<Session>, Arc<Vec<CatalogTool>>), McpError> {
+        let mut retried = false;
+        loop {
+            let session = self.session().await?;
+            match self.list(&session).await {
+                Ok(catalog) => return Ok((session, catalog)),
+                // Listing has no side effects: a session found dead is reopened once.
+                Err(e) if e.is_connection_error() && !retried && !matches!(e, McpError::Timeout { .. }) => {
+                    tracing::info!(server = %self.settings.server, error = %e, "listing tools failed: reconnecting");
+                    retried = true;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    async fn list(&self, session: &Session) -> Result<Arc<Vec<CatalogTool>>, McpError> {
+        let _refresh = session.catalog_refresh.lock().await;
+        let changed = session.notes.tools_changed.swap(false, Ordering::AcqRel);
+        if self.settings.cache_tools && !changed {
+            let cached = session.catalog.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            if let Some(catalog) = cached {
+                return Ok(catalog);
+            }
+        }
+        let tools = self.request(session, "tools/list", session.service.peer().list_all_tools()).await?;
+        let server = &self.settings.server;
+        if let Some(allowed) = &self.settings.allowed_tools {
+            for name in allowed.iter().filter(|n| !tools.iter().any(|t| t.name == n.as_str())) {
+                tracing::warn!(server = %server, tool = %name, "`allowed_tools` names a tool the MCP server does not list");
+            }
+        }
+        let catalog: Vec<CatalogTool> = tools
+            .iter()
+            .filter(|t| self.settings.allowed(&t.name))
+            .map(|t| convert::catalog_tool(server, t, self.settings.validate_args))
+            .collect();
+        let catalog = Arc::new(catalog);
+        *session.catalog.lock().unwrap_or_else(|p| p.into_inner()) = Some(catalog.clone());
+        Ok(catalog)
+    }
+
+    async fn call(&self, name: &str, arguments: Map<String, Value>) -> Result<(Arc<Session>, McpCallResult), McpError> {
+        let session = self.session().await?;
+        let mut params = rmcp::model::CallToolRequestParams::new(name.to_string());
+        if !arguments.is_empty() {
+            params = params.with_arguments(arguments);
+        }
+        let method = format!("tools/call '{name}'");
+        let result = self.request(&session, &method, session.service.call_tool(params)).await?;
+        Ok((session, McpCallResult::from_rmcp(result)))
+    }
+
+    /// Reads a resource link's contents (as MCP JSON), or `None` when the server cannot.
+    async fn read_link(&self, session: &Session, uri: String) -> Option<Vec<Value>> {
+        let method = format!("resources/read '{uri}'");
+        let params = rmcp::model::ReadResourceRequestParams::new(uri);
+        match self.request(session, &method, session.service.read_resource(params)).await {
+            Ok(result) => Some(result.contents.iter().filter_map(|c| serde_json::to_value(c).ok()).collect()),
+            Err(e) => {
+                tracing::debug!(server = %self.settings.server, error = %e, "could not read a resource link");
+                None
+            }
+        }
+    }
+
+    /// A call made by the model: the server's result as a tool output, `isError` and JSON-RPC
+    /// errors as retries.
+    async fn call_for_model(&self, name: &str, args: Value, wrap_result: bool) -> ToolResult {
+        let arguments = match args {
+            Value::Object(map) => map,
+            Value::Null => Map::new(),
+            other => {
+                return Err(ToolError::Retry(ModelRetry::new(format!(
+                    "The arguments of tool '{name}' must be a JSON object, got {other}"
+                ))));
+            }
+        };
+        let (session, result) = self.call(name, arguments).await.map_err(McpError::into_tool_error)?;
+        if result.is_error {
+            return Err(ToolError::Retry(ModelRetry::new(result.error_message())));
+        }
+        Ok(convert::tool_output(&result, wrap_result, |uri| self.read_link(&session, uri)).await)
+    }
+}
+
+fn handler<D>(inner: &Arc<Inner>, tool: &CatalogTool) -> Handler<D> {
+    let inner = inner.clone();
+    let name: Arc<str> = Arc::from(tool.def.name.as_str());
+    let wrap_result = tool.wrap_result;
+    Arc::new(move |_ctx: RunContext<D>, args: Value| {
+        let inner = inner.clone();
+        let name = name.clone();
+        Invocation::Async(Box::pin(async move { inner.call_for_model(&name, args, wrap_result).await }))
+    })
+}
+
+impl<D: Clone + Send + Sync + 'static> Toolset<D> for McpToolset<D> {
+    fn label(&self) -> String {
+        self.inner.settings.label.to_string()
+    }
+
+    fn check(&self) -> Result<(), UserError> {
+        McpToolset::check(self)
+    }
+
+    /// Opens the session (per-run mode), or makes sure the shared one is open, so that a server
+    /// that cannot be reached fails the run at its start.
+    async fn enter(&self) -> Result<(), UserError> {
+        McpToolset::check(self)?;
+        self.inner.enter().await.map_err(UserError::from)
+    }
+
+    /// Closes the session when the last run using it ends (per-run mode).
+    async fn exit(&self) {
+        self.inner.exit().await
+    }
+
+    async fn get_tools(&self, _ctx: &RunContext<D>) -> Result<Vec<ToolsetTool<D>>, UserError> {
+        McpToolset::check(self)?;
+        let (_, catalog) = self.inner.catalog().await?;
+        let settings = &self.inner.settings;
+        Ok(catalog
+            .iter()
+            .map(|tool| ToolsetTool {
+                def: tool.def.clone().into(),
+                max_retries: settings.max_retries,
+                requires_approval: false,
+                toolset_timeout: settings.tool_timeout,
+                toolset_label: settings.label.clone(),
+                validator: tool.validator.clone(),
+                args_validator: None,
+                handler: handler(&self.inner, tool),
+            })
+            .collect())
+    }
+}

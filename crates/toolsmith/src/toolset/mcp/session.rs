@@ -1,0 +1,408 @@
+//! One connection to an MCP server: opening it over a transport, the client side of the protocol
+//! (notifications, sampling and elicitation requests), and how rmcp's errors are reported.
+
+// Sampling is deprecated in the newest protocol revision (SEP-2577) but still used by servers on
+// the revisions this client speaks.
+#![allow(deprecated)]
+
+use std::collections::{HashMap, VecDeque};
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
+    ElicitResult, ElicitationAction, ErrorCode, ErrorData, Implementation, LoggingLevel,
+    LoggingMessageNotificationParam, ProtocolVersion,
+};
+use rmcp::service::{
+    ClientInitializeError, NotificationContext, RequestContext, RoleClient, RunningService, ServiceError,
+};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientHandler, ServiceExt};
+use serde_json::Value;
+use tokio::io::AsyncBufReadExt;
+
+use super::convert::CatalogTool;
+use super::{McpError, Settings, TransportConfig};
+
+/// How many of the server's last stderr lines are kept for error messages.
+const STDERR_LINES: usize = 20;
+/// The longest stderr line kept.
+const STDERR_LINE_CHARS: usize = 400;
+
+/// What the client side of a session learns while it runs.
+#[derive(Default)]
+pub(crate) struct SessionNotes {
+    /// Set by `notifications/tools/list_changed`: the cached tool list is stale.
+    pub(crate) tools_changed: AtomicBool,
+    /// The last lines the server wrote to stderr (stdio servers whose stderr is captured).
+    stderr: Mutex<VecDeque<String>>,
+    /// Set when the stderr reader has reached the end of the stream.
+    stderr_closed: AtomicBool,
+}
+
+impl SessionNotes {
+    fn push_stderr(&self, line: String) {
+        let mut lines = self.stderr.lock().unwrap_or_else(|p| p.into_inner());
+        if lines.len() == STDERR_LINES {
+            lines.pop_front();
+        }
+        let line = if line.chars().count() > STDERR_LINE_CHARS {
+            let cut: String = line.chars().take(STDERR_LINE_CHARS).collect();
+            format!("{cut}...")
+        } else {
+            line
+        };
+        lines.push_back(line);
+    }
+
+    /// The last stderr lines, formatted to follow an error message (empty when there are none).
+    pub(crate) fn stderr_tail(&self) -> String {
+        let lines = self.stderr.lock().unwrap_or_else(|p| p.into_inner());
+        if lines.is_empty() {
+            return String::new();
+        }
+        let mut out = String::from("\nthe server's last lines on stderr:");
+        for line in lines.iter() {
+            out.push_str("\n  ");
+            out.push_str(line);
+        }
+        out
+    }
+
+    /// Waits a little for the stderr reader to drain a process that has exited.
+    async fn settle_stderr(&self) {
+        for _ in 0..20 {
+            if self.stderr_closed.load(Ordering::Acquire) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
+
+/// Answers a server's sampling request (`sampling/createMessage`): receives the request's params
+/// and returns the result, both as MCP JSON; an `Err` is sent back to the server as an error.
+pub type SamplingHandler =
+    Arc<dyn Fn(Value) -> futures::future::BoxFuture<'static, Result<Value, String>> + Send + Sync>;
+
+/// Answers a server's elicitation request (`elicitation/create`): receives the request's params
+/// and returns the result (`{"action": "accept" | "decline" | "cancel", "content": {...}}`), both
+/// as MCP JSON; an `Err` is sent back to the server as an error.
+pub type ElicitationHandler =
+    Arc<dyn Fn(Value) -> futures::future::BoxFuture<'static, Result<Value, String>> + Send + Sync>;
+
+/// The client side of a session.
+pub(crate) struct ClientState {
+    info: ClientConfig,
+    server: Arc<str>,
+    notes: Arc<SessionNotes>,
+    sampling: Option<SamplingHandler>,
+    elicitation: Option<ElicitationHandler>,
+}
+
+fn client_info(settings: &Settings) -> ClientConfig {
+    let mut caps = serde_json::Map::new();
+    if settings.sampling.is_some() {
+        caps.insert("sampling".into(), serde_json::json!({}));
+    }
+    if settings.elicitation.is_some() {
+        caps.insert("elicitation".into(), serde_json::json!({"form": {}}));
+    }
+    let capabilities: ClientCapabilities = serde_json::from_value(Value::Object(caps)).unwrap_or_default();
+    ClientConfig::new(capabilities, Implementation::new(settings.client_name.clone(), settings.client_version.clone()))
+        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+}
+
+fn handler_error(message: String) -> ErrorData {
+    ErrorData::new(ErrorCode::INTERNAL_ERROR, message, None)
+}
+
+impl ClientHandler for ClientState {
+    fn get_info(&self) -> ClientConfig {
+        self.info.clone()
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let Some(handler) = &self.sampling else {
+            tracing::info!(server = %self.server, "refused a sampling request: no sampling handler was given");
+            return Err(ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                "This client does not support sampling: no sampling handler was configured.",
+                None,
+            ));
+        };
+        let params = serde_json::to_value(&params).map_err(|e| handler_error(e.to_string()))?;
+        let result = handler(params).await.map_err(|message| ErrorData::new(ErrorCode(-1), message, None))?;
+        serde_json::from_value(result)
+            .map_err(|e| handler_error(format!("the client's sampling handler returned an invalid result: {e}")))
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let Some(handler) = &self.elicitation else {
+            tracing::info!(server = %self.server, "declined an elicitation request: no elicitation handler was given");
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        };
+        let params = serde_json::to_value(&request).map_err(|e| handler_error(e.to_string()))?;
+        let result = handler(params).await.map_err(handler_error)?;
+        serde_json::from_value(result)
+            .map_err(|e| handler_error(format!("the client's elicitation handler returned an invalid result: {e}")))
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        tracing::debug!(server = %self.server, "the server's tool list changed");
+        self.notes.tools_changed.store(true, Ordering::Release);
+    }
+
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let logger = params.logger.as_deref().unwrap_or("");
+        match params.level {
+            LoggingLevel::Debug => {
+                tracing::debug!(server = %self.server, logger, data = %params.data, "MCP server log")
+            }
+            LoggingLevel::Info | LoggingLevel::Notice => {
+                tracing::info!(server = %self.server, logger, data = %params.data, "MCP server log")
+            }
+            LoggingLevel::Warning => {
+                tracing::warn!(server = %self.server, logger, data = %params.data, "MCP server log")
+            }
+            _ => tracing::error!(server = %self.server, logger, data = %params.data, "MCP server log"),
+        }
+    }
+}
+
+/// An open session.
+pub(crate) struct Session {
+    /// The connection's number (1 for the first connection of a toolset, then 2...).
+    pub(crate) id: u64,
+    pub(crate) service: RunningService<RoleClient, ClientState>,
+    pub(crate) notes: Arc<SessionNotes>,
+    /// The server's tools, while the cache is fresh.
+    pub(crate) catalog: Mutex<Option<Arc<Vec<CatalogTool>>>>,
+    /// Serialises tool list refreshes.
+    pub(crate) catalog_refresh: tokio::sync::Mutex<()>,
+}
+
+impl Session {
+    /// Whether the connection is still up.
+    pub(crate) fn is_alive(&self) -> bool {
+        !self.service.is_closed() && !self.service.peer().is_transport_closed()
+    }
+
+    /// Maps an rmcp error for a request `method` (e.g. `tools/call 'echo'`).
+    pub(crate) async fn error(&self, server: &str, method: &str, e: ServiceError) -> McpError {
+        match e {
+            ServiceError::McpError(data) => McpError::Server {
+                server: server.to_string(),
+                method: method.to_string(),
+                code: data.code.0,
+                message: data.message.to_string(),
+                data: data.data,
+            },
+            ServiceError::Timeout { timeout } => {
+                McpError::Timeout { server: server.to_string(), method: method.to_string(), timeout }
+            }
+            ServiceError::TransportClosed | ServiceError::TransportSend(_) | ServiceError::Cancelled { .. } => {
+                self.notes.settle_stderr().await;
+                let what = match e {
+                    ServiceError::TransportClosed => {
+                        "the server closed the connection (it exited or crashed)".to_string()
+                    }
+                    ServiceError::TransportSend(error) => format!("sending failed: {}", error_chain(&*error.error)),
+                    other => other.to_string(),
+                };
+                McpError::ConnectionLost {
+                    server: server.to_string(),
+                    method: method.to_string(),
+                    message: format!("{what}{}", self.notes.stderr_tail()),
+                }
+            }
+            ServiceError::UnexpectedResponse => McpError::ConnectionLost {
+                server: server.to_string(),
+                method: method.to_string(),
+                message: "the server broke the protocol (it sent a response of the wrong type)".to_string(),
+            },
+            other => McpError::ConnectionLost {
+                server: server.to_string(),
+                method: method.to_string(),
+                message: other.to_string(),
+            },
+        }
+    }
+}
+
+/// Closes a session, waiting (up to 5 s) for the transport to shut down: a stdio server is asked
+/// to exit, then terminated. When calls still hold the session, it closes as the last one ends.
+pub(crate) async fn close(session: Arc<Session>) {
+    if let Ok(mut session) = Arc::try_unwrap(session) {
+        let _ = session.service.close_with_timeout(Duration::from_secs(5)).await;
+    }
+}
+
+/// Opens a session.
+pub(crate) async fn connect(settings: &Settings, id: u64) -> Result<Session, McpError> {
+    let notes = Arc::new(SessionNotes::default());
+    let server = settings.server.to_string();
+    let state = ClientState {
+        info: client_info(settings),
+        server: settings.server.clone(),
+        notes: notes.clone(),
+        sampling: settings.sampling.clone(),
+        elicitation: settings.elicitation.clone(),
+    };
+    let connecting = async {
+        let started = match &settings.transport {
+            TransportConfig::Stdio(stdio) => {
+                let mut cmd = tokio::process::Command::new(&stdio.command);
+                cmd.args(&stdio.args).envs(stdio.env.iter().map(|(k, v)| (k, v))).kill_on_drop(true);
+                if let Some(dir) = &stdio.cwd {
+                    cmd.current_dir(dir);
+                }
+                let stderr = if stdio.inherit_stderr { Stdio::inherit() } else { Stdio::piped() };
+                let (transport, stderr) = TokioChildProcess::builder(cmd).stderr(stderr).spawn().map_err(|e| {
+                    McpError::Spawn { server: server.clone(), command: stdio.command_line(), message: e.to_string() }
+                })?;
+                if let Some(stderr) = stderr {
+                    let notes = notes.clone();
+                    let label = settings.server.clone();
+                    tokio::spawn(async move {
+                        let mut lines = tokio::io::BufReader::new(stderr).lines();
+                        while let Ok(Some(line)) = lines.next_line().await {
+                            tracing::debug!(server = %label, "stderr: {line}");
+                            notes.push_stderr(line);
+                        }
+                        notes.stderr_closed.store(true, Ordering::Release);
+                    });
+                } else {
+                    notes.stderr_closed.store(true, Ordering::Release);
+                }
+                state.serve(transport).await
+            }
+            TransportConfig::Http(http) => {
+                notes.stderr_closed.store(true, Ordering::Release);
+                let client = http_client(settings.connect_timeout)
+                    .map_err(|message| McpError::Connect { server: server.clone(), message })?;
+                let mut headers = HashMap::new();
+                for (name, value) in &http.headers {
+                    let name = http::HeaderName::try_from(name.as_str()).map_err(|e| McpError::Config {
+                        server: server.clone(),
+                        message: format!("invalid header name '{name}': {e}"),
+                    })?;
+                    let value = http::HeaderValue::try_from(value.as_str()).map_err(|e| McpError::Config {
+                        server: server.clone(),
+                        message: format!("invalid value for header '{name}': {e}"),
+                    })?;
+                    headers.insert(name, value);
+                }
+                let mut config =
+                    StreamableHttpClientTransportConfig::with_uri(http.url.as_str()).custom_headers(headers);
+                if let Some(token) = &http.bearer_token {
+                    config = config.auth_header(token.clone());
+                }
+                state.serve(StreamableHttpClientTransport::with_client(client, config)).await
+            }
+            TransportConfig::Io(connector) => {
+                notes.stderr_closed.store(true, Ordering::Release);
+                let (reader, writer) = connector()
+                    .await
+                    .map_err(|e| McpError::Connect { server: server.clone(), message: e.to_string() })?;
+                state.serve((reader, writer)).await
+            }
+        };
+        match started {
+            Ok(service) => Ok(service),
+            Err(e) => {
+                notes.settle_stderr().await;
+                let message = match &e {
+                    ClientInitializeError::TransportError { error, context } => {
+                        format!("{context}: {}", error_chain(&*error.error))
+                    }
+                    ClientInitializeError::ConnectionClosed(waiting_for) => {
+                        format!("the server closed the connection before sending the {waiting_for}")
+                    }
+                    other => other.to_string(),
+                };
+                Err(McpError::Connect { server: server.clone(), message: format!("{message}{}", notes.stderr_tail()) })
+            }
+        }
+    };
+    let service = match tokio::time::timeout(settings.connect_timeout, connecting).await {
+        Ok(result) => result?,
+        Err(_) => {
+            return Err(McpError::ConnectTimeout {
+                server,
+                timeout: settings.connect_timeout,
+                detail: notes.stderr_tail(),
+            });
+        }
+    };
+    // The toolset keeps its own tool list (refreshed on `list_changed`); rmcp's response cache
+    // would also serve stale lists when the server is gone, hiding a dead connection.
+    service.peer().set_response_cache_config(rmcp::ClientCacheConfig::disabled()).await;
+    if let Some(info) = service.peer().peer_info() {
+        tracing::debug!(
+            server = %settings.server,
+            connection = id,
+            protocol = %info.protocol_version,
+            "connected to MCP server"
+        );
+    }
+    Ok(Session { id, service, notes, catalog: Mutex::new(None), catalog_refresh: tokio::sync::Mutex::new(()) })
+}
+
+/// An error and its sources, joined with `: ` (without the repeats some errors make by quoting
+/// their source).
+fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut next = Some(error);
+    while let Some(e) = next {
+        let text = e.to_string();
+        if !parts.last().is_some_and(|last| last.contains(&text)) {
+            parts.push(text);
+        }
+        next = e.source();
+    }
+    parts.join(": ")
+}
+
+/// The HTTP client of streamable HTTP sessions: rustls with the ring provider, the connect
+/// timeout, no idle connection pooling and only same-origin 307/308 redirects (as rmcp's own
+/// default client).
+fn http_client(connect_timeout: Duration) -> Result<reqwest::Client, String> {
+    // Installing fails only when a provider is already installed, which is as good.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+        .connect_timeout(connect_timeout)
+        .pool_max_idle_per_host(0)
+        .redirect(reqwest::redirect::Policy::custom(|attempt| {
+            let keeps_body = matches!(
+                attempt.status(),
+                reqwest::StatusCode::TEMPORARY_REDIRECT | reqwest::StatusCode::PERMANENT_REDIRECT
+            );
+            let same_origin = attempt.previous().first().is_some_and(|first| first.origin() == attempt.url().origin());
+            if !keeps_body || !same_origin {
+                attempt.stop()
+            } else if attempt.previous().len() > 10 {
+                attempt.error("more than 10 redirects")
+            } else {
+                attempt.follow()
+            }
+        }))
+        .build()
+        .map_err(|e| format!("could not build the HTTP client: {e}"))
+}
