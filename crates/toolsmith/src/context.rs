@@ -37,7 +37,7 @@ pub struct RunContext<D = ()> {
     /// Usage of the run so far.
     pub usage: RunUsage,
     /// The prompt the run was started with, if any.
-    pub prompt: Option<String>,
+    pub prompt: Option<Arc<str>>,
     /// The messages exchanged in the run so far, history included.
     pub messages: Arc<Vec<ModelMessage>>,
     /// Retries used so far, per tool name, in this run.
@@ -57,9 +57,9 @@ pub struct RunContext<D = ()> {
     /// Metadata attached to the current call when it was resumed with deferred results.
     pub tool_call_metadata: Option<Value>,
     /// A unique id of this run (UUIDv7).
-    pub run_id: String,
+    pub run_id: Arc<str>,
     /// The id of the conversation this run belongs to (UUIDv7), shared by runs that continue a history.
-    pub conversation_id: String,
+    pub conversation_id: Arc<str>,
     /// Metadata attached to the run.
     pub metadata: Option<Value>,
     /// The model settings in force for this run.
@@ -143,8 +143,8 @@ impl<D> RunContext<D> {
             run_step: 0,
             tool_call_approved: false,
             tool_call_metadata: None,
-            run_id: uuid::Uuid::now_v7().to_string(),
-            conversation_id: uuid::Uuid::now_v7().to_string(),
+            run_id: Arc::from(uuid::Uuid::now_v7().to_string()),
+            conversation_id: Arc::from(uuid::Uuid::now_v7().to_string()),
             metadata: None,
             model_settings: None,
         }

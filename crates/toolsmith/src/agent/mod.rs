@@ -54,6 +54,7 @@ pub enum ParallelMode {
 
 pub(crate) struct AgentInner<D> {
     pub(crate) model: SharedModel,
+    pub(crate) model_info: crate::model::ModelInfo,
     pub(crate) streaming: Option<Arc<dyn DynStreamingModel>>,
     pub(crate) capabilities: Capabilities<D>,
     pub(crate) system_prompts: Vec<String>,
@@ -465,6 +466,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
         let model: Arc<dyn DynModel> = self.model;
         Ok(Agent {
             inner: Arc::new(AgentInner {
+                model_info: model.info(),
                 model,
                 streaming: self.streaming,
                 capabilities,

@@ -149,6 +149,8 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
             })
             .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
         let new_start = history.len();
+        let run_id = uuid::Uuid::now_v7().to_string();
+        let prompt_text = self.prompt.as_ref().map(|p| Arc::from(p.text()));
         Ok(AgentRun {
             agent: self.agent.clone(),
             deps,
@@ -166,12 +168,15 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
                 output_retries: 0,
                 run_step: 0,
                 refused: Default::default(),
-                run_id: uuid::Uuid::now_v7().to_string(),
-                conversation_id,
+                run_id: run_id.clone(),
+                conversation_id: conversation_id.clone(),
             },
             next: Pending::Start,
             tools: None,
             finished: None,
+            run_id: Arc::from(run_id.as_str()),
+            conversation_id: Arc::from(conversation_id.as_str()),
+            prompt_text,
             caps: inner.capabilities.clone(),
         })
     }
@@ -381,6 +386,10 @@ pub struct AgentRun<D, O> {
     next: Pending,
     tools: Option<ToolIndex<D>>,
     finished: Option<FinalOutput>,
+    /// Shared copies of what every context carries.
+    run_id: Arc<str>,
+    conversation_id: Arc<str>,
+    prompt_text: Option<Arc<str>>,
     /// The capabilities of this run (each one's `for_run` instance).
     caps: Capabilities<D>,
 }
@@ -400,9 +409,9 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         let inner: &AgentInner<D> = &self.agent.inner;
         RunContext {
             deps: self.deps.clone(),
-            model: inner.model.info(),
+            model: inner.model_info.clone(),
             usage: self.state.usage.clone(),
-            prompt: self.prompt.as_ref().map(|p| p.text()),
+            prompt: self.prompt_text.clone(),
             messages: self.state.messages.clone(),
             retries: self.state.retries.clone(),
             tool_call_id: None,
@@ -412,8 +421,8 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             run_step: self.state.run_step,
             tool_call_approved: false,
             tool_call_metadata: None,
-            run_id: self.state.run_id.clone(),
-            conversation_id: self.state.conversation_id.clone(),
+            run_id: self.run_id.clone(),
+            conversation_id: self.conversation_id.clone(),
             metadata: self.metadata.clone(),
             model_settings: self.settings.clone(),
         }
@@ -779,6 +788,12 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         }
         let calls: Vec<_> = response.tool_calls().cloned().collect();
         if !calls.is_empty() {
+            // The next request goes into the history first (a failure leaves it as it stood),
+            // before the contexts that share the history are made.
+            let mut request = ModelRequest::new(Vec::new());
+            request.run_id = Some(self.state.run_id.clone());
+            request.conversation_id = Some(self.state.conversation_id.clone());
+            self.state.push(request);
             let ctx = self.context();
             let tools = self.tools.take().unwrap_or_default();
             let outcome = execution::process_tool_calls(
@@ -786,7 +801,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                 &self.caps,
                 &mut self.state,
                 &tools,
-                &ctx,
+                ctx,
                 &self.limits,
                 calls,
                 resume,

@@ -20,8 +20,7 @@ use crate::context::RunContext;
 use crate::deferred::{DeferredToolRequests, ExternalResult};
 use crate::error::{AgentRunError, UserError};
 use crate::messages::{
-    ModelRequest, ModelRequestPart, RetryCause, RetryInfo, ToolCallPart, ToolOutcome, ToolReturnPart, UserContent,
-    UserPromptPart,
+    ModelRequestPart, RetryCause, RetryInfo, ToolCallPart, ToolOutcome, ToolReturnPart, UserContent, UserPromptPart,
 };
 use crate::search::{self, SEARCH_TOOL_NAME, bridge};
 use crate::tool::{Invocation, ModelRetry, ToolDefinition, ToolError, ToolKind, ToolOutput, ToolResult};
@@ -723,16 +722,11 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
     caps: &Capabilities<D>,
     state: &mut crate::agent::run::RunState,
     tools: &ToolIndex<D>,
-    ctx: &RunContext<D>,
+    ctx: RunContext<D>,
     limits: &UsageLimits,
     calls: Vec<ToolCallPart>,
     resume: Option<Resume>,
 ) -> Result<StepOutcome, AgentRunError> {
-    let mut request = ModelRequest::new(Vec::new());
-    request.run_id = Some(state.run_id.clone());
-    request.conversation_id = Some(state.conversation_id.clone());
-    state.push(request);
-
     tools.prepare_lookups(calls.len());
     let mut calls = calls;
     let bridged_ids = tools.unwrap_bridge_calls(&mut calls);
@@ -1036,6 +1030,8 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
         step.parts.extend(out);
     }
 
+    // The contexts share the history: with the last of them gone, it is filled in without a copy.
+    drop(ctx);
     let Step { book, parts, mut content, deferred, kinded, final_output, .. } = step;
     let mut parts: Vec<ModelRequestPart> = parts.into_iter().map(|(_, p)| p).collect();
     let mut counts_now = (*state.retries).clone();

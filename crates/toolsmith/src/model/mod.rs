@@ -93,9 +93,9 @@ impl ModelError {
 #[non_exhaustive]
 pub struct ModelInfo {
     /// The model's name.
-    pub name: String,
+    pub name: Arc<str>,
     /// The provider or system (`openai`, `anthropic`, `test`, `function`...).
-    pub system: String,
+    pub system: Arc<str>,
     /// The model's context window in tokens, when known.
     pub context_window: Option<u64>,
 }
@@ -161,8 +161,8 @@ pub(crate) trait DynModel: Send + Sync {
 impl<M: Model> DynModel for M {
     fn info(&self) -> ModelInfo {
         ModelInfo {
-            name: self.name().to_string(),
-            system: self.system().to_string(),
+            name: Arc::from(self.name()),
+            system: Arc::from(self.system()),
             context_window: self.context_window(),
         }
     }
