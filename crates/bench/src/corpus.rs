@@ -171,8 +171,9 @@ pub struct Spec {
     pub name: String,
     /// The tool's description.
     pub description: String,
-    /// The JSON schema of its parameters.
-    pub schema: Value,
+    /// The JSON schema of its parameters, shared: building a tool from it takes a reference, as
+    /// the Python side passes its dict by reference.
+    pub schema: std::sync::Arc<Value>,
 }
 
 /// Corpus tool `i` (Python: `tool_spec(i, naming)`).
@@ -205,7 +206,7 @@ pub fn tool_spec(i: usize, naming: Naming) -> Spec {
         "required": [names[0], names[1]],
         "additionalProperties": false,
     });
-    Spec { name, description, schema }
+    Spec { name, description, schema: std::sync::Arc::new(schema) }
 }
 
 /// The first `n` corpus tools (Python: `corpus(n, naming)`).
@@ -218,7 +219,7 @@ pub fn corpus(n: usize, naming: Naming) -> Vec<Spec> {
 pub fn corpus_jsonl(specs: &[Spec]) -> String {
     let mut out = String::new();
     for s in specs {
-        let line = json!({"name": s.name, "description": s.description, "parameters": s.schema});
+        let line = json!({"name": s.name, "description": s.description, "parameters": &*s.schema});
         out.push_str(&line.to_string());
         out.push('\n');
     }
