@@ -1,9 +1,9 @@
 //! The toolsmith side of the tool-layer benchmark (`shared/bench/BENCH.md`).
 //!
 //! ```sh
-//! cargo run --release -p bench -- --json      # full run
-//! cargo run --release -p bench -- --quick     # smoke run; numbers not comparable
-//! cargo run --release -p bench -- --dump-corpus 10000 > corpus10k.jsonl
+//! cargo run --release -p toolsmith-bench -- --json      # full run
+//! cargo run --release -p toolsmith-bench -- --quick     # smoke run; numbers not comparable
+//! cargo run --release -p toolsmith-bench -- --dump-corpus 10000 > corpus10k.jsonl
 //! ```
 //!
 //! Progress goes to stderr; with `--json` the last line of stdout is the result object of
@@ -137,7 +137,7 @@ fn main() -> ExitCode {
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            log(format!("bench: {e}"));
+            log(format!("toolsmith-bench: {e}"));
             ExitCode::FAILURE
         }
     }
