@@ -23,7 +23,7 @@ use crate::messages::{
     ModelRequestPart, RetryCause, RetryInfo, ToolCallPart, ToolOutcome, ToolReturnPart, UserContent, UserPromptPart,
 };
 use crate::search::{self, SEARCH_TOOL_NAME, bridge};
-use crate::tool::{Invocation, ModelRetry, ToolDefinition, ToolError, ToolKind, ToolOutput, ToolResult};
+use crate::tool::{Invocation, ModelRetry, ToolDefinition, ToolError, ToolKind, ToolOutput, ToolResult, ToolReturn};
 use crate::toolset::ToolsetTool;
 use crate::usage::UsageLimits;
 use rustc_hash::FxHashMap;
@@ -367,6 +367,13 @@ fn retried_part(call: &ToolCallPart, content: Value, info: RetryInfo) -> ModelRe
     ModelRequestPart::ToolReturn(ToolReturnPart::retried(&call.tool_name, content, &call.tool_call_id, info))
 }
 
+/// The part for a rich return (its metadata kept on the part), and the content sent after it.
+fn return_part(call: &ToolCallPart, ret: ToolReturn) -> (ToolReturnPart, Option<Vec<UserContent>>) {
+    let mut part = ToolReturnPart::success(&call.tool_name, ret.return_value, &call.tool_call_id);
+    part.metadata = ret.metadata;
+    (part, ret.content)
+}
+
 fn success_part(call: &ToolCallPart, content: Value) -> ModelRequestPart {
     ModelRequestPart::ToolReturn(ToolReturnPart::success(&call.tool_name, content, &call.tool_call_id))
 }
@@ -669,10 +676,8 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
                         let part = match output {
                             ToolOutput::Value(v) => ToolReturnPart::success(&r.call.tool_name, v, &r.call.tool_call_id),
                             ToolOutput::Return(ret) => {
-                                let mut p =
-                                    ToolReturnPart::success(&r.call.tool_name, ret.return_value, &r.call.tool_call_id);
-                                p.metadata = ret.metadata;
-                                if let Some(content) = ret.content {
+                                let (p, content) = return_part(&r.call, ret);
+                                if let Some(content) = content {
                                     self.content.push((r.index, content));
                                 }
                                 p
@@ -804,12 +809,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
                         ExternalResult::Value(v) => {
                             (ToolReturnPart::success(&call.tool_name, v.clone(), &call.tool_call_id), None)
                         }
-                        ExternalResult::Return(ret) => {
-                            let mut p =
-                                ToolReturnPart::success(&call.tool_name, ret.return_value.clone(), &call.tool_call_id);
-                            p.metadata = ret.metadata.clone();
-                            (p, ret.content.clone())
-                        }
+                        ExternalResult::Return(ret) => return_part(call, ret.clone()),
                         ExternalResult::Retry(r) => (
                             ToolReturnPart::retried(
                                 &call.tool_name,

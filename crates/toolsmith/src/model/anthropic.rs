@@ -364,16 +364,7 @@ impl AnthropicModel {
     }
 
     fn map_messages(&self, messages: &[ModelMessage], native_search: bool) -> Result<Vec<Value>, ModelError> {
-        let mut turns: Vec<(&'static str, Vec<Value>)> = Vec::new();
-        let mut push = |role: &'static str, blocks: Vec<Value>| {
-            if blocks.is_empty() {
-                return;
-            }
-            match turns.last_mut() {
-                Some((r, existing)) if *r == role => existing.extend(blocks),
-                _ => turns.push((role, blocks)),
-            }
-        };
+        let mut turns = wire::Turns::default();
         for message in messages {
             match message {
                 ModelMessage::Request(request) => {
@@ -397,25 +388,12 @@ impl AnthropicModel {
                             },
                         }
                     }
-                    push("user", blocks);
+                    turns.push("user", blocks);
                 }
                 ModelMessage::Response(response) => {
                     let own = response.provider_name.as_deref() == Some("anthropic");
                     let raw: Vec<(usize, Value)> = if own {
-                        response
-                            .provider_details
-                            .as_ref()
-                            .and_then(|d| d.get("anthropic_blocks"))
-                            .and_then(Value::as_array)
-                            .map(|items| {
-                                items
-                                    .iter()
-                                    .filter_map(|i| {
-                                        Some((i.get("after_part")?.as_u64()? as usize, i.get("block")?.clone()))
-                                    })
-                                    .collect()
-                            })
-                            .unwrap_or_default()
+                        wire::replayed_blocks(response.provider_details.as_ref(), "anthropic_blocks", "block")
                     } else {
                         Vec::new()
                     };
@@ -451,11 +429,11 @@ impl AnthropicModel {
                     }
                     let n = response.parts.len();
                     blocks.extend(raw.iter().filter(|(at, _)| *at >= n).map(|(_, b)| b.clone()));
-                    push("assistant", blocks);
+                    turns.push("assistant", blocks);
                 }
             }
         }
-        Ok(turns.into_iter().map(|(role, content)| json!({"role": role, "content": content})).collect())
+        Ok(turns.into_json("content"))
     }
 
     /// Reads a Messages API response body.

@@ -441,16 +441,7 @@ impl GeminiModel {
     }
 
     fn map_messages(&self, messages: &[ModelMessage]) -> Result<Vec<Value>, ModelError> {
-        let mut turns: Vec<(&'static str, Vec<Value>)> = Vec::new();
-        let mut push = |role: &'static str, parts: Vec<Value>| {
-            if parts.is_empty() {
-                return;
-            }
-            match turns.last_mut() {
-                Some((r, existing)) if *r == role => existing.extend(parts),
-                _ => turns.push((role, parts)),
-            }
-        };
+        let mut turns = wire::Turns::default();
         for message in messages {
             match message {
                 ModelMessage::Request(request) => {
@@ -471,7 +462,7 @@ impl GeminiModel {
                             },
                         }
                     }
-                    push("user", parts);
+                    turns.push("user", parts);
                 }
                 ModelMessage::Response(response) => {
                     let own = response.provider_name.as_deref() == Some(SYSTEM);
@@ -518,11 +509,11 @@ impl GeminiModel {
                             ModelResponsePart::Thinking(_) => {}
                         }
                     }
-                    push("model", parts);
+                    turns.push("model", parts);
                 }
             }
         }
-        Ok(turns.into_iter().map(|(role, parts)| json!({"role": role, "parts": parts})).collect())
+        Ok(turns.into_json("parts"))
     }
 
     fn part_from_wire(&self, p: &Value) -> Option<ModelResponsePart> {

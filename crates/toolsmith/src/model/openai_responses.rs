@@ -282,20 +282,7 @@ impl OpenAIResponsesModel {
                 ModelMessage::Response(response) => {
                     let own_response = self.own(&response.provider_name);
                     let raw_items: Vec<(usize, Value)> = if own_response {
-                        response
-                            .provider_details
-                            .as_ref()
-                            .and_then(|d| d.get("openai_items"))
-                            .and_then(Value::as_array)
-                            .map(|items| {
-                                items
-                                    .iter()
-                                    .filter_map(|i| {
-                                        Some((i.get("after_part")?.as_u64()? as usize, i.get("item")?.clone()))
-                                    })
-                                    .collect()
-                            })
-                            .unwrap_or_default()
+                        wire::replayed_blocks(response.provider_details.as_ref(), "openai_items", "item")
                     } else {
                         Vec::new()
                     };

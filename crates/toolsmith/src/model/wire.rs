@@ -242,3 +242,50 @@ mod tests {
         assert_eq!(body, json!({"generationConfig": {"temperature": 0.5, "thinkingConfig": {"thinkingBudget": 0}}}));
     }
 }
+
+/// Conversation turns for APIs that want alternating roles: consecutive blocks of one role
+/// are merged into one turn, empty ones dropped.
+#[derive(Default)]
+pub(crate) struct Turns {
+    turns: Vec<(&'static str, Vec<Value>)>,
+}
+
+impl Turns {
+    pub(crate) fn push(&mut self, role: &'static str, blocks: Vec<Value>) {
+        if blocks.is_empty() {
+            return;
+        }
+        match self.turns.last_mut() {
+            Some((r, existing)) if *r == role => existing.extend(blocks),
+            _ => self.turns.push((role, blocks)),
+        }
+    }
+
+    /// The turns as `{"role": .., content_key: [..]}` objects.
+    pub(crate) fn into_json(self, content_key: &str) -> Vec<Value> {
+        self.turns
+            .into_iter()
+            .map(|(role, blocks)| {
+                let mut turn = Map::new();
+                turn.insert("role".into(), role.into());
+                turn.insert(content_key.into(), Value::Array(blocks));
+                Value::Object(turn)
+            })
+            .collect()
+    }
+}
+
+/// The provider's own blocks kept in a response's `provider_details[key]` as
+/// `{"after_part": N, field: block}` entries, to be replayed in place.
+pub(crate) fn replayed_blocks(details: Option<&Value>, key: &str, field: &str) -> Vec<(usize, Value)> {
+    details
+        .and_then(|d| d.get(key))
+        .and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|i| Some((i.get("after_part")?.as_u64()? as usize, i.get(field)?.clone())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
