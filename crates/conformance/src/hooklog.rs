@@ -4,6 +4,7 @@
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
+use toolsmith::agent::RunOutput;
 use toolsmith::capability::{Capability, ModelRequestContext, ToolCallInfo, ToolExecuteNext, ToolValidateNext};
 use toolsmith::messages::{ModelResponse, ModelResponsePart};
 use toolsmith::prelude::*;
@@ -150,14 +151,14 @@ impl Capability<Deps> for HookLog {
         Ok(())
     }
 
-    async fn after_run(&self, _ctx: &RunContext<Deps>) -> Result<(), AgentRunError> {
+    async fn after_run(&self, _ctx: &RunContext<Deps>, output: RunOutput) -> Result<RunOutput, AgentRunError> {
         self.line("after_run".into());
-        Ok(())
+        Ok(output)
     }
 
-    async fn on_run_error(&self, _ctx: &RunContext<Deps>, error: AgentRunError) -> AgentRunError {
+    async fn on_run_error(&self, _ctx: &RunContext<Deps>, error: AgentRunError) -> Result<RunOutput, AgentRunError> {
         self.line(format!("on_run_error {}", run_error_text(&error)));
-        error
+        Err(error)
     }
 
     async fn prepare_tools(

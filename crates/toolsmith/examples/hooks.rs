@@ -90,16 +90,16 @@ fn logger() -> Hooks<()> {
         })
         .on_run_error(|_ctx, error| async move {
             println!("  run failed: {error}");
-            error
+            Err(error)
         })
-        .after_run(|ctx| async move {
+        .after_run(|ctx, output| async move {
             println!(
                 "[run {}] done: {} request(s), {} tool call(s)",
                 short(&ctx.run_id),
                 ctx.usage.requests,
                 ctx.usage.tool_calls
             );
-            Ok(())
+            Ok(output)
         })
 }
 

@@ -57,6 +57,12 @@ pub enum AgentRunError {
         /// The panic message.
         message: String,
     },
+    /// A capability asked the model to try again: a [`ModelRetry`](crate::ModelRetry) from a
+    /// model-request or output hook (`Err(ModelRetry::new("...").into())`). The run answers it
+    /// with a retry prompt (counted against the output retries); it ends a run only where no
+    /// retry is possible, such as in `before_run`.
+    #[error("{0}")]
+    Retry(crate::tool::ModelRetry),
     /// The model (or its provider) failed.
     #[error("{message}")]
     Model {
@@ -76,6 +82,7 @@ impl AgentRunError {
             AgentRunError::UsageLimitExceeded { .. } => "UsageLimitExceeded",
             AgentRunError::ToolFailed { kind, .. } => kind,
             AgentRunError::ToolPanicked { .. } => "ToolPanicked",
+            AgentRunError::Retry(_) => "ModelRetry",
             AgentRunError::Model { kind, .. } => kind,
         }
     }
@@ -88,7 +95,18 @@ impl AgentRunError {
         }
     }
 
+    /// Whether this is a capability's request to retry the model (see [`AgentRunError::Retry`]).
+    pub fn is_retry(&self) -> bool {
+        matches!(self, AgentRunError::Retry(_))
+    }
+
     pub(crate) fn unexpected(message: impl Into<String>) -> Self {
         AgentRunError::UnexpectedModelBehavior { message: message.into() }
+    }
+}
+
+impl From<crate::tool::ModelRetry> for AgentRunError {
+    fn from(retry: crate::tool::ModelRetry) -> Self {
+        AgentRunError::Retry(retry)
     }
 }

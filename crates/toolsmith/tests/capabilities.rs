@@ -181,9 +181,9 @@ async fn hooks_change_arguments_and_results_and_see_every_stage() {
                 out
             })
         })
-        .after_run(move |_ctx| {
+        .after_run(move |_ctx, output| {
             l5.lock().unwrap().push("after_run".into());
-            async { Ok(()) }
+            async { Ok(output) }
         });
     let agent =
         Agent::builder(call_then_echo("add", json!({"a": 2, "b": 1}))).tool(add).capability(hooks).build().unwrap();
@@ -215,7 +215,7 @@ async fn hooks_recover_tool_errors_and_see_run_errors() {
     let s = seen.clone();
     let observer = Hooks::new().on_run_error(move |_ctx, error| {
         s.lock().unwrap().push(error.kind().to_string());
-        async move { error }
+        async move { Err(error) }
     });
     let agent = Agent::builder(call_then_echo("boom", json!({}))).tool(boom).capability(observer).build().unwrap();
     let err = agent.run("go").await.unwrap_err();

@@ -300,3 +300,36 @@ fn every_run_has_its_own_span() {
     assert_eq!(chats.iter().filter(|(_, c)| c.parent == Some(runs[0].0)).count(), 2);
     assert_eq!(chats.iter().filter(|(_, c)| c.parent == Some(runs[1].0)).count(), 2);
 }
+
+/// Add two numbers, on the blocking pool.
+#[tool]
+fn add_blocking(a: i64, b: i64) -> i64 {
+    tracing::info!("adding on a pool thread");
+    a + b
+}
+
+#[test]
+fn a_blocking_tool_runs_inside_its_span_on_the_pool() {
+    let model = FunctionModel::sync(|messages, _| {
+        if messages.iter().any(|m| matches!(m, ModelMessage::Response(_))) {
+            ModelResponse::text("done")
+        } else {
+            ModelResponse::new(vec![ModelResponsePart::ToolCall(ToolCallPart::new(
+                "add_blocking",
+                json!({"a": 1, "b": 2}),
+                "call_1",
+            ))])
+        }
+    });
+    let agent = Agent::builder(model)
+        .tool(add_blocking)
+        .capability(toolsmith::capability::ThreadExecutor::new(2))
+        .capability(Instrumentation::new(InstrumentationSettings::new()))
+        .build()
+        .unwrap();
+    let (spans, result) = capture(&agent, "add");
+    result.unwrap();
+    let tools = only(&spans, "execute_tool");
+    assert_eq!(tools.len(), 1);
+    assert_eq!(tools[0].1.events, ["adding on a pool thread"]);
+}

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 pub(crate) use events::EventSink;
 pub use events::{AgentEvent, EventStream};
-pub use output::{Deferrable, OutputSpec};
+pub use output::{Deferrable, OutputSpec, RunOutput};
 pub use run::{AgentRun, Node, RunBuilder, RunRecord, RunResult};
 
 use crate::capability::{Capabilities, Capability};
@@ -60,6 +60,9 @@ pub(crate) struct AgentInner<D> {
     pub(crate) system_prompts: Vec<String>,
     pub(crate) instructions: Option<String>,
     pub(crate) toolsets: Vec<Arc<dyn DynToolset<D>>>,
+    /// Where the capabilities' toolsets start in `toolsets` (a run whose capabilities make
+    /// fresh instances uses theirs instead).
+    pub(crate) capability_toolsets_from: usize,
     pub(crate) retries: u32,
     pub(crate) output_retries: u32,
     pub(crate) tool_timeout: Option<f64>,
@@ -459,6 +462,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
         let mut toolsets: Vec<Arc<dyn DynToolset<D>>> = Vec::with_capacity(self.toolsets.len() + 1);
         toolsets.push(Arc::new(self.tools));
         toolsets.extend(self.toolsets);
+        let capability_toolsets_from = toolsets.len();
         for ts in capabilities.toolsets() {
             Toolset::check(&ts)?;
             toolsets.push(Arc::new(ts));
@@ -473,6 +477,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
                 system_prompts: self.system_prompts,
                 instructions: self.instructions,
                 toolsets,
+                capability_toolsets_from,
                 retries: self.retries,
                 output_retries: self.output_retries.unwrap_or(self.retries),
                 tool_timeout: self.tool_timeout,

@@ -5,9 +5,13 @@ use std::sync::Arc;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use futures::future::BoxFuture;
+
+use crate::capability::{Capabilities, OutputInfo, OutputKind};
+use crate::context::RunContext;
 use crate::deferred::DeferredToolRequests;
 use crate::error::{AgentRunError, UserError};
-use crate::tool::{ToolDefinition, ToolKind};
+use crate::tool::{ToolDefinition, ToolError, ToolKind};
 use crate::validation::{ErrorDetail, Validator};
 
 /// The name of the output tool.
@@ -91,15 +95,86 @@ impl OutputSpec {
     }
 }
 
-/// The run's final output before conversion to the agent's output type.
-#[derive(Debug, Clone)]
-pub(crate) enum FinalOutput {
+/// A run's output as capabilities see it, before it becomes the agent's output type: what
+/// [`Capability::after_run`](crate::capability::Capability::after_run) may change and what
+/// [`Capability::on_run_error`](crate::capability::Capability::on_run_error) and
+/// [`Capability::wrap_run`](crate::capability::Capability::wrap_run) may recover with.
+///
+/// ```
+/// use toolsmith::agent::RunOutput;
+///
+/// let out = RunOutput::Structured(serde_json::json!({"city": "Paris"}));
+/// assert_eq!(out.as_value(), Some(serde_json::json!({"city": "Paris"})));
+/// assert_eq!(RunOutput::Text("hi".into()).as_value(), Some(serde_json::json!("hi")));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum RunOutput {
+    /// Plain text.
     Text(String),
+    /// Structured output, validated against the output schema.
     Structured(Value),
+    /// Calls waiting for approval or an external result.
     Deferred(DeferredToolRequests),
 }
 
-pub(crate) type Converter<O> = Arc<dyn Fn(FinalOutput) -> Result<O, AgentRunError> + Send + Sync>;
+impl RunOutput {
+    /// The output as a JSON value (text as a string); `None` for deferred requests.
+    pub fn as_value(&self) -> Option<Value> {
+        match self {
+            RunOutput::Text(t) => Some(Value::String(t.clone())),
+            RunOutput::Structured(v) => Some(v.clone()),
+            RunOutput::Deferred(_) => None,
+        }
+    }
+}
+
+/// An output through the capabilities' output hooks: validated (structured output only), then
+/// processed. Without capabilities, only the validation runs.
+pub(crate) async fn settle_output<D: Send + Sync + 'static>(
+    spec: &OutputSpec,
+    caps: &Capabilities<D>,
+    ctx: &RunContext<D>,
+    info: OutputInfo<'_>,
+    raw: Value,
+) -> Result<Value, ToolError> {
+    let validate = |raw: Value| -> BoxFuture<'_, Result<Value, ToolError>> {
+        let result = match (&raw, info.kind) {
+            // Text that should be the output's JSON: a parse error is one `json_invalid` error.
+            (Value::String(text), OutputKind::StructuredText) => match serde_json::from_str::<Value>(text) {
+                Ok(v) => spec.validate(&v),
+                Err(e) => Err(vec![ErrorDetail::json_invalid(text, &e)]),
+            },
+            _ => spec.validate(&raw),
+        };
+        Box::pin(async move { result.map_err(ToolError::Validation) })
+    };
+    let value = match info.kind {
+        OutputKind::Text => raw,
+        _ if caps.is_empty() => return validate(raw).await,
+        _ => caps.output_validate(0, ctx, info, raw, &validate).await?,
+    };
+    if caps.is_empty() {
+        return Ok(value);
+    }
+    let process = |value: Value| -> BoxFuture<'_, Result<Value, ToolError>> { Box::pin(async move { Ok(value) }) };
+    caps.output_process(0, ctx, info, value, &process).await
+}
+
+/// The run's error for an output hook's failure that is neither a validation error nor a retry.
+pub(crate) fn output_failure(error: ToolError) -> AgentRunError {
+    match error {
+        ToolError::Failed { kind, message } => {
+            AgentRunError::ToolFailed { tool: OUTPUT_TOOL_NAME.into(), kind, message }
+        }
+        ToolError::Panicked { message } => AgentRunError::ToolPanicked { tool: OUTPUT_TOOL_NAME.into(), message },
+        other => AgentRunError::User(UserError::new(format!(
+            "an output hook returned `{other}`, which the output cannot take: return the value, a validation error, `ToolError::Retry` or a failure"
+        ))),
+    }
+}
+
+pub(crate) type Converter<O> = Arc<dyn Fn(RunOutput) -> Result<O, AgentRunError> + Send + Sync>;
 
 const DEFERRED_NOT_ALLOWED: &str = "A deferred tool call was present, but `DeferredToolRequests` is not among output types. To resolve this, add `DeferredToolRequests` to the list of output types for this agent, or use a `HandleDeferredToolCalls` capability to handle deferred tool calls inline.";
 
@@ -109,26 +184,26 @@ pub(crate) fn deferred_not_allowed() -> AgentRunError {
 
 pub(crate) fn text_converter() -> Converter<String> {
     Arc::new(|f| match f {
-        FinalOutput::Text(t) => Ok(t),
-        FinalOutput::Structured(v) => Ok(v.to_string()),
-        FinalOutput::Deferred(_) => Err(deferred_not_allowed()),
+        RunOutput::Text(t) => Ok(t),
+        RunOutput::Structured(v) => Ok(v.to_string()),
+        RunOutput::Deferred(_) => Err(deferred_not_allowed()),
     })
 }
 
 pub(crate) fn value_converter() -> Converter<Value> {
     Arc::new(|f| match f {
-        FinalOutput::Text(t) => Ok(Value::String(t)),
-        FinalOutput::Structured(v) => Ok(v),
-        FinalOutput::Deferred(_) => Err(deferred_not_allowed()),
+        RunOutput::Text(t) => Ok(Value::String(t)),
+        RunOutput::Structured(v) => Ok(v),
+        RunOutput::Deferred(_) => Err(deferred_not_allowed()),
     })
 }
 
 pub(crate) fn typed_converter<T: DeserializeOwned>() -> Converter<T> {
     Arc::new(|f| {
         let v = match f {
-            FinalOutput::Text(t) => Value::String(t),
-            FinalOutput::Structured(v) => v,
-            FinalOutput::Deferred(_) => return Err(deferred_not_allowed()),
+            RunOutput::Text(t) => Value::String(t),
+            RunOutput::Structured(v) => v,
+            RunOutput::Deferred(_) => return Err(deferred_not_allowed()),
         };
         serde_json::from_value(v).map_err(|e| AgentRunError::UnexpectedModelBehavior {
             message: format!("the validated output does not deserialise into the output type: {e}"),
@@ -166,7 +241,7 @@ impl<O> Deferrable<O> {
 
 pub(crate) fn deferrable<O: 'static>(inner: Converter<O>) -> Converter<Deferrable<O>> {
     Arc::new(move |f| match f {
-        FinalOutput::Deferred(d) => Ok(Deferrable::Deferred(d)),
+        RunOutput::Deferred(d) => Ok(Deferrable::Deferred(d)),
         other => inner(other).map(Deferrable::Output),
     })
 }

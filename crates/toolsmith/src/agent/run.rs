@@ -6,11 +6,12 @@ use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 use std::sync::Arc;
 
-use crate::agent::output::FinalOutput;
+use crate::agent::output::RunOutput;
 use crate::agent::{Agent, AgentEvent, AgentInner, EventSink, EventStream};
+use crate::toolset::DynToolset;
 use futures::future::BoxFuture;
 
-use crate::capability::{Capabilities, ModelRequestContext};
+use crate::capability::{AgentNode, Capabilities, ModelRequestContext, NodeResult, OutputInfo, OutputKind};
 use crate::context::RunContext;
 use crate::deferred::{DeferredToolRequests, DeferredToolResults, ToolApproval};
 use crate::error::{AgentRunError, UserError};
@@ -20,8 +21,8 @@ use crate::messages::{
     SystemPromptPart, UserPromptContent, UserPromptPart,
 };
 use crate::model::{ModelRequestParameters, ModelSettings, check_static_tool_choice};
+use crate::tool::ToolError;
 use crate::usage::{RunUsage, UsageLimits};
-use crate::validation::ErrorDetail;
 
 /// Options for one run; `.await` it to run to the end.
 #[must_use = "a run does nothing until it is awaited"]
@@ -178,6 +179,10 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
             conversation_id: Arc::from(conversation_id.as_str()),
             prompt_text,
             caps: inner.capabilities.clone(),
+            toolsets: None,
+            begun: false,
+            toolsets_entered: false,
+            event_drain: None,
         })
     }
 
@@ -385,13 +390,21 @@ pub struct AgentRun<D, O> {
     pub(crate) state: RunState,
     next: Pending,
     tools: Option<ToolIndex<D>>,
-    finished: Option<FinalOutput>,
+    finished: Option<RunOutput>,
     /// Shared copies of what every context carries.
     run_id: Arc<str>,
     conversation_id: Arc<str>,
     prompt_text: Option<Arc<str>>,
     /// The capabilities of this run (each one's `for_run` instance).
     caps: Capabilities<D>,
+    /// The toolsets of this run, when its capabilities' `for_run` instances bring their own.
+    toolsets: Option<Vec<Arc<dyn DynToolset<D>>>>,
+    /// Whether the run has started (capabilities instanced, toolsets entered, `before_run`).
+    begun: bool,
+    /// Whether the run's toolsets were entered (and are to be exited at its end).
+    toolsets_entered: bool,
+    /// The task passing the run's events through the capabilities' `wrap_event_stream`.
+    event_drain: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
@@ -429,12 +442,32 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
     }
 
     async fn drive(&mut self) -> Result<O, AgentRunError> {
-        loop {
-            match self.step().await? {
-                Some(final_output) => return (self.agent.convert)(final_output),
-                None => continue,
-            }
+        let output = self.drive_output().await?;
+        (self.agent.convert)(output)
+    }
+
+    /// The run to its end through the capabilities' `wrap_run`, with the run hooks around it.
+    async fn drive_output(&mut self) -> Result<RunOutput, AgentRunError> {
+        if let Err(e) = self.begin().await {
+            return self.finish(Err(e)).await;
         }
+        let caps = self.caps.clone();
+        let ctx = self.context();
+        let result = {
+            let cell = tokio::sync::Mutex::new(&mut *self);
+            let core = || -> BoxFuture<'_, Result<RunOutput, AgentRunError>> {
+                Box::pin(async {
+                    let mut run = cell.lock().await;
+                    loop {
+                        if let Some(output) = run.advance().await? {
+                            return Ok(output);
+                        }
+                    }
+                })
+            };
+            caps.run(0, &ctx, &core).await
+        };
+        self.finish(result).await
     }
 
     /// Advances the run by one node. After [`Node::End`], [`AgentRun::into_result`] gives the
@@ -443,8 +476,17 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         if matches!(self.next, Pending::Done) {
             return Ok(Node::End);
         }
-        if let Some(out) = self.step().await? {
-            self.finished = Some(out);
+        let advanced = match self.begin().await {
+            Ok(()) => self.advance().await,
+            Err(e) => Err(e),
+        };
+        let ended = match advanced {
+            Ok(None) => None,
+            Ok(Some(output)) => Some(Ok(output)),
+            Err(e) => Some(Err(e)),
+        };
+        if let Some(result) = ended {
+            self.finished = Some(self.finish(result).await?);
             return Ok(Node::End);
         }
         Ok(match &self.next {
@@ -472,63 +514,173 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         })
     }
 
-    /// One transition of the state machine; `Some` when the run has its final output. The run
-    /// hooks of the capabilities fire around it: at the start, at the end, on failure.
-    async fn step(&mut self) -> Result<Option<FinalOutput>, AgentRunError> {
-        let starting = matches!(self.next, Pending::Start);
-        if starting {
-            let ctx = self.context();
-            self.caps = self.agent.inner.capabilities.for_run(&ctx);
-            for ts in &self.agent.inner.toolsets {
-                if let Err(e) = ts.enter_boxed().await {
-                    self.exit_toolsets().await;
-                    return Err(self.caps.on_run_error(&ctx, AgentRunError::User(e)).await);
+    /// The start of a run, once: the capabilities' per-run instances (and their toolsets), the
+    /// event stream through the capabilities, the toolsets entered, then `before_run`.
+    async fn begin(&mut self) -> Result<(), AgentRunError> {
+        if self.begun {
+            return Ok(());
+        }
+        self.begun = true;
+        let ctx = self.context();
+        let (caps, fresh) = self.agent.inner.capabilities.for_run(&ctx);
+        self.caps = caps;
+        if fresh {
+            let inner = &self.agent.inner;
+            let mut toolsets = inner.toolsets[..inner.capability_toolsets_from].to_vec();
+            for ts in self.caps.toolsets() {
+                crate::toolset::Toolset::check(&ts)?;
+                toolsets.push(Arc::new(ts));
+            }
+            self.toolsets = Some(toolsets);
+        }
+        if self.caps.wraps_event_stream() {
+            self.start_event_stream(&ctx)?;
+        }
+        let toolsets = self.run_toolsets().to_vec();
+        for (entered, ts) in toolsets.iter().enumerate() {
+            if let Err(e) = ts.enter_boxed().await {
+                for ts in toolsets[..entered].iter().rev() {
+                    ts.exit_boxed().await;
+                }
+                self.toolsets_entered = false;
+                return Err(AgentRunError::User(e));
+            }
+        }
+        self.toolsets_entered = true;
+        self.caps.before_run(&ctx).await
+    }
+
+    /// The end of a run: `after_run` on success, `on_run_error` on failure (which may recover
+    /// with an output), then the toolsets exited and the last events delivered.
+    async fn finish(&mut self, result: Result<RunOutput, AgentRunError>) -> Result<RunOutput, AgentRunError> {
+        self.next = Pending::Done;
+        let ctx = self.context();
+        let outcome = match result {
+            Ok(output) => match self.caps.after_run(&ctx, output).await {
+                Ok(output) => Ok(output),
+                Err(e) => self.caps.on_run_error(&ctx, e).await,
+            },
+            Err(e) => self.caps.on_run_error(&ctx, e).await,
+        };
+        if std::mem::take(&mut self.toolsets_entered) {
+            for ts in self.run_toolsets().iter().rev() {
+                ts.exit_boxed().await;
+            }
+        }
+        self.end_event_stream().await;
+        outcome
+    }
+
+    fn run_toolsets(&self) -> &[Arc<dyn DynToolset<D>>] {
+        self.toolsets.as_deref().unwrap_or(&self.agent.inner.toolsets)
+    }
+
+    /// Passes the run's events through the capabilities' `wrap_event_stream` on their way to
+    /// the run's handler (if it has one), in a task of the current runtime.
+    fn start_event_stream(&mut self, ctx: &RunContext<D>) -> Result<(), AgentRunError> {
+        use futures::StreamExt;
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| {
+            AgentRunError::User(UserError::new(
+                "a capability wraps the event stream, which needs a Tokio runtime: run the agent inside one (or with `run_sync`)",
+            ))
+        })?;
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut events = self.caps.wrap_event_stream(ctx, EventStream { rx }.boxed());
+        let handler = self.state.events.take();
+        self.event_drain = Some(runtime.spawn(async move {
+            while let Some(event) = events.next().await {
+                if let Some(handler) = &handler {
+                    handler(event);
                 }
             }
-            if let Err(e) = self.caps.before_run(&ctx).await {
-                self.exit_toolsets().await;
-                return Err(self.caps.on_run_error(&ctx, e).await);
-            }
-        }
-        let result = self.transition_with_hooks().await;
-        if !matches!(result, Ok(None)) {
-            self.exit_toolsets().await;
-        }
-        result
+        }));
+        self.state.events = Some(Arc::new(move |e| {
+            let _ = tx.send(e);
+        }));
+        Ok(())
     }
 
-    async fn exit_toolsets(&self) {
-        for ts in self.agent.inner.toolsets.iter().rev() {
-            ts.exit_boxed().await;
+    /// Waits until the wrapped event stream has delivered its last event.
+    async fn end_event_stream(&mut self) {
+        if let Some(drain) = self.event_drain.take() {
+            self.state.events = None;
+            let _ = drain.await;
         }
     }
 
-    async fn transition_with_hooks(&mut self) -> Result<Option<FinalOutput>, AgentRunError> {
-        match self.transition().await {
-            Ok(Some(out)) => {
-                let ctx = self.context();
-                match self.caps.after_run(&ctx).await {
-                    Ok(()) => Ok(Some(out)),
-                    Err(e) => Err(self.caps.on_run_error(&ctx, e).await),
-                }
-            }
-            Ok(None) => Ok(None),
-            Err(e) => {
-                let ctx = self.context();
-                Err(self.caps.on_run_error(&ctx, e).await)
+    /// One node of the run through the capabilities' node hooks; `Some` when the run has its
+    /// final output.
+    async fn advance(&mut self) -> Result<Option<RunOutput>, AgentRunError> {
+        if self.caps.is_empty() {
+            return self.transition().await;
+        }
+        let node = match &self.next {
+            Pending::Start => AgentNode::UserPrompt,
+            Pending::Request => AgentNode::ModelRequest,
+            Pending::Response(r, _) => AgentNode::CallTools { response: r.clone() },
+            Pending::Done => return Err(AgentRunError::User(UserError::new("the run has already ended"))),
+        };
+        let caps = self.caps.clone();
+        let ctx = self.context();
+        let result = {
+            let cell = tokio::sync::Mutex::new(&mut *self);
+            let core = |node: AgentNode| -> BoxFuture<'_, Result<NodeResult, AgentRunError>> {
+                Box::pin(async {
+                    let mut run = cell.lock().await;
+                    run.run_node(node).await
+                })
+            };
+            caps.node(0, &ctx, node, &core).await?
+        };
+        match result {
+            NodeResult::End(output) => Ok(Some(output)),
+            NodeResult::Next(node) => {
+                self.set_next(node)?;
+                Ok(None)
             }
         }
     }
 
-    async fn transition(&mut self) -> Result<Option<FinalOutput>, AgentRunError> {
+    /// Runs `node` and says what comes next.
+    async fn run_node(&mut self, node: AgentNode) -> Result<NodeResult, AgentRunError> {
+        self.set_next(node)?;
+        if let Some(output) = self.transition().await? {
+            return Ok(NodeResult::End(output));
+        }
+        Ok(NodeResult::Next(match &self.next {
+            Pending::Start => AgentNode::UserPrompt,
+            Pending::Request => AgentNode::ModelRequest,
+            Pending::Response(r, _) => AgentNode::CallTools { response: r.clone() },
+            Pending::Done => return Err(AgentRunError::User(UserError::new("the run has already ended"))),
+        }))
+    }
+
+    /// Makes `node` the next thing the run does (a hook may have replaced it).
+    fn set_next(&mut self, node: AgentNode) -> Result<(), AgentRunError> {
+        self.next = match (node, std::mem::replace(&mut self.next, Pending::Done)) {
+            (AgentNode::UserPrompt, Pending::Start) => Pending::Start,
+            (AgentNode::UserPrompt, _) => {
+                return Err(AgentRunError::User(UserError::new(
+                    "a run starts with its UserPrompt node only: a node hook cannot go back to it (go on with AgentNode::ModelRequest instead)",
+                )));
+            }
+            (AgentNode::ModelRequest, _) => Pending::Request,
+            (AgentNode::CallTools { response }, Pending::Response(_, resume)) => Pending::Response(response, resume),
+            (AgentNode::CallTools { response }, _) => Pending::Response(response, None),
+        };
+        Ok(())
+    }
+
+    async fn transition(&mut self) -> Result<Option<RunOutput>, AgentRunError> {
         match std::mem::replace(&mut self.next, Pending::Done) {
             Pending::Start => {
                 self.start()?;
                 Ok(None)
             }
             Pending::Request => {
-                let response = self.request().await?;
-                self.next = Pending::Response(response, None);
+                if let Some(response) = self.request().await? {
+                    self.next = Pending::Response(response, None);
+                }
                 Ok(None)
             }
             Pending::Response(response, resume) => self.handle_response(response, resume).await,
@@ -662,11 +814,14 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
 
     async fn collect_tools(&mut self) -> Result<(), AgentRunError> {
         let ctx = self.context();
-        self.tools = Some(ToolIndex::collect(&self.agent.inner, &self.caps, &ctx).await?);
+        let toolsets = self.toolsets.as_deref().unwrap_or(&self.agent.inner.toolsets);
+        self.tools = Some(ToolIndex::collect(&self.agent.inner, toolsets, &self.caps, &ctx).await?);
         Ok(())
     }
 
-    async fn request(&mut self) -> Result<ModelResponse, AgentRunError> {
+    /// Sends the next request; `None` when a capability asked the model to try again (a retry
+    /// prompt is then the next request).
+    async fn request(&mut self) -> Result<Option<ModelResponse>, AgentRunError> {
         self.state.run_step += 1;
         self.collect_tools().await?;
         if let Some(limit) = self.limits.request_limit
@@ -704,7 +859,11 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         let ctx = self.context();
         let model = &inner.model;
         let streaming = self.state.events.as_ref().and_then(|sink| inner.streaming.as_ref().map(|m| (sink, m)));
+        // The model's answer, kept for a retry asked after it (the response stays in the history).
+        let answered: std::sync::Mutex<Option<ModelResponse>> = std::sync::Mutex::new(None);
+        let keep_answer = !self.caps.is_empty();
         let core = |req: ModelRequestContext| -> BoxFuture<'_, Result<ModelResponse, AgentRunError>> {
+            let answered = &answered;
             Box::pin(async move {
                 let result = match streaming {
                     Some((sink, m)) => {
@@ -735,6 +894,9 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                     }
                     None => model.request_boxed(&req.messages, req.settings.as_ref(), &req.params).await,
                 };
+                if keep_answer && let Ok(r) = &result {
+                    *answered.lock().unwrap_or_else(|p| p.into_inner()) = Some(r.clone());
+                }
                 result.map_err(|e| match e.kind.as_str() {
                     "UserError" => AgentRunError::User(UserError::new(e.message)),
                     _ => AgentRunError::Model { kind: e.kind, message: e.message },
@@ -742,7 +904,23 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             })
         };
         let request = ModelRequestContext { messages: self.state.messages.clone(), settings, params };
-        let mut response = self.caps.model_request(0, &ctx, request, &core).await?;
+        let response = match self.caps.model_request(0, &ctx, request, &core).await {
+            Ok(response) => response,
+            Err(AgentRunError::Retry(retry)) => {
+                let answer = answered.into_inner().unwrap_or_else(|p| p.into_inner());
+                if let Some(response) = answer {
+                    self.record_response(response)?;
+                }
+                self.output_retry(retry.content, RetryCause::ModelRetry)?;
+                return Ok(None);
+            }
+            Err(e) => return Err(e),
+        };
+        self.record_response(response).map(Some)
+    }
+
+    /// Counts a response's usage (checking the token limits) and adds it to the history.
+    fn record_response(&mut self, mut response: ModelResponse) -> Result<ModelResponse, AgentRunError> {
         let usage = response.usage.clone();
         self.state.usage.input_tokens += usage.input_tokens;
         self.state.usage.output_tokens += usage.output_tokens;
@@ -782,7 +960,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         &mut self,
         response: ModelResponse,
         resume: Option<Resume>,
-    ) -> Result<Option<FinalOutput>, AgentRunError> {
+    ) -> Result<Option<RunOutput>, AgentRunError> {
         if self.tools.is_none() {
             self.collect_tools().await?;
         }
@@ -825,7 +1003,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                         }
                     }
                     if self.agent.inner.output.allows_deferred() {
-                        Ok(Some(FinalOutput::Deferred(requests)))
+                        Ok(Some(RunOutput::Deferred(requests)))
                     } else {
                         Err(crate::agent::output::deferred_not_allowed())
                     }
@@ -837,44 +1015,59 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             };
         }
         let inner = &self.agent.inner;
-        let text = response.text_content();
-        match (&text, inner.output.allows_text()) {
-            (Some(t), true) => {
+        let Some(text) = response.text_content() else {
+            return self.output_retry(
+                serde_json::Value::String("Please return text or include your response in a tool call.".into()),
+                RetryCause::ValidationError,
+            );
+        };
+        let kind = if inner.output.allows_text() {
+            OutputKind::Text
+        } else if inner.output.output_tool().is_some() {
+            OutputKind::StructuredText
+        } else {
+            return Err(AgentRunError::unexpected("the model answered with text, but text output is not allowed"));
+        };
+        if kind == OutputKind::Text && self.caps.is_empty() {
+            self.state.emit(|| AgentEvent::FinalResult { tool_name: None });
+            return Ok(Some(RunOutput::Text(text)));
+        }
+        let mut ctx = self.context();
+        ctx.retry = self.state.output_retries;
+        ctx.max_retries = inner.output_retries;
+        let info = OutputInfo { kind, call: None, def: inner.output.output_tool() };
+        let settled =
+            crate::agent::output::settle_output(&inner.output, &self.caps, &ctx, info, serde_json::Value::String(text))
+                .await;
+        drop(ctx);
+        match settled {
+            Ok(value) if kind == OutputKind::Text => {
                 self.state.emit(|| AgentEvent::FinalResult { tool_name: None });
-                Ok(Some(FinalOutput::Text(t.clone())))
+                Ok(Some(RunOutput::Text(match value {
+                    serde_json::Value::String(s) => s,
+                    other => other.to_string(),
+                })))
             }
-            (Some(t), false) => match inner.output.output_tool() {
-                Some(_) => {
-                    let parsed = match serde_json::from_str::<serde_json::Value>(t) {
-                        Ok(v) => inner.output.validate(&v),
-                        Err(e) => Err(vec![ErrorDetail::json_invalid(t, &e)]),
-                    };
-                    match parsed {
-                        Ok(v) => Ok(Some(FinalOutput::Structured(v))),
-                        Err(errors) => {
-                            let content = serde_json::to_value(&errors).unwrap_or_default();
-                            self.output_retry(content)
-                        }
-                    }
-                }
-                None => Err(AgentRunError::unexpected("the model answered with text, but text output is not allowed")),
-            },
-            (None, _) => self.output_retry(serde_json::Value::String(
-                "Please return text or include your response in a tool call.".into(),
-            )),
+            Ok(value) => Ok(Some(RunOutput::Structured(value))),
+            Err(ToolError::Validation(errors)) => {
+                self.output_retry(serde_json::to_value(&errors).unwrap_or_default(), RetryCause::ValidationError)
+            }
+            Err(ToolError::Retry(retry)) => self.output_retry(retry.content, RetryCause::ModelRetry),
+            Err(other) => Err(crate::agent::output::output_failure(other)),
         }
     }
 
-    fn output_retry(&mut self, content: serde_json::Value) -> Result<Option<FinalOutput>, AgentRunError> {
+    fn output_retry(
+        &mut self,
+        content: serde_json::Value,
+        cause: RetryCause,
+    ) -> Result<Option<RunOutput>, AgentRunError> {
         let max = self.agent.inner.output_retries;
         if self.state.output_retries >= max {
             return Err(AgentRunError::unexpected(format!("Exceeded maximum output retries ({max})")));
         }
         self.state.output_retries += 1;
-        let part = RetryFeedbackPart::new(
-            content,
-            RetryInfo::new(RetryCause::ValidationError, self.state.output_retries, max),
-        );
+        let part = RetryFeedbackPart::new(content, RetryInfo::new(cause, self.state.output_retries, max));
         let mut request = ModelRequest::new(vec![ModelRequestPart::RetryFeedback(part)]);
         request.run_id = Some(self.state.run_id.clone());
         request.conversation_id = Some(self.state.conversation_id.clone());

@@ -6,9 +6,11 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 use super::{
-    DynCapability, Instrumentation, ModelRequestContext, ModelRequestNext, ReinjectSystemPrompt, ThreadExecutor,
-    ToolCallInfo, ToolExecuteNext, ToolValidateNext, ordering,
+    AgentNode, DynCapability, EventBoxStream, Instrumentation, ModelRequestContext, ModelRequestNext, NodeNext,
+    NodeResult, OutputInfo, OutputNext, ReinjectSystemPrompt, RunNext, ThreadExecutor, ToolCallInfo, ToolExecuteNext,
+    ToolValidateNext, ordering,
 };
+use crate::agent::RunOutput;
 use crate::context::RunContext;
 use crate::deferred::{DeferredToolRequests, DeferredToolResults};
 use crate::error::{AgentRunError, UserError};
@@ -23,6 +25,11 @@ pub(crate) type ModelCore<'a> =
 pub(crate) type ValidateCore<'a> = dyn Fn(Value) -> BoxFuture<'a, Result<Value, ToolError>> + Send + Sync + 'a;
 /// The tool execution at the centre of the chain.
 pub(crate) type ExecuteCore<'a> = dyn Fn(Value) -> BoxFuture<'a, Result<ToolOutput, ToolError>> + Send + Sync + 'a;
+
+/// The whole run at the centre of the `wrap_run` chain.
+pub(crate) type RunCore<'a> = dyn Fn() -> BoxFuture<'a, Result<RunOutput, AgentRunError>> + Send + Sync + 'a;
+/// One node of the run at the centre of the `wrap_node_run` chain.
+pub(crate) type NodeCore<'a> = dyn Fn(AgentNode) -> BoxFuture<'a, Result<NodeResult, AgentRunError>> + Send + Sync + 'a;
 
 /// The capabilities of an agent, in order.
 pub(crate) struct Capabilities<D> {
@@ -116,8 +123,9 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
         self.caps.iter().filter_map(|c| c.toolset()).collect()
     }
 
-    /// The capabilities for one run: each one's `for_run` instance, or itself.
-    pub(crate) fn for_run(&self, ctx: &RunContext<D>) -> Self {
+    /// The capabilities for one run: each one's `for_run` instance, or itself; and whether any
+    /// capability made a fresh instance.
+    pub(crate) fn for_run(&self, ctx: &RunContext<D>) -> (Self, bool) {
         let mut fresh = Vec::new();
         let caps = self
             .caps
@@ -131,7 +139,7 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
             })
             .collect();
         self.bind(&fresh);
-        Capabilities { caps, agent: self.agent.clone() }
+        (Capabilities { caps, agent: self.agent.clone() }, !fresh.is_empty())
     }
 
     /// The capabilities' instructions, in order.
@@ -198,18 +206,188 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
         Ok(())
     }
 
-    pub(crate) async fn after_run(&self, ctx: &RunContext<D>) -> Result<(), AgentRunError> {
+    pub(crate) async fn after_run(
+        &self,
+        ctx: &RunContext<D>,
+        mut output: RunOutput,
+    ) -> Result<RunOutput, AgentRunError> {
         for c in self.caps.iter().rev() {
-            c.after_run(ctx).await?;
+            output = c.after_run(ctx, output).await?;
         }
-        Ok(())
+        Ok(output)
     }
 
-    pub(crate) async fn on_run_error(&self, ctx: &RunContext<D>, mut error: AgentRunError) -> AgentRunError {
+    /// Offers a run's error to each `on_run_error` (the last capability first) until one
+    /// recovers.
+    pub(crate) async fn on_run_error(
+        &self,
+        ctx: &RunContext<D>,
+        error: AgentRunError,
+    ) -> Result<RunOutput, AgentRunError> {
+        let mut outcome = Err(error);
         for c in self.caps.iter().rev() {
-            error = c.on_run_error(ctx, error).await;
+            match outcome {
+                Err(e) => outcome = c.on_run_error(ctx, e).await,
+                Ok(_) => break,
+            }
         }
-        error
+        outcome
+    }
+
+    /// The run through every `wrap_run`.
+    pub(crate) fn run<'a>(
+        &'a self,
+        i: usize,
+        ctx: &'a RunContext<D>,
+        core: &'a RunCore<'a>,
+    ) -> BoxFuture<'a, Result<RunOutput, AgentRunError>> {
+        match self.caps.get(i) {
+            Some(cap) => cap.wrap_run(ctx, RunNext::new(move || self.run(i + 1, ctx, core))),
+            None => core(),
+        }
+    }
+
+    /// One node through every `wrap_node_run`, then the before / after / error hooks.
+    pub(crate) fn node<'a>(
+        &'a self,
+        i: usize,
+        ctx: &'a RunContext<D>,
+        node: AgentNode,
+        core: &'a NodeCore<'a>,
+    ) -> BoxFuture<'a, Result<NodeResult, AgentRunError>> {
+        Box::pin(async move {
+            match self.caps.get(i) {
+                Some(cap) => {
+                    let next = NodeNext::new(move |n| self.node(i + 1, ctx, n, core));
+                    cap.wrap_node_run(ctx, node, next).await
+                }
+                None => {
+                    let mut node = node;
+                    for c in &self.caps {
+                        node = c.before_node_run(ctx, node).await?;
+                    }
+                    let mut result = match core(node.clone()).await {
+                        Ok(r) => r,
+                        Err(error) => {
+                            let mut outcome = Err(error);
+                            for c in self.caps.iter().rev() {
+                                match outcome {
+                                    Err(e) => outcome = c.on_node_run_error(ctx, &node, e).await,
+                                    Ok(_) => break,
+                                }
+                            }
+                            outcome?
+                        }
+                    };
+                    for c in self.caps.iter().rev() {
+                        result = c.after_node_run(ctx, &node, result).await?;
+                    }
+                    Ok(result)
+                }
+            }
+        })
+    }
+
+    /// Whether any capability wraps the event stream.
+    pub(crate) fn wraps_event_stream(&self) -> bool {
+        self.caps.iter().any(|c| c.wraps_event_stream())
+    }
+
+    /// The event stream through every `wrap_event_stream`, the first capability outermost.
+    pub(crate) fn wrap_event_stream(&self, ctx: &RunContext<D>, mut events: EventBoxStream) -> EventBoxStream {
+        for c in self.caps.iter().rev() {
+            if c.wraps_event_stream() {
+                events = c.wrap_event_stream(ctx, events);
+            }
+        }
+        events
+    }
+
+    /// The validation of structured output through every `wrap_output_validate`, then the
+    /// other hooks.
+    pub(crate) fn output_validate<'a>(
+        &'a self,
+        i: usize,
+        ctx: &'a RunContext<D>,
+        info: OutputInfo<'a>,
+        raw: Value,
+        core: &'a ValidateCore<'a>,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        Box::pin(async move {
+            match self.caps.get(i) {
+                Some(cap) => {
+                    let next = OutputNext::new(move |v| self.output_validate(i + 1, ctx, info, v, core));
+                    cap.wrap_output_validate(ctx, info, raw, next).await
+                }
+                None => {
+                    let mut raw = raw;
+                    for c in &self.caps {
+                        raw = c.before_output_validate(ctx, info, raw).await?;
+                    }
+                    let mut value = match core(raw.clone()).await {
+                        Ok(v) => v,
+                        Err(error) => {
+                            let mut outcome = Err(error);
+                            for c in self.caps.iter().rev() {
+                                match outcome {
+                                    Err(e) => outcome = c.on_output_validate_error(ctx, info, &raw, e).await,
+                                    Ok(_) => break,
+                                }
+                            }
+                            outcome?
+                        }
+                    };
+                    for c in self.caps.iter().rev() {
+                        value = c.after_output_validate(ctx, info, value).await?;
+                    }
+                    Ok(value)
+                }
+            }
+        })
+    }
+
+    /// The processing of the validated output through every `wrap_output_process`, then the
+    /// other hooks (a retry is an answer, not a failure: it skips `on_output_process_error`).
+    pub(crate) fn output_process<'a>(
+        &'a self,
+        i: usize,
+        ctx: &'a RunContext<D>,
+        info: OutputInfo<'a>,
+        value: Value,
+        core: &'a ValidateCore<'a>,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        Box::pin(async move {
+            match self.caps.get(i) {
+                Some(cap) => {
+                    let next = OutputNext::new(move |v| self.output_process(i + 1, ctx, info, v, core));
+                    cap.wrap_output_process(ctx, info, value, next).await
+                }
+                None => {
+                    let mut value = value;
+                    for c in &self.caps {
+                        value = c.before_output_process(ctx, info, value).await?;
+                    }
+                    let mut out = match core(value.clone()).await {
+                        Ok(v) => v,
+                        Err(e @ ToolError::Retry(_)) => return Err(e),
+                        Err(error) => {
+                            let mut outcome = Err(error);
+                            for c in self.caps.iter().rev() {
+                                match outcome {
+                                    Err(e) => outcome = c.on_output_process_error(ctx, info, &value, e).await,
+                                    Ok(_) => break,
+                                }
+                            }
+                            outcome?
+                        }
+                    };
+                    for c in self.caps.iter().rev() {
+                        out = c.after_output_process(ctx, info, out).await?;
+                    }
+                    Ok(out)
+                }
+            }
+        })
     }
 
     pub(crate) async fn prepare_tools(
@@ -244,10 +422,12 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
                     }
                     let mut response = match core(request.clone()).await {
                         Ok(r) => r,
+                        Err(e @ AgentRunError::Retry(_)) => return Err(e),
                         Err(error) => {
                             let mut outcome = Err(error);
                             for c in self.caps.iter().rev() {
                                 match outcome {
+                                    Err(e @ AgentRunError::Retry(_)) => return Err(e),
                                     Err(e) => outcome = c.on_model_request_error(ctx, &request, e).await,
                                     Ok(_) => break,
                                 }

@@ -7,9 +7,10 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 use super::{
-    Capability, CapabilityOrdering, ModelRequestContext, ModelRequestNext, ToolCallInfo, ToolExecuteNext,
-    ToolValidateNext,
+    AgentNode, Capability, CapabilityOrdering, EventBoxStream, ModelRequestContext, ModelRequestNext, NodeNext,
+    NodeResult, OutputInfo, OutputKind, OutputNext, RunNext, ToolCallInfo, ToolExecuteNext, ToolValidateNext,
 };
+use crate::agent::{AgentEvent, RunOutput};
 use crate::context::RunContext;
 use crate::deferred::{DeferredToolRequests, DeferredToolResults};
 use crate::error::AgentRunError;
@@ -32,9 +33,50 @@ impl From<ToolCallInfo<'_>> for OwnedToolCall {
     }
 }
 
+/// The output a [`Hooks`] output hook is about, owned (see [`OutputInfo`]).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct OwnedOutput {
+    /// How the output came.
+    pub kind: OutputKind,
+    /// The output tool call, for tool output.
+    pub call: Option<ToolCallPart>,
+    /// The output tool's definition, for structured output.
+    pub def: Option<ToolDefinition>,
+}
+
+impl From<OutputInfo<'_>> for OwnedOutput {
+    fn from(info: OutputInfo<'_>) -> Self {
+        OwnedOutput { kind: info.kind, call: info.call.cloned(), def: info.def.cloned() }
+    }
+}
+
 type Fut<T> = BoxFuture<'static, T>;
 type RunFn<D> = Arc<dyn Fn(RunContext<D>) -> Fut<Result<(), AgentRunError>> + Send + Sync>;
-type RunErrorFn<D> = Arc<dyn Fn(RunContext<D>, AgentRunError) -> Fut<AgentRunError> + Send + Sync>;
+type AfterRunFn<D> = Arc<dyn Fn(RunContext<D>, RunOutput) -> Fut<Result<RunOutput, AgentRunError>> + Send + Sync>;
+type RunErrorFn<D> = Arc<dyn Fn(RunContext<D>, AgentRunError) -> Fut<Result<RunOutput, AgentRunError>> + Send + Sync>;
+type WrapRunFn<D> = Arc<
+    dyn for<'a> Fn(&'a RunContext<D>, RunNext<'a>) -> BoxFuture<'a, Result<RunOutput, AgentRunError>> + Send + Sync,
+>;
+type BeforeNodeFn<D> = Arc<dyn Fn(RunContext<D>, AgentNode) -> Fut<Result<AgentNode, AgentRunError>> + Send + Sync>;
+type AfterNodeFn<D> =
+    Arc<dyn Fn(RunContext<D>, AgentNode, NodeResult) -> Fut<Result<NodeResult, AgentRunError>> + Send + Sync>;
+type WrapNodeFn<D> = Arc<
+    dyn for<'a> Fn(&'a RunContext<D>, AgentNode, NodeNext<'a>) -> BoxFuture<'a, Result<NodeResult, AgentRunError>>
+        + Send
+        + Sync,
+>;
+type NodeErrorFn<D> =
+    Arc<dyn Fn(RunContext<D>, AgentNode, AgentRunError) -> Fut<Result<NodeResult, AgentRunError>> + Send + Sync>;
+type EventFn = Arc<dyn Fn(AgentEvent) -> Fut<()> + Send + Sync>;
+type OutputFn<D> = Arc<dyn Fn(RunContext<D>, OwnedOutput, Value) -> Fut<Result<Value, ToolError>> + Send + Sync>;
+type OutputErrorFn<D> =
+    Arc<dyn Fn(RunContext<D>, OwnedOutput, Value, ToolError) -> Fut<Result<Value, ToolError>> + Send + Sync>;
+type WrapOutputFn<D> = Arc<
+    dyn for<'a> Fn(&'a RunContext<D>, OutputInfo<'a>, Value, OutputNext<'a>) -> BoxFuture<'a, Result<Value, ToolError>>
+        + Send
+        + Sync,
+>;
 type PrepareFn<D> =
     Arc<dyn Fn(RunContext<D>, Vec<ToolDefinition>) -> Fut<Result<Vec<ToolDefinition>, AgentRunError>> + Send + Sync>;
 type DeferredFn<D> = Arc<dyn Fn(RunContext<D>, DeferredToolRequests) -> Fut<Option<DeferredToolResults>> + Send + Sync>;
@@ -128,7 +170,7 @@ type WrapExecuteFn<D> = Arc<
 ///             result
 ///         })
 ///     })
-///     .on_run_error(|_ctx, error| async move { error });
+///     .on_run_error(|_ctx, error| async move { Err(error) });
 ///
 /// let agent = Agent::builder(TestModel::default()).tool(add).capability(hooks).build()?;
 /// agent.run("1 + 1?").run_sync()?;
@@ -140,8 +182,14 @@ pub struct Hooks<D = ()> {
     name: Option<String>,
     ordering: Option<CapabilityOrdering>,
     before_run: Vec<RunFn<D>>,
-    after_run: Vec<RunFn<D>>,
+    after_run: Vec<AfterRunFn<D>>,
     on_run_error: Vec<RunErrorFn<D>>,
+    wrap_run: Vec<WrapRunFn<D>>,
+    before_node_run: Vec<BeforeNodeFn<D>>,
+    after_node_run: Vec<AfterNodeFn<D>>,
+    wrap_node_run: Vec<WrapNodeFn<D>>,
+    on_node_run_error: Vec<NodeErrorFn<D>>,
+    on_event: Vec<EventFn>,
     prepare_tools: Vec<PrepareFn<D>>,
     prepare_output_tools: Vec<PrepareFn<D>>,
     handle_deferred: Vec<DeferredFn<D>>,
@@ -157,6 +205,14 @@ pub struct Hooks<D = ()> {
     after_tool_execute: Vec<AfterExecuteFn<D>>,
     wrap_tool_execute: Vec<WrapExecuteFn<D>>,
     on_tool_execute_error: Vec<ExecuteErrorFn<D>>,
+    before_output_validate: Vec<OutputFn<D>>,
+    after_output_validate: Vec<OutputFn<D>>,
+    wrap_output_validate: Vec<WrapOutputFn<D>>,
+    on_output_validate_error: Vec<OutputErrorFn<D>>,
+    before_output_process: Vec<OutputFn<D>>,
+    after_output_process: Vec<OutputFn<D>>,
+    wrap_output_process: Vec<WrapOutputFn<D>>,
+    on_output_process_error: Vec<OutputErrorFn<D>>,
 }
 
 impl<D> Default for Hooks<D> {
@@ -167,6 +223,12 @@ impl<D> Default for Hooks<D> {
             before_run: Vec::new(),
             after_run: Vec::new(),
             on_run_error: Vec::new(),
+            wrap_run: Vec::new(),
+            before_node_run: Vec::new(),
+            after_node_run: Vec::new(),
+            wrap_node_run: Vec::new(),
+            on_node_run_error: Vec::new(),
+            on_event: Vec::new(),
             prepare_tools: Vec::new(),
             prepare_output_tools: Vec::new(),
             handle_deferred: Vec::new(),
@@ -182,6 +244,14 @@ impl<D> Default for Hooks<D> {
             after_tool_execute: Vec::new(),
             wrap_tool_execute: Vec::new(),
             on_tool_execute_error: Vec::new(),
+            before_output_validate: Vec::new(),
+            after_output_validate: Vec::new(),
+            wrap_output_validate: Vec::new(),
+            on_output_validate_error: Vec::new(),
+            before_output_process: Vec::new(),
+            after_output_process: Vec::new(),
+            wrap_output_process: Vec::new(),
+            on_output_process_error: Vec::new(),
         }
     }
 }
@@ -194,6 +264,12 @@ impl<D> Clone for Hooks<D> {
             before_run: self.before_run.clone(),
             after_run: self.after_run.clone(),
             on_run_error: self.on_run_error.clone(),
+            wrap_run: self.wrap_run.clone(),
+            before_node_run: self.before_node_run.clone(),
+            after_node_run: self.after_node_run.clone(),
+            wrap_node_run: self.wrap_node_run.clone(),
+            on_node_run_error: self.on_node_run_error.clone(),
+            on_event: self.on_event.clone(),
             prepare_tools: self.prepare_tools.clone(),
             prepare_output_tools: self.prepare_output_tools.clone(),
             handle_deferred: self.handle_deferred.clone(),
@@ -209,6 +285,14 @@ impl<D> Clone for Hooks<D> {
             after_tool_execute: self.after_tool_execute.clone(),
             wrap_tool_execute: self.wrap_tool_execute.clone(),
             on_tool_execute_error: self.on_tool_execute_error.clone(),
+            before_output_validate: self.before_output_validate.clone(),
+            after_output_validate: self.after_output_validate.clone(),
+            wrap_output_validate: self.wrap_output_validate.clone(),
+            on_output_validate_error: self.on_output_validate_error.clone(),
+            before_output_process: self.before_output_process.clone(),
+            after_output_process: self.after_output_process.clone(),
+            wrap_output_process: self.wrap_output_process.clone(),
+            on_output_process_error: self.on_output_process_error.clone(),
         }
     }
 }
@@ -247,23 +331,183 @@ impl<D: Clone + Send + Sync + 'static> Hooks<D> {
         self
     }
 
-    /// When a run ends with an output or deferred requests.
+    /// When a run ends with an output or deferred requests: may change the output.
     pub fn after_run<F, R>(mut self, f: F) -> Self
     where
-        F: Fn(RunContext<D>) -> R + Send + Sync + 'static,
-        R: Future<Output = Result<(), AgentRunError>> + Send + 'static,
+        F: Fn(RunContext<D>, RunOutput) -> R + Send + Sync + 'static,
+        R: Future<Output = Result<RunOutput, AgentRunError>> + Send + 'static,
     {
-        self.after_run.push(Arc::new(move |ctx| Box::pin(f(ctx))));
+        self.after_run.push(Arc::new(move |ctx, out| Box::pin(f(ctx, out))));
         self
     }
 
-    /// When a run fails: return the error (or another one).
+    /// Around the whole run: `next.run()` runs it.
+    pub fn wrap_run<F>(mut self, f: F) -> Self
+    where
+        F: for<'a> Fn(&'a RunContext<D>, RunNext<'a>) -> BoxFuture<'a, Result<RunOutput, AgentRunError>>
+            + Send
+            + Sync
+            + 'static,
+    {
+        self.wrap_run.push(Arc::new(f));
+        self
+    }
+
+    /// When a run fails: `Err` passes the error (or another one) on, `Ok(output)` recovers.
     pub fn on_run_error<F, R>(mut self, f: F) -> Self
     where
         F: Fn(RunContext<D>, AgentRunError) -> R + Send + Sync + 'static,
-        R: Future<Output = AgentRunError> + Send + 'static,
+        R: Future<Output = Result<RunOutput, AgentRunError>> + Send + 'static,
     {
         self.on_run_error.push(Arc::new(move |ctx, e| Box::pin(f(ctx, e))));
+        self
+    }
+
+    /// Before each node of the run: may replace it with a node of the same kind.
+    pub fn before_node_run<F, R>(mut self, f: F) -> Self
+    where
+        F: Fn(RunContext<D>, AgentNode) -> R + Send + Sync + 'static,
+        R: Future<Output = Result<AgentNode, AgentRunError>> + Send + 'static,
+    {
+        self.before_node_run.push(Arc::new(move |ctx, node| Box::pin(f(ctx, node))));
+        self
+    }
+
+    /// After each node that succeeded: may change what comes next.
+    pub fn after_node_run<F, R>(mut self, f: F) -> Self
+    where
+        F: Fn(RunContext<D>, AgentNode, NodeResult) -> R + Send + Sync + 'static,
+        R: Future<Output = Result<NodeResult, AgentRunError>> + Send + 'static,
+    {
+        self.after_node_run.push(Arc::new(move |ctx, node, result| Box::pin(f(ctx, node, result))));
+        self
+    }
+
+    /// Around each node: `next.run(node)` runs it.
+    pub fn wrap_node_run<F>(mut self, f: F) -> Self
+    where
+        F: for<'a> Fn(&'a RunContext<D>, AgentNode, NodeNext<'a>) -> BoxFuture<'a, Result<NodeResult, AgentRunError>>
+            + Send
+            + Sync
+            + 'static,
+    {
+        self.wrap_node_run.push(Arc::new(f));
+        self
+    }
+
+    /// When a node fails: `Err` passes the error on, `Ok(result)` recovers.
+    pub fn on_node_run_error<F, R>(mut self, f: F) -> Self
+    where
+        F: Fn(RunContext<D>, AgentNode, AgentRunError) -> R + Send + Sync + 'static,
+        R: Future<Output = Result<NodeResult, AgentRunError>> + Send + 'static,
+    {
+        self.on_node_run_error.push(Arc::new(move |ctx, node, e| Box::pin(f(ctx, node, e))));
+        self
+    }
+
+    /// With each event of the run, in order (the events pass on unchanged; see
+    /// [`ProcessEventStream`](super::ProcessEventStream) to change them). A run with such a
+    /// hook produces its events even without an event handler.
+    pub fn on_event<F, R>(mut self, f: F) -> Self
+    where
+        F: Fn(AgentEvent) -> R + Send + Sync + 'static,
+        R: Future<Output = ()> + Send + 'static,
+    {
+        self.on_event.push(Arc::new(move |e| Box::pin(f(e))));
+        self
+    }
+
+    /// Before structured output is validated: may change the raw output, or ask for a retry.
+    pub fn before_output_validate<F, R>(mut self, f: F) -> Self
+    where
+        F: Fn(RunContext<D>, OwnedOutput, Value) -> R + Send + Sync + 'static,
+        R: Future<Output = Result<Value, ToolError>> + Send + 'static,
+    {
+        self.before_output_validate.push(Arc::new(move |ctx, out, v| Box::pin(f(ctx, out, v))));
+        self
+    }
+
+    /// After the output validated: may change the value, or ask for a retry.
+    pub fn after_output_validate<F, R>(mut self, f: F) -> Self
+    where
+        F: Fn(RunContext<D>, OwnedOutput, Value) -> R + Send + Sync + 'static,
+        R: Future<Output = Result<Value, ToolError>> + Send + 'static,
+    {
+        self.after_output_validate.push(Arc::new(move |ctx, out, v| Box::pin(f(ctx, out, v))));
+        self
+    }
+
+    /// Around the output's validation: `next.run(raw)` validates.
+    pub fn wrap_output_validate<F>(mut self, f: F) -> Self
+    where
+        F: for<'a> Fn(
+                &'a RunContext<D>,
+                OutputInfo<'a>,
+                Value,
+                OutputNext<'a>,
+            ) -> BoxFuture<'a, Result<Value, ToolError>>
+            + Send
+            + Sync
+            + 'static,
+    {
+        self.wrap_output_validate.push(Arc::new(f));
+        self
+    }
+
+    /// When the output fails validation: `Ok(value)` recovers (the closure gets the raw output).
+    pub fn on_output_validate_error<F, R>(mut self, f: F) -> Self
+    where
+        F: Fn(RunContext<D>, OwnedOutput, Value, ToolError) -> R + Send + Sync + 'static,
+        R: Future<Output = Result<Value, ToolError>> + Send + 'static,
+    {
+        self.on_output_validate_error.push(Arc::new(move |ctx, out, v, e| Box::pin(f(ctx, out, v, e))));
+        self
+    }
+
+    /// Before the validated output is processed: may change it, or ask for a retry.
+    pub fn before_output_process<F, R>(mut self, f: F) -> Self
+    where
+        F: Fn(RunContext<D>, OwnedOutput, Value) -> R + Send + Sync + 'static,
+        R: Future<Output = Result<Value, ToolError>> + Send + 'static,
+    {
+        self.before_output_process.push(Arc::new(move |ctx, out, v| Box::pin(f(ctx, out, v))));
+        self
+    }
+
+    /// After the output was processed: may change the result, or ask for a retry.
+    pub fn after_output_process<F, R>(mut self, f: F) -> Self
+    where
+        F: Fn(RunContext<D>, OwnedOutput, Value) -> R + Send + Sync + 'static,
+        R: Future<Output = Result<Value, ToolError>> + Send + 'static,
+    {
+        self.after_output_process.push(Arc::new(move |ctx, out, v| Box::pin(f(ctx, out, v))));
+        self
+    }
+
+    /// Around the output's processing: `next.run(value)` processes.
+    pub fn wrap_output_process<F>(mut self, f: F) -> Self
+    where
+        F: for<'a> Fn(
+                &'a RunContext<D>,
+                OutputInfo<'a>,
+                Value,
+                OutputNext<'a>,
+            ) -> BoxFuture<'a, Result<Value, ToolError>>
+            + Send
+            + Sync
+            + 'static,
+    {
+        self.wrap_output_process.push(Arc::new(f));
+        self
+    }
+
+    /// When processing fails (not a retry): `Ok(value)` recovers.
+    pub fn on_output_process_error<F, R>(mut self, f: F) -> Self
+    where
+        F: Fn(RunContext<D>, OwnedOutput, Value, ToolError) -> R + Send + Sync + 'static,
+        R: Future<Output = Result<Value, ToolError>> + Send + 'static,
+    {
+        self.on_output_process_error.push(Arc::new(move |ctx, out, v, e| Box::pin(f(ctx, out, v, e))));
         self
     }
 
@@ -439,6 +683,54 @@ impl<D: Clone + Send + Sync + 'static> Hooks<D> {
         self
     }
 
+    fn wrap_run_at<'a>(
+        &'a self,
+        i: usize,
+        ctx: &'a RunContext<D>,
+        next: Arc<RunNext<'a>>,
+    ) -> BoxFuture<'a, Result<RunOutput, AgentRunError>> {
+        match self.wrap_run.get(i) {
+            None => next.run(),
+            Some(f) => {
+                let inner = RunNext::new(move || self.wrap_run_at(i + 1, ctx, next.clone()));
+                f(ctx, inner)
+            }
+        }
+    }
+
+    fn wrap_node_at<'a>(
+        &'a self,
+        i: usize,
+        ctx: &'a RunContext<D>,
+        node: AgentNode,
+        next: Arc<NodeNext<'a>>,
+    ) -> BoxFuture<'a, Result<NodeResult, AgentRunError>> {
+        match self.wrap_node_run.get(i) {
+            None => next.run(node),
+            Some(f) => {
+                let inner = NodeNext::new(move |n| self.wrap_node_at(i + 1, ctx, n, next.clone()));
+                f(ctx, node, inner)
+            }
+        }
+    }
+
+    fn wrap_output_at<'a>(
+        &'a self,
+        wraps: &'a [WrapOutputFn<D>],
+        ctx: &'a RunContext<D>,
+        output: OutputInfo<'a>,
+        value: Value,
+        next: Arc<OutputNext<'a>>,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        match wraps.split_first() {
+            None => next.run(value),
+            Some((f, rest)) => {
+                let inner = OutputNext::new(move |v| self.wrap_output_at(rest, ctx, output, v, next.clone()));
+                f(ctx, output, value, inner)
+            }
+        }
+    }
+
     fn wrap_model_at<'a>(
         &'a self,
         i: usize,
@@ -536,18 +828,196 @@ impl<D: Clone + Send + Sync + 'static> Capability<D> for Hooks<D> {
         Ok(())
     }
 
-    async fn after_run(&self, ctx: &RunContext<D>) -> Result<(), AgentRunError> {
+    async fn after_run(&self, ctx: &RunContext<D>, mut output: RunOutput) -> Result<RunOutput, AgentRunError> {
         for f in &self.after_run {
-            f(ctx.clone()).await?;
+            output = f(ctx.clone(), output).await?;
         }
-        Ok(())
+        Ok(output)
     }
 
-    async fn on_run_error(&self, ctx: &RunContext<D>, mut error: AgentRunError) -> AgentRunError {
+    fn wrap_run<'a>(
+        &'a self,
+        ctx: &'a RunContext<D>,
+        next: RunNext<'a>,
+    ) -> impl Future<Output = Result<RunOutput, AgentRunError>> + Send + 'a {
+        self.wrap_run_at(0, ctx, Arc::new(next))
+    }
+
+    async fn on_run_error(&self, ctx: &RunContext<D>, error: AgentRunError) -> Result<RunOutput, AgentRunError> {
+        let mut outcome = Err(error);
         for f in &self.on_run_error {
-            error = f(ctx.clone(), error).await;
+            match outcome {
+                Err(e) => outcome = f(ctx.clone(), e).await,
+                Ok(_) => break,
+            }
         }
-        error
+        outcome
+    }
+
+    async fn before_node_run(&self, ctx: &RunContext<D>, mut node: AgentNode) -> Result<AgentNode, AgentRunError> {
+        for f in &self.before_node_run {
+            node = f(ctx.clone(), node).await?;
+        }
+        Ok(node)
+    }
+
+    async fn after_node_run(
+        &self,
+        ctx: &RunContext<D>,
+        node: &AgentNode,
+        mut result: NodeResult,
+    ) -> Result<NodeResult, AgentRunError> {
+        for f in &self.after_node_run {
+            result = f(ctx.clone(), node.clone(), result).await?;
+        }
+        Ok(result)
+    }
+
+    fn wrap_node_run<'a>(
+        &'a self,
+        ctx: &'a RunContext<D>,
+        node: AgentNode,
+        next: NodeNext<'a>,
+    ) -> impl Future<Output = Result<NodeResult, AgentRunError>> + Send + 'a {
+        self.wrap_node_at(0, ctx, node, Arc::new(next))
+    }
+
+    async fn on_node_run_error(
+        &self,
+        ctx: &RunContext<D>,
+        node: &AgentNode,
+        error: AgentRunError,
+    ) -> Result<NodeResult, AgentRunError> {
+        let mut outcome = Err(error);
+        for f in &self.on_node_run_error {
+            match outcome {
+                Err(e) => outcome = f(ctx.clone(), node.clone(), e).await,
+                Ok(_) => break,
+            }
+        }
+        outcome
+    }
+
+    fn wraps_event_stream(&self) -> bool {
+        !self.on_event.is_empty()
+    }
+
+    fn wrap_event_stream(&self, _ctx: &RunContext<D>, events: EventBoxStream) -> EventBoxStream {
+        use futures::StreamExt;
+        let handlers = self.on_event.clone();
+        events
+            .then(move |event| {
+                let seen: Vec<_> = handlers.iter().map(|f| f(event.clone())).collect();
+                async move {
+                    for s in seen {
+                        s.await;
+                    }
+                    event
+                }
+            })
+            .boxed()
+    }
+
+    async fn before_output_validate(
+        &self,
+        ctx: &RunContext<D>,
+        output: OutputInfo<'_>,
+        mut raw: Value,
+    ) -> Result<Value, ToolError> {
+        for f in &self.before_output_validate {
+            raw = f(ctx.clone(), output.into(), raw).await?;
+        }
+        Ok(raw)
+    }
+
+    async fn after_output_validate(
+        &self,
+        ctx: &RunContext<D>,
+        output: OutputInfo<'_>,
+        mut value: Value,
+    ) -> Result<Value, ToolError> {
+        for f in &self.after_output_validate {
+            value = f(ctx.clone(), output.into(), value).await?;
+        }
+        Ok(value)
+    }
+
+    fn wrap_output_validate<'a>(
+        &'a self,
+        ctx: &'a RunContext<D>,
+        output: OutputInfo<'a>,
+        raw: Value,
+        next: OutputNext<'a>,
+    ) -> impl Future<Output = Result<Value, ToolError>> + Send + 'a {
+        self.wrap_output_at(&self.wrap_output_validate, ctx, output, raw, Arc::new(next))
+    }
+
+    async fn on_output_validate_error(
+        &self,
+        ctx: &RunContext<D>,
+        output: OutputInfo<'_>,
+        raw: &Value,
+        error: ToolError,
+    ) -> Result<Value, ToolError> {
+        let mut outcome = Err(error);
+        for f in &self.on_output_validate_error {
+            match outcome {
+                Err(e) => outcome = f(ctx.clone(), output.into(), raw.clone(), e).await,
+                Ok(_) => break,
+            }
+        }
+        outcome
+    }
+
+    async fn before_output_process(
+        &self,
+        ctx: &RunContext<D>,
+        output: OutputInfo<'_>,
+        mut value: Value,
+    ) -> Result<Value, ToolError> {
+        for f in &self.before_output_process {
+            value = f(ctx.clone(), output.into(), value).await?;
+        }
+        Ok(value)
+    }
+
+    async fn after_output_process(
+        &self,
+        ctx: &RunContext<D>,
+        output: OutputInfo<'_>,
+        mut value: Value,
+    ) -> Result<Value, ToolError> {
+        for f in &self.after_output_process {
+            value = f(ctx.clone(), output.into(), value).await?;
+        }
+        Ok(value)
+    }
+
+    fn wrap_output_process<'a>(
+        &'a self,
+        ctx: &'a RunContext<D>,
+        output: OutputInfo<'a>,
+        value: Value,
+        next: OutputNext<'a>,
+    ) -> impl Future<Output = Result<Value, ToolError>> + Send + 'a {
+        self.wrap_output_at(&self.wrap_output_process, ctx, output, value, Arc::new(next))
+    }
+
+    async fn on_output_process_error(
+        &self,
+        ctx: &RunContext<D>,
+        output: OutputInfo<'_>,
+        value: &Value,
+        error: ToolError,
+    ) -> Result<Value, ToolError> {
+        let mut outcome = Err(error);
+        for f in &self.on_output_process_error {
+            match outcome {
+                Err(e) => outcome = f(ctx.clone(), output.into(), value.clone(), e).await,
+                Ok(_) => break,
+            }
+        }
+        outcome
     }
 
     async fn prepare_tools(

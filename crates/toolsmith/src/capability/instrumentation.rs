@@ -12,6 +12,7 @@ use super::{
     BoxedCapability, Capability, CapabilityOrdering, ModelRequestContext, ModelRequestNext, ToolCallInfo,
     ToolExecuteNext,
 };
+use crate::agent::RunOutput;
 use crate::context::RunContext;
 use crate::error::AgentRunError;
 use crate::messages::{
@@ -198,22 +199,22 @@ impl<D: Clone + Send + Sync + 'static> Capability<D> for Instrumentation {
         Ok(())
     }
 
-    async fn after_run(&self, ctx: &RunContext<D>) -> Result<(), AgentRunError> {
+    async fn after_run(&self, ctx: &RunContext<D>, output: RunOutput) -> Result<RunOutput, AgentRunError> {
         if let Some(span) = self.spans().run.take() {
             record_usage(&span, ctx);
             if let Some(all) = self.content(&otel_messages(&ctx.messages, self.settings.include_binary_content)) {
                 span.record("toolsmith.all_messages", all);
             }
         }
-        Ok(())
+        Ok(output)
     }
 
-    async fn on_run_error(&self, ctx: &RunContext<D>, error: AgentRunError) -> AgentRunError {
+    async fn on_run_error(&self, ctx: &RunContext<D>, error: AgentRunError) -> Result<RunOutput, AgentRunError> {
         if let Some(span) = self.spans().run.take() {
             record_usage(&span, ctx);
             record_error(&span, error.kind(), &error.to_string());
         }
-        error
+        Err(error)
     }
 
     fn wrap_model_request<'a>(

@@ -1,9 +1,10 @@
 //! Capabilities: hooks around every stage of a run.
 //!
-//! A [`Capability`] observes or changes a run at each stage: the run itself, each model request,
-//! the validation and the execution of each tool call, and the tool definitions offered each
-//! step (`prepare_tools`). Every hook has a default that does nothing, so a capability implements
-//! only what it needs.
+//! A [`Capability`] observes or changes a run at each stage: the run itself, each node of the
+//! run ([`AgentNode`]), each model request, the validation and the execution of each tool call,
+//! the validation and the processing of the output, the run's event stream, and the tool
+//! definitions offered each step (`prepare_tools`). Every hook has a default that does nothing,
+//! so a capability implements only what it needs.
 //!
 //! Several capabilities combine with the first one outermost: `before_*` hooks run in list order,
 //! `after_*` and `on_*_error` hooks in reverse order, `wrap_*` hooks nest (the first wraps the
@@ -16,12 +17,14 @@
 //! [`DynamicCapability`] builds a capability from the run context at the start of each run. The
 //! built-ins: [`Toolset`], [`PrepareTools`], [`PrepareOutputTools`], [`HandleDeferredToolCalls`],
 //! [`IncludeToolReturnSchemas`], [`PrefixTools`], [`SetToolMetadata`], [`ThreadExecutor`],
-//! [`ProcessHistory`], [`ReinjectSystemPrompt`], [`Thinking`] and [`Instrumentation`]. Most of
-//! them can also be written in a JSON or YAML spec (see [`spec`]).
+//! [`ProcessHistory`], [`ReinjectSystemPrompt`], [`ProcessEventStream`], [`Thinking`] and
+//! [`Instrumentation`]. Most of them can also be written in a JSON or YAML spec (see [`spec`]).
 //!
 //! Return values decide what happens next: an `Err(ToolError::Retry(..))` from a tool hook is an
-//! ordinary retry of that tool; an `on_*_error` hook recovers by returning `Ok(value)` or passes
-//! the error on by returning it.
+//! ordinary retry of that tool, and from an output hook a retry of the output; an
+//! `Err(AgentRunError::Retry(..))` (`ModelRetry::new(..).into()`) from a model-request hook asks
+//! the model to try again, the response it gave staying in the history; an `on_*_error` hook
+//! recovers by returning `Ok(value)` or passes the error on by returning it.
 //!
 //! ```
 //! use toolsmith::capability::{Capability, ToolCallInfo};
@@ -69,15 +72,135 @@ macro_rules! delegate_hooks {
         fn before_run(&self, ctx: &RunContext<D>) -> impl Future<Output = Result<(), AgentRunError>> + Send {
             async move { self.$inner.before_run(ctx).await }
         }
-        fn after_run(&self, ctx: &RunContext<D>) -> impl Future<Output = Result<(), AgentRunError>> + Send {
-            async move { self.$inner.after_run(ctx).await }
+        fn after_run(
+            &self,
+            ctx: &RunContext<D>,
+            output: $crate::agent::RunOutput,
+        ) -> impl Future<Output = Result<$crate::agent::RunOutput, AgentRunError>> + Send {
+            async move { self.$inner.after_run(ctx, output).await }
+        }
+        fn wrap_run<'a>(
+            &'a self,
+            ctx: &'a RunContext<D>,
+            next: $crate::capability::RunNext<'a>,
+        ) -> impl Future<Output = Result<$crate::agent::RunOutput, AgentRunError>> + Send + 'a {
+            self.$inner.wrap_run(ctx, next)
         }
         fn on_run_error(
             &self,
             ctx: &RunContext<D>,
             error: AgentRunError,
-        ) -> impl Future<Output = AgentRunError> + Send {
+        ) -> impl Future<Output = Result<$crate::agent::RunOutput, AgentRunError>> + Send {
             async move { self.$inner.on_run_error(ctx, error).await }
+        }
+        fn before_node_run(
+            &self,
+            ctx: &RunContext<D>,
+            node: $crate::capability::AgentNode,
+        ) -> impl Future<Output = Result<$crate::capability::AgentNode, AgentRunError>> + Send {
+            async move { self.$inner.before_node_run(ctx, node).await }
+        }
+        fn after_node_run(
+            &self,
+            ctx: &RunContext<D>,
+            node: &$crate::capability::AgentNode,
+            result: $crate::capability::NodeResult,
+        ) -> impl Future<Output = Result<$crate::capability::NodeResult, AgentRunError>> + Send {
+            async move { self.$inner.after_node_run(ctx, node, result).await }
+        }
+        fn wrap_node_run<'a>(
+            &'a self,
+            ctx: &'a RunContext<D>,
+            node: $crate::capability::AgentNode,
+            next: $crate::capability::NodeNext<'a>,
+        ) -> impl Future<Output = Result<$crate::capability::NodeResult, AgentRunError>> + Send + 'a {
+            self.$inner.wrap_node_run(ctx, node, next)
+        }
+        fn on_node_run_error(
+            &self,
+            ctx: &RunContext<D>,
+            node: &$crate::capability::AgentNode,
+            error: AgentRunError,
+        ) -> impl Future<Output = Result<$crate::capability::NodeResult, AgentRunError>> + Send {
+            async move { self.$inner.on_node_run_error(ctx, node, error).await }
+        }
+        fn wraps_event_stream(&self) -> bool {
+            self.$inner.wraps_event_stream()
+        }
+        fn wrap_event_stream(
+            &self,
+            ctx: &RunContext<D>,
+            events: $crate::capability::EventBoxStream,
+        ) -> $crate::capability::EventBoxStream {
+            self.$inner.wrap_event_stream(ctx, events)
+        }
+        fn before_output_validate(
+            &self,
+            ctx: &RunContext<D>,
+            output: $crate::capability::OutputInfo<'_>,
+            raw: Value,
+        ) -> impl Future<Output = Result<Value, ToolError>> + Send {
+            async move { self.$inner.before_output_validate(ctx, output, raw).await }
+        }
+        fn after_output_validate(
+            &self,
+            ctx: &RunContext<D>,
+            output: $crate::capability::OutputInfo<'_>,
+            value: Value,
+        ) -> impl Future<Output = Result<Value, ToolError>> + Send {
+            async move { self.$inner.after_output_validate(ctx, output, value).await }
+        }
+        fn wrap_output_validate<'a>(
+            &'a self,
+            ctx: &'a RunContext<D>,
+            output: $crate::capability::OutputInfo<'a>,
+            raw: Value,
+            next: $crate::capability::OutputNext<'a>,
+        ) -> impl Future<Output = Result<Value, ToolError>> + Send + 'a {
+            self.$inner.wrap_output_validate(ctx, output, raw, next)
+        }
+        fn on_output_validate_error(
+            &self,
+            ctx: &RunContext<D>,
+            output: $crate::capability::OutputInfo<'_>,
+            raw: &Value,
+            error: ToolError,
+        ) -> impl Future<Output = Result<Value, ToolError>> + Send {
+            async move { self.$inner.on_output_validate_error(ctx, output, raw, error).await }
+        }
+        fn before_output_process(
+            &self,
+            ctx: &RunContext<D>,
+            output: $crate::capability::OutputInfo<'_>,
+            value: Value,
+        ) -> impl Future<Output = Result<Value, ToolError>> + Send {
+            async move { self.$inner.before_output_process(ctx, output, value).await }
+        }
+        fn after_output_process(
+            &self,
+            ctx: &RunContext<D>,
+            output: $crate::capability::OutputInfo<'_>,
+            value: Value,
+        ) -> impl Future<Output = Result<Value, ToolError>> + Send {
+            async move { self.$inner.after_output_process(ctx, output, value).await }
+        }
+        fn wrap_output_process<'a>(
+            &'a self,
+            ctx: &'a RunContext<D>,
+            output: $crate::capability::OutputInfo<'a>,
+            value: Value,
+            next: $crate::capability::OutputNext<'a>,
+        ) -> impl Future<Output = Result<Value, ToolError>> + Send + 'a {
+            self.$inner.wrap_output_process(ctx, output, value, next)
+        }
+        fn on_output_process_error(
+            &self,
+            ctx: &RunContext<D>,
+            output: $crate::capability::OutputInfo<'_>,
+            value: &Value,
+            error: ToolError,
+        ) -> impl Future<Output = Result<Value, ToolError>> + Send {
+            async move { self.$inner.on_output_process_error(ctx, output, value, error).await }
         }
         fn prepare_tools(
             &self,
@@ -199,6 +322,7 @@ pub mod otel;
 mod prefix_tools;
 mod prepare_output_tools;
 mod prepare_tools;
+mod process_event_stream;
 mod process_history;
 mod reinject_system_prompt;
 mod return_schemas;
@@ -218,12 +342,13 @@ use serde_json::Value;
 pub(crate) use chain::Capabilities;
 pub use dynamic::DynamicCapability;
 pub use handle_deferred::HandleDeferredToolCalls;
-pub use hooks::{Hooks, OwnedToolCall};
+pub use hooks::{Hooks, OwnedOutput, OwnedToolCall};
 pub use instrumentation::{Instrumentation, InstrumentationSettings};
 pub use ordering::{CapabilityOrdering, CapabilityPosition};
 pub use prefix_tools::PrefixTools;
 pub use prepare_output_tools::PrepareOutputTools;
 pub use prepare_tools::PrepareTools;
+pub use process_event_stream::ProcessEventStream;
 pub use process_history::ProcessHistory;
 pub use reinject_system_prompt::ReinjectSystemPrompt;
 pub use return_schemas::IncludeToolReturnSchemas;
@@ -233,6 +358,7 @@ pub use thinking::{Thinking, ThinkingEffort, ThinkingFormat};
 pub use thread_executor::ThreadExecutor;
 pub use toolset::Toolset;
 
+use crate::agent::{AgentEvent, RunOutput};
 use crate::context::RunContext;
 use crate::deferred::{DeferredToolRequests, DeferredToolResults};
 use crate::error::AgentRunError;
@@ -310,6 +436,123 @@ impl<'a> ToolExecuteNext<'a> {
     /// Runs the rest of the chain (it may be called more than once, e.g. to retry).
     pub fn run(&self, args: Value) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         (self.f)(args)
+    }
+}
+
+/// The rest of a `wrap_run` chain: call [`RunNext::run`] to run the agent to the end.
+pub struct RunNext<'a> {
+    f: Box<dyn Fn() -> BoxFuture<'a, Result<RunOutput, AgentRunError>> + Send + Sync + 'a>,
+}
+
+impl<'a> RunNext<'a> {
+    pub(crate) fn new(f: impl Fn() -> BoxFuture<'a, Result<RunOutput, AgentRunError>> + Send + Sync + 'a) -> Self {
+        RunNext { f: Box::new(f) }
+    }
+
+    /// Runs the rest of the chain, then the run itself. A run runs once: a second call, once it
+    /// has ended, is an error.
+    pub fn run(&self) -> BoxFuture<'a, Result<RunOutput, AgentRunError>> {
+        (self.f)()
+    }
+}
+
+/// A node of a run, as the node hooks see it: what is about to happen.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum AgentNode {
+    /// The start: the first request is built from the prompt (or the deferred results given
+    /// to the run are settled).
+    UserPrompt,
+    /// The history is sent to the model.
+    ModelRequest,
+    /// The model's response is handled: its tool calls run, or its text becomes the output.
+    CallTools {
+        /// The response (already in the history).
+        response: ModelResponse,
+    },
+}
+
+impl AgentNode {
+    /// The node's name, as Pydantic AI names its graph nodes.
+    pub fn name(&self) -> &'static str {
+        match self {
+            AgentNode::UserPrompt => "UserPromptNode",
+            AgentNode::ModelRequest => "ModelRequestNode",
+            AgentNode::CallTools { .. } => "CallToolsNode",
+        }
+    }
+}
+
+/// What a node led to: the next node, or the end of the run with its output.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum NodeResult {
+    /// The run goes on with this node.
+    Next(AgentNode),
+    /// The run ends with this output.
+    End(RunOutput),
+}
+
+/// The rest of a `wrap_node_run` chain: call [`NodeNext::run`] to run the node.
+pub struct NodeNext<'a> {
+    f: Box<dyn Fn(AgentNode) -> BoxFuture<'a, Result<NodeResult, AgentRunError>> + Send + Sync + 'a>,
+}
+
+impl<'a> NodeNext<'a> {
+    pub(crate) fn new(
+        f: impl Fn(AgentNode) -> BoxFuture<'a, Result<NodeResult, AgentRunError>> + Send + Sync + 'a,
+    ) -> Self {
+        NodeNext { f: Box::new(f) }
+    }
+
+    /// Runs the rest of the chain, then the node (it may be called more than once, e.g. to
+    /// retry a model request).
+    pub fn run(&self, node: AgentNode) -> BoxFuture<'a, Result<NodeResult, AgentRunError>> {
+        (self.f)(node)
+    }
+}
+
+/// A run's events as a boxed stream, what [`Capability::wrap_event_stream`] takes and returns.
+pub type EventBoxStream = futures::stream::BoxStream<'static, AgentEvent>;
+
+/// How the output being validated or processed came from the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OutputKind {
+    /// The arguments of an output tool call.
+    Tool,
+    /// Text parsed as the output schema (a model that answered with JSON text).
+    StructuredText,
+    /// Plain text output (processing hooks only: there is nothing to validate).
+    Text,
+}
+
+/// What an output hook is about.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct OutputInfo<'a> {
+    /// How the output came.
+    pub kind: OutputKind,
+    /// The output tool call, for tool output.
+    pub call: Option<&'a ToolCallPart>,
+    /// The output tool's definition, for structured output.
+    pub def: Option<&'a ToolDefinition>,
+}
+
+/// The rest of a `wrap_output_validate` or `wrap_output_process` chain: call
+/// [`OutputNext::run`] to go on.
+pub struct OutputNext<'a> {
+    f: Box<dyn Fn(Value) -> BoxFuture<'a, Result<Value, ToolError>> + Send + Sync + 'a>,
+}
+
+impl<'a> OutputNext<'a> {
+    pub(crate) fn new(f: impl Fn(Value) -> BoxFuture<'a, Result<Value, ToolError>> + Send + Sync + 'a) -> Self {
+        OutputNext { f: Box::new(f) }
+    }
+
+    /// Runs the rest of the chain (it may be called more than once).
+    pub fn run(&self, value: Value) -> BoxFuture<'a, Result<Value, ToolError>> {
+        (self.f)(value)
     }
 }
 
@@ -402,16 +645,201 @@ pub trait Capability<D>: Send + Sync + 'static {
         async { Ok(()) }
     }
 
-    /// Called when a run ends with an output or deferred requests.
-    fn after_run(&self, ctx: &RunContext<D>) -> impl Future<Output = Result<(), AgentRunError>> + Send {
+    /// Called when a run ends with an output or deferred requests; may change the output (the
+    /// agent's output type is made from what the last one returns).
+    fn after_run(
+        &self,
+        ctx: &RunContext<D>,
+        output: RunOutput,
+    ) -> impl Future<Output = Result<RunOutput, AgentRunError>> + Send {
         let _ = ctx;
-        async { Ok(()) }
+        async { Ok(output) }
     }
 
-    /// Called when a run fails; return the error (or another one) to pass it on.
-    fn on_run_error(&self, ctx: &RunContext<D>, error: AgentRunError) -> impl Future<Output = AgentRunError> + Send {
+    /// Wraps a whole run: `next.run()` runs it (every node, to the end). Return another output
+    /// to replace the run's, recover from its error with `Ok(..)`, or skip the run by not
+    /// calling `next`. A run driven to the end (`.await`, `run_sync`, `stream`) goes through
+    /// it; a run stepped with [`AgentRun::next`](crate::agent::AgentRun::next) is driven by its
+    /// caller and does not (every other hook fires).
+    fn wrap_run<'a>(
+        &'a self,
+        ctx: &'a RunContext<D>,
+        next: RunNext<'a>,
+    ) -> impl Future<Output = Result<RunOutput, AgentRunError>> + Send + 'a {
         let _ = ctx;
-        async { error }
+        next.run()
+    }
+
+    /// Called when a run fails (after `wrap_run` had its chance): return the error (or another
+    /// one) to pass it on, or `Ok(output)` to recover and end the run with that output.
+    fn on_run_error(
+        &self,
+        ctx: &RunContext<D>,
+        error: AgentRunError,
+    ) -> impl Future<Output = Result<RunOutput, AgentRunError>> + Send {
+        let _ = ctx;
+        async { Err(error) }
+    }
+
+    /// Called before each node of the run (see [`AgentNode`]); may replace the node with one
+    /// of the same kind (e.g. a `CallTools` node with an edited response).
+    fn before_node_run(
+        &self,
+        ctx: &RunContext<D>,
+        node: AgentNode,
+    ) -> impl Future<Output = Result<AgentNode, AgentRunError>> + Send {
+        let _ = ctx;
+        async { Ok(node) }
+    }
+
+    /// Called after each node that succeeded; may change what comes next (another node, or the
+    /// end of the run with an output).
+    fn after_node_run(
+        &self,
+        ctx: &RunContext<D>,
+        node: &AgentNode,
+        result: NodeResult,
+    ) -> impl Future<Output = Result<NodeResult, AgentRunError>> + Send {
+        let _ = (ctx, node);
+        async { Ok(result) }
+    }
+
+    /// Wraps each node: `next.run(node)` runs it and says what comes next. Call it again to
+    /// retry, or return another result to redirect the run.
+    fn wrap_node_run<'a>(
+        &'a self,
+        ctx: &'a RunContext<D>,
+        node: AgentNode,
+        next: NodeNext<'a>,
+    ) -> impl Future<Output = Result<NodeResult, AgentRunError>> + Send + 'a {
+        let _ = ctx;
+        next.run(node)
+    }
+
+    /// Called when a node fails: return the error to pass it on, or a result to recover (for
+    /// example `NodeResult::Next(AgentNode::ModelRequest)` to ask the model again).
+    fn on_node_run_error(
+        &self,
+        ctx: &RunContext<D>,
+        node: &AgentNode,
+        error: AgentRunError,
+    ) -> impl Future<Output = Result<NodeResult, AgentRunError>> + Send {
+        let _ = (ctx, node);
+        async { Err(error) }
+    }
+
+    /// Whether this capability overrides [`Capability::wrap_event_stream`]. Return `true` when
+    /// it does: a run then produces its events even without an event handler.
+    fn wraps_event_stream(&self) -> bool {
+        false
+    }
+
+    /// Wraps the run's event stream: observe events, or change, drop or add them. Capabilities
+    /// nest as for the other `wrap_*` hooks: the first one sees the stream the others made,
+    /// and the run's event handler sees the first one's. Events reach the handler in order; the
+    /// run waits for the last one before it returns. See [`ProcessEventStream`].
+    fn wrap_event_stream(&self, ctx: &RunContext<D>, events: EventBoxStream) -> EventBoxStream {
+        let _ = ctx;
+        events
+    }
+
+    /// Called before structured output is validated (the output tool's arguments, or text
+    /// parsed as the output schema; not plain text output); may change the raw output. An
+    /// `Err(ToolError::Retry(..))` asks the model to try again.
+    fn before_output_validate(
+        &self,
+        ctx: &RunContext<D>,
+        output: OutputInfo<'_>,
+        raw: Value,
+    ) -> impl Future<Output = Result<Value, ToolError>> + Send {
+        let _ = (ctx, output);
+        async { Ok(raw) }
+    }
+
+    /// Called after the output validated; may change the validated value, or reject it with
+    /// `Err(ToolError::Retry(..))`.
+    fn after_output_validate(
+        &self,
+        ctx: &RunContext<D>,
+        output: OutputInfo<'_>,
+        value: Value,
+    ) -> impl Future<Output = Result<Value, ToolError>> + Send {
+        let _ = (ctx, output);
+        async { Ok(value) }
+    }
+
+    /// Wraps the output's validation; `next.run(raw)` validates.
+    fn wrap_output_validate<'a>(
+        &'a self,
+        ctx: &'a RunContext<D>,
+        output: OutputInfo<'a>,
+        raw: Value,
+        next: OutputNext<'a>,
+    ) -> impl Future<Output = Result<Value, ToolError>> + Send + 'a {
+        let _ = (ctx, output);
+        next.run(raw)
+    }
+
+    /// Called when the output fails validation (`ToolError::Validation`, or a
+    /// `ToolError::Retry` from inside the validation); return a validated value to recover, or
+    /// the error.
+    fn on_output_validate_error(
+        &self,
+        ctx: &RunContext<D>,
+        output: OutputInfo<'_>,
+        raw: &Value,
+        error: ToolError,
+    ) -> impl Future<Output = Result<Value, ToolError>> + Send {
+        let _ = (ctx, output, raw);
+        async { Err(error) }
+    }
+
+    /// Called before the validated output is processed into the run's output (text output
+    /// included, as a JSON string); may change it, or ask for a retry.
+    fn before_output_process(
+        &self,
+        ctx: &RunContext<D>,
+        output: OutputInfo<'_>,
+        value: Value,
+    ) -> impl Future<Output = Result<Value, ToolError>> + Send {
+        let _ = (ctx, output);
+        async { Ok(value) }
+    }
+
+    /// Called after the output was processed; may change the result, or ask for a retry.
+    fn after_output_process(
+        &self,
+        ctx: &RunContext<D>,
+        output: OutputInfo<'_>,
+        value: Value,
+    ) -> impl Future<Output = Result<Value, ToolError>> + Send {
+        let _ = (ctx, output);
+        async { Ok(value) }
+    }
+
+    /// Wraps the output's processing; `next.run(value)` processes.
+    fn wrap_output_process<'a>(
+        &'a self,
+        ctx: &'a RunContext<D>,
+        output: OutputInfo<'a>,
+        value: Value,
+        next: OutputNext<'a>,
+    ) -> impl Future<Output = Result<Value, ToolError>> + Send + 'a {
+        let _ = (ctx, output);
+        next.run(value)
+    }
+
+    /// Called when processing fails with an error that is not a retry; return a value to use as
+    /// the output, or the error.
+    fn on_output_process_error(
+        &self,
+        ctx: &RunContext<D>,
+        output: OutputInfo<'_>,
+        value: &Value,
+        error: ToolError,
+    ) -> impl Future<Output = Result<Value, ToolError>> + Send {
+        let _ = (ctx, output, value);
+        async { Err(error) }
     }
 
     /// Filters or edits the function tool definitions offered this step.
@@ -621,8 +1049,98 @@ pub(crate) trait DynCapability<D>: Send + Sync {
         tools: Vec<ToolDefinition>,
     ) -> BoxFuture<'a, Result<Vec<ToolDefinition>, AgentRunError>>;
     fn before_run<'a>(&'a self, ctx: &'a RunContext<D>) -> BoxFuture<'a, Result<(), AgentRunError>>;
-    fn after_run<'a>(&'a self, ctx: &'a RunContext<D>) -> BoxFuture<'a, Result<(), AgentRunError>>;
-    fn on_run_error<'a>(&'a self, ctx: &'a RunContext<D>, error: AgentRunError) -> BoxFuture<'a, AgentRunError>;
+    fn after_run<'a>(
+        &'a self,
+        ctx: &'a RunContext<D>,
+        output: RunOutput,
+    ) -> BoxFuture<'a, Result<RunOutput, AgentRunError>>;
+    fn wrap_run<'a>(
+        &'a self,
+        ctx: &'a RunContext<D>,
+        next: RunNext<'a>,
+    ) -> BoxFuture<'a, Result<RunOutput, AgentRunError>>;
+    fn on_run_error<'a>(
+        &'a self,
+        ctx: &'a RunContext<D>,
+        error: AgentRunError,
+    ) -> BoxFuture<'a, Result<RunOutput, AgentRunError>>;
+    fn before_node_run<'a>(
+        &'a self,
+        ctx: &'a RunContext<D>,
+        node: AgentNode,
+    ) -> BoxFuture<'a, Result<AgentNode, AgentRunError>>;
+    fn after_node_run<'a>(
+        &'a self,
+        ctx: &'a RunContext<D>,
+        node: &'a AgentNode,
+        result: NodeResult,
+    ) -> BoxFuture<'a, Result<NodeResult, AgentRunError>>;
+    fn wrap_node_run<'a>(
+        &'a self,
+        ctx: &'a RunContext<D>,
+        node: AgentNode,
+        next: NodeNext<'a>,
+    ) -> BoxFuture<'a, Result<NodeResult, AgentRunError>>;
+    fn on_node_run_error<'a>(
+        &'a self,
+        ctx: &'a RunContext<D>,
+        node: &'a AgentNode,
+        error: AgentRunError,
+    ) -> BoxFuture<'a, Result<NodeResult, AgentRunError>>;
+    fn wraps_event_stream(&self) -> bool;
+    fn wrap_event_stream(&self, ctx: &RunContext<D>, events: EventBoxStream) -> EventBoxStream;
+    fn before_output_validate<'a>(
+        &'a self,
+        ctx: &'a RunContext<D>,
+        output: OutputInfo<'a>,
+        raw: Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>>;
+    fn after_output_validate<'a>(
+        &'a self,
+        ctx: &'a RunContext<D>,
+        output: OutputInfo<'a>,
+        value: Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>>;
+    fn wrap_output_validate<'a>(
+        &'a self,
+        ctx: &'a RunContext<D>,
+        output: OutputInfo<'a>,
+        raw: Value,
+        next: OutputNext<'a>,
+    ) -> BoxFuture<'a, Result<Value, ToolError>>;
+    fn on_output_validate_error<'a>(
+        &'a self,
+        ctx: &'a RunContext<D>,
+        output: OutputInfo<'a>,
+        raw: &'a Value,
+        error: ToolError,
+    ) -> BoxFuture<'a, Result<Value, ToolError>>;
+    fn before_output_process<'a>(
+        &'a self,
+        ctx: &'a RunContext<D>,
+        output: OutputInfo<'a>,
+        value: Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>>;
+    fn after_output_process<'a>(
+        &'a self,
+        ctx: &'a RunContext<D>,
+        output: OutputInfo<'a>,
+        value: Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>>;
+    fn wrap_output_process<'a>(
+        &'a self,
+        ctx: &'a RunContext<D>,
+        output: OutputInfo<'a>,
+        value: Value,
+        next: OutputNext<'a>,
+    ) -> BoxFuture<'a, Result<Value, ToolError>>;
+    fn on_output_process_error<'a>(
+        &'a self,
+        ctx: &'a RunContext<D>,
+        output: OutputInfo<'a>,
+        value: &'a Value,
+        error: ToolError,
+    ) -> BoxFuture<'a, Result<Value, ToolError>>;
     fn prepare_tools<'a>(
         &'a self,
         ctx: &'a RunContext<D>,
@@ -744,11 +1262,131 @@ impl<D: Sync, C: Capability<D>> DynCapability<D> for C {
     fn before_run<'a>(&'a self, ctx: &'a RunContext<D>) -> BoxFuture<'a, Result<(), AgentRunError>> {
         Box::pin(Capability::before_run(self, ctx))
     }
-    fn after_run<'a>(&'a self, ctx: &'a RunContext<D>) -> BoxFuture<'a, Result<(), AgentRunError>> {
-        Box::pin(Capability::after_run(self, ctx))
+    fn after_run<'a>(
+        &'a self,
+        ctx: &'a RunContext<D>,
+        output: RunOutput,
+    ) -> BoxFuture<'a, Result<RunOutput, AgentRunError>> {
+        Box::pin(Capability::after_run(self, ctx, output))
     }
-    fn on_run_error<'a>(&'a self, ctx: &'a RunContext<D>, error: AgentRunError) -> BoxFuture<'a, AgentRunError> {
+    fn wrap_run<'a>(
+        &'a self,
+        ctx: &'a RunContext<D>,
+        next: RunNext<'a>,
+    ) -> BoxFuture<'a, Result<RunOutput, AgentRunError>> {
+        Box::pin(Capability::wrap_run(self, ctx, next))
+    }
+    fn on_run_error<'a>(
+        &'a self,
+        ctx: &'a RunContext<D>,
+        error: AgentRunError,
+    ) -> BoxFuture<'a, Result<RunOutput, AgentRunError>> {
         Box::pin(Capability::on_run_error(self, ctx, error))
+    }
+    fn before_node_run<'a>(
+        &'a self,
+        ctx: &'a RunContext<D>,
+        node: AgentNode,
+    ) -> BoxFuture<'a, Result<AgentNode, AgentRunError>> {
+        Box::pin(Capability::before_node_run(self, ctx, node))
+    }
+    fn after_node_run<'a>(
+        &'a self,
+        ctx: &'a RunContext<D>,
+        node: &'a AgentNode,
+        result: NodeResult,
+    ) -> BoxFuture<'a, Result<NodeResult, AgentRunError>> {
+        Box::pin(Capability::after_node_run(self, ctx, node, result))
+    }
+    fn wrap_node_run<'a>(
+        &'a self,
+        ctx: &'a RunContext<D>,
+        node: AgentNode,
+        next: NodeNext<'a>,
+    ) -> BoxFuture<'a, Result<NodeResult, AgentRunError>> {
+        Box::pin(Capability::wrap_node_run(self, ctx, node, next))
+    }
+    fn on_node_run_error<'a>(
+        &'a self,
+        ctx: &'a RunContext<D>,
+        node: &'a AgentNode,
+        error: AgentRunError,
+    ) -> BoxFuture<'a, Result<NodeResult, AgentRunError>> {
+        Box::pin(Capability::on_node_run_error(self, ctx, node, error))
+    }
+    fn wraps_event_stream(&self) -> bool {
+        Capability::wraps_event_stream(self)
+    }
+    fn wrap_event_stream(&self, ctx: &RunContext<D>, events: EventBoxStream) -> EventBoxStream {
+        Capability::wrap_event_stream(self, ctx, events)
+    }
+    fn before_output_validate<'a>(
+        &'a self,
+        ctx: &'a RunContext<D>,
+        output: OutputInfo<'a>,
+        raw: Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        Box::pin(Capability::before_output_validate(self, ctx, output, raw))
+    }
+    fn after_output_validate<'a>(
+        &'a self,
+        ctx: &'a RunContext<D>,
+        output: OutputInfo<'a>,
+        value: Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        Box::pin(Capability::after_output_validate(self, ctx, output, value))
+    }
+    fn wrap_output_validate<'a>(
+        &'a self,
+        ctx: &'a RunContext<D>,
+        output: OutputInfo<'a>,
+        raw: Value,
+        next: OutputNext<'a>,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        Box::pin(Capability::wrap_output_validate(self, ctx, output, raw, next))
+    }
+    fn on_output_validate_error<'a>(
+        &'a self,
+        ctx: &'a RunContext<D>,
+        output: OutputInfo<'a>,
+        raw: &'a Value,
+        error: ToolError,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        Box::pin(Capability::on_output_validate_error(self, ctx, output, raw, error))
+    }
+    fn before_output_process<'a>(
+        &'a self,
+        ctx: &'a RunContext<D>,
+        output: OutputInfo<'a>,
+        value: Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        Box::pin(Capability::before_output_process(self, ctx, output, value))
+    }
+    fn after_output_process<'a>(
+        &'a self,
+        ctx: &'a RunContext<D>,
+        output: OutputInfo<'a>,
+        value: Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        Box::pin(Capability::after_output_process(self, ctx, output, value))
+    }
+    fn wrap_output_process<'a>(
+        &'a self,
+        ctx: &'a RunContext<D>,
+        output: OutputInfo<'a>,
+        value: Value,
+        next: OutputNext<'a>,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        Box::pin(Capability::wrap_output_process(self, ctx, output, value, next))
+    }
+    fn on_output_process_error<'a>(
+        &'a self,
+        ctx: &'a RunContext<D>,
+        output: OutputInfo<'a>,
+        value: &'a Value,
+        error: ToolError,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        Box::pin(Capability::on_output_process_error(self, ctx, output, value, error))
     }
     fn prepare_tools<'a>(
         &'a self,

@@ -13,9 +13,9 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-use crate::agent::output::FinalOutput;
+use crate::agent::output::{RunOutput, output_failure, settle_output};
 use crate::agent::{AgentEvent, AgentInner, EndStrategy, ParallelMode};
-use crate::capability::{Capabilities, ToolCallInfo};
+use crate::capability::{Capabilities, OutputInfo, OutputKind, ToolCallInfo};
 use crate::context::RunContext;
 use crate::deferred::{DeferredToolRequests, ExternalResult};
 use crate::error::{AgentRunError, UserError};
@@ -24,7 +24,7 @@ use crate::messages::{
 };
 use crate::search::{self, SEARCH_TOOL_NAME, bridge};
 use crate::tool::{Invocation, ModelRetry, ToolDefinition, ToolError, ToolKind, ToolOutput, ToolResult, ToolReturn};
-use crate::toolset::ToolsetTool;
+use crate::toolset::{DynToolset, ToolsetTool};
 use crate::usage::UsageLimits;
 use rustc_hash::FxHashMap;
 
@@ -80,10 +80,11 @@ impl<D: Clone + Send + Sync + 'static> ToolIndex<D> {
     /// capabilities' `prepare_tools`, with tool search and bridge mode applied.
     pub(crate) async fn collect(
         inner: &AgentInner<D>,
+        toolsets: &[Arc<dyn DynToolset<D>>],
         caps: &Capabilities<D>,
         ctx: &RunContext<D>,
     ) -> Result<Self, AgentRunError> {
-        let mut index = Self::collect_toolsets(inner, ctx).await?;
+        let mut index = Self::collect_toolsets(toolsets, ctx).await?;
         if !caps.is_empty() {
             index = index.prepared(caps, ctx).await?;
         }
@@ -193,10 +194,10 @@ impl<D: Clone + Send + Sync + 'static> ToolIndex<D> {
         Ok(index)
     }
 
-    async fn collect_toolsets(inner: &AgentInner<D>, ctx: &RunContext<D>) -> Result<Self, AgentRunError> {
+    async fn collect_toolsets(toolsets: &[Arc<dyn DynToolset<D>>], ctx: &RunContext<D>) -> Result<Self, AgentRunError> {
         let mut index = ToolIndex::default();
         let mut toolsets_with_tools = 0;
-        for toolset in &inner.toolsets {
+        for toolset in toolsets {
             let tools = toolset.get_tools_boxed(ctx).await?;
             if !tools.is_empty() {
                 toolsets_with_tools += 1;
@@ -309,7 +310,7 @@ impl<D> ToolIndex<D> {
 /// What a step ended with.
 pub(crate) enum StepOutcome {
     /// A final output was found.
-    Final(FinalOutput),
+    Final(RunOutput),
     /// Calls are waiting for approval or external execution.
     Deferred(DeferredToolRequests),
     /// The next request is ready.
@@ -559,10 +560,13 @@ struct Step<'a, D> {
 }
 
 impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
-    /// Answers one output tool call.
-    fn output(
+    /// Answers one output tool call: its arguments validated and processed through the
+    /// capabilities' output hooks.
+    #[allow(clippy::too_many_arguments)]
+    async fn output(
         &mut self,
         state: &mut crate::agent::run::RunState,
+        ctx: &RunContext<D>,
         index: usize,
         call: &ToolCallPart,
         strategy: EndStrategy,
@@ -572,7 +576,20 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
             self.parts.push((index, success_part(call, Value::String(OUTPUT_NOT_USED.into()))));
             return Ok(());
         }
-        match self.inner.output.validate(&call.args) {
+        let max = self.inner.output_retries;
+        let checked = if self.caps.is_empty() {
+            self.inner.output.validate(&call.args).map_err(ToolError::Validation)
+        } else {
+            // Output hooks see the output retry budget.
+            let mut ctx = ctx.clone();
+            ctx.tool_name = Some(call.tool_name.clone());
+            ctx.tool_call_id = Some(call.tool_call_id.clone());
+            ctx.retry = state.output_retries;
+            ctx.max_retries = max;
+            let info = OutputInfo { kind: OutputKind::Tool, call: Some(call), def: self.inner.output.output_tool() };
+            settle_output(&self.inner.output, self.caps, &ctx, info, call.args.clone()).await
+        };
+        match checked {
             Ok(v) => {
                 if self.final_output.is_some() {
                     self.parts.push((index, success_part(call, Value::String(OUTPUT_NOT_FINAL.into()))));
@@ -581,8 +598,14 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
                     self.parts.push((index, success_part(call, Value::String(FINAL_PROCESSED.into()))));
                 }
             }
-            Err(errors) => {
-                let max = self.inner.output_retries;
+            Err(error) => {
+                let (content, cause) = match error {
+                    ToolError::Validation(errors) => {
+                        (serde_json::to_value(&errors).unwrap_or_default(), RetryCause::ValidationError)
+                    }
+                    ToolError::Retry(retry) => (retry.content, RetryCause::ModelRetry),
+                    other => return Err(output_failure(other)),
+                };
                 if state.output_retries >= max {
                     if strategy == EndStrategy::Exhaustive {
                         // Absorbed if another output of the step is valid; decided at the end.
@@ -593,8 +616,8 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
                     return Err(output_budget_exceeded(max));
                 }
                 state.output_retries += 1;
-                let info = self.book.fail(&self.counts, &call.tool_name, max, RetryCause::ValidationError)?;
-                self.parts.push((index, retried_part(call, serde_json::to_value(&errors).unwrap_or_default(), info)));
+                let info = self.book.fail(&self.counts, &call.tool_name, max, cause)?;
+                self.parts.push((index, retried_part(call, content, info)));
             }
         }
         Ok(())
@@ -922,7 +945,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
                 let mut rest = Vec::new();
                 for plan in plans {
                     match plan {
-                        Plan::Output(i, call) => step.output(state, i, &call, strategy, &mut absorbed)?,
+                        Plan::Output(i, call) => step.output(state, &ctx, i, &call, strategy, &mut absorbed).await?,
                         Plan::External(..) | Plan::Unapproved(_) => deferred_kinds.push(plan),
                         other => rest.push(other),
                     }
@@ -951,7 +974,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
                     match plan {
                         Plan::Output(i, call) => {
                             step.flush(state, std::mem::take(&mut pending)).await?;
-                            step.output(state, i, &call, strategy, &mut absorbed)?;
+                            step.output(state, &ctx, i, &call, strategy, &mut absorbed).await?;
                         }
                         Plan::External(..) | Plan::Unapproved(_) => deferred_kinds.push(plan),
                         other => pending.push(other),
@@ -963,7 +986,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
                 let mut pending = Vec::new();
                 for plan in plans {
                     match plan {
-                        Plan::Output(i, call) => step.output(state, i, &call, strategy, &mut absorbed)?,
+                        Plan::Output(i, call) => step.output(state, &ctx, i, &call, strategy, &mut absorbed).await?,
                         Plan::External(..) | Plan::Unapproved(_) => deferred_kinds.push(plan),
                         other => pending.push(other),
                     }
@@ -1065,7 +1088,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
     }
 
     if let Some((v, _)) = final_output {
-        return Ok(StepOutcome::Final(FinalOutput::Structured(v)));
+        return Ok(StepOutcome::Final(RunOutput::Structured(v)));
     }
     if !deferred.is_empty() {
         if no_parts {
@@ -1111,9 +1134,13 @@ async fn run_invocation<D>(inner: &AgentInner<D>, invocation: Invocation) -> Res
         Invocation::Async(fut) => AssertUnwindSafe(fut).catch_unwind().await.map_err(panic_message),
         Invocation::Blocking(f) => {
             let permit = inner.blocking.clone().acquire_owned().await;
+            // The tool runs on a pool thread with the caller's subscriber, inside the span it
+            // was called in (e.g. the `Instrumentation` span of its execution).
+            let dispatch = tracing::dispatcher::get_default(Clone::clone);
+            let span = tracing::Span::current();
             let handle = tokio::task::spawn_blocking(move || {
                 let _permit = permit;
-                f()
+                tracing::dispatcher::with_default(&dispatch, || span.in_scope(f))
             });
             match handle.await {
                 Ok(r) => Ok(r),
