@@ -13,6 +13,7 @@ use toolsmith::messages::{ModelMessage, ModelRequestPart, ModelResponse, ModelRe
 use toolsmith::model::ModelError;
 use toolsmith::prelude::*;
 use toolsmith::tool::ToolOutput;
+use toolsmith::toolset::ToolsetExt;
 
 type Log = Arc<Mutex<Vec<String>>>;
 
@@ -585,4 +586,59 @@ async fn a_for_run_instance_brings_its_own_toolset() {
     agent.run("one").await.unwrap();
     agent.run("two").await.unwrap();
     assert_eq!(entries(&offered), ["add,tick_1", "add,tick_2"]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Wrapper toolsets
+
+/// Wraps the run's toolset with a prefix.
+struct Prefix(&'static str);
+
+impl Capability<()> for Prefix {
+    fn wrapper_toolset(&self, toolset: BoxedToolset) -> Option<BoxedToolset> {
+        Some(BoxedToolset::new(toolset.prefixed(self.0)))
+    }
+}
+
+/// Hides the tools whose name starts with `hidden`.
+struct Hide(&'static str);
+
+impl Capability<()> for Hide {
+    fn wrapper_toolset(&self, toolset: BoxedToolset) -> Option<BoxedToolset> {
+        let hidden = self.0;
+        Some(BoxedToolset::new(
+            toolset.filtered(move |_ctx: &RunContext<()>, def: &ToolDefinition| !def.name.starts_with(hidden)),
+        ))
+    }
+}
+
+/// Multiply two numbers.
+#[tool]
+fn mul(a: i64, b: i64) -> i64 {
+    a * b
+}
+
+#[tokio::test]
+async fn wrapper_toolsets_nest_with_the_first_capability_outermost() {
+    let offered = log();
+    let o = offered.clone();
+    let model = FunctionModel::sync(move |messages, info| {
+        if messages.iter().any(|m| matches!(m, ModelMessage::Response(_))) {
+            return ModelResponse::text("done");
+        }
+        push(&o, info.function_tools.iter().map(|t| t.name.clone()).collect::<Vec<_>>().join(","));
+        call("ns_add", json!({"a": 2, "b": 3}), "c1")
+    });
+    // Hide is inside Prefix: it sees the unprefixed names and hides `mul`.
+    let agent = Agent::builder(model)
+        .tool(add)
+        .toolset(FunctionToolset::new().with_tool(mul))
+        .capability(Prefix("ns"))
+        .capability(Hide("mul"))
+        .build()
+        .unwrap();
+    let result = agent.run("add").await.unwrap();
+    assert_eq!(entries(&offered), ["ns_add"]);
+    let returned = result.all_messages()[2].as_request().unwrap();
+    assert!(matches!(&returned.parts[0], ModelRequestPart::ToolReturn(t) if t.content_text() == "5"), "{returned:?}");
 }

@@ -533,6 +533,12 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             }
             self.toolsets = Some(toolsets);
         }
+        if !self.caps.is_empty() {
+            let combined = crate::toolset::CombinedToolset::from_dyn(self.run_toolsets().to_vec());
+            if let Some(wrapped) = self.caps.wrap_toolset(crate::toolset::BoxedToolset::new(combined)) {
+                self.toolsets = Some(vec![wrapped.0]);
+            }
+        }
         if self.caps.wraps_event_stream() {
             self.start_event_stream(&ctx)?;
         }

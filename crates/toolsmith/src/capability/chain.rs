@@ -123,6 +123,23 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
         self.caps.iter().filter_map(|c| c.toolset()).collect()
     }
 
+    /// The run's toolset through every `wrapper_toolset` (the first capability's outermost);
+    /// `None` when no capability wraps it.
+    pub(crate) fn wrap_toolset(
+        &self,
+        toolset: crate::toolset::BoxedToolset<D>,
+    ) -> Option<crate::toolset::BoxedToolset<D>> {
+        let mut current = toolset;
+        let mut wrapped = false;
+        for c in self.caps.iter().rev() {
+            if let Some(w) = c.wrapper_toolset(current.clone()) {
+                current = w;
+                wrapped = true;
+            }
+        }
+        wrapped.then_some(current)
+    }
+
     /// The capabilities for one run: each one's `for_run` instance, or itself; and whether any
     /// capability made a fresh instance.
     pub(crate) fn for_run(&self, ctx: &RunContext<D>) -> (Self, bool) {

@@ -49,6 +49,12 @@
 /// The hook methods of a wrapper, each passed on to `self.$inner` (a `DynCapability`).
 macro_rules! delegate_hooks {
     ($inner:tt) => {
+        fn wrapper_toolset(
+            &self,
+            toolset: $crate::toolset::BoxedToolset<D>,
+        ) -> Option<$crate::toolset::BoxedToolset<D>> {
+            self.$inner.wrapper_toolset(toolset)
+        }
         fn instructions(&self, ctx: &RunContext<D>) -> impl Future<Output = Option<String>> + Send {
             async move { self.$inner.instructions(ctx).await }
         }
@@ -604,6 +610,16 @@ pub trait Capability<D>: Send + Sync + 'static {
         None
     }
 
+    /// Wraps the run's assembled toolset (the agent's toolsets and the capabilities', combined;
+    /// output tools are not in it), or `None` to leave it. Called once per run, after
+    /// `for_run`; with several capabilities, the first one's wrapper is the outermost. The
+    /// capabilities' `prepare_tools` then apply to the tools it offers. Use it for cross-cutting
+    /// adaptors such as [`ToolsetExt::filtered`](crate::toolset::ToolsetExt::filtered).
+    fn wrapper_toolset(&self, toolset: BoxedToolset<D>) -> Option<BoxedToolset<D>> {
+        let _ = toolset;
+        None
+    }
+
     /// Instructions added to each request of the run (joined after the agent's own).
     fn instructions(&self, ctx: &RunContext<D>) -> impl Future<Output = Option<String>> + Send {
         let _ = ctx;
@@ -1036,6 +1052,7 @@ pub(crate) trait DynCapability<D>: Send + Sync {
     fn apply(&self, visitor: &mut dyn FnMut(&dyn Any));
     fn for_run(&self, ctx: &RunContext<D>) -> Option<BoxedCapability<D>>;
     fn toolset(&self) -> Option<BoxedToolset<D>>;
+    fn wrapper_toolset(&self, toolset: BoxedToolset<D>) -> Option<BoxedToolset<D>>;
     fn instructions<'a>(&'a self, ctx: &'a RunContext<D>) -> BoxFuture<'a, Option<String>>;
     fn model_settings(&self, ctx: &RunContext<D>) -> Option<ModelSettings>;
     fn handle_deferred_tool_calls<'a>(
@@ -1238,6 +1255,9 @@ impl<D: Sync, C: Capability<D>> DynCapability<D> for C {
     }
     fn toolset(&self) -> Option<BoxedToolset<D>> {
         Capability::toolset(self)
+    }
+    fn wrapper_toolset(&self, toolset: BoxedToolset<D>) -> Option<BoxedToolset<D>> {
+        Capability::wrapper_toolset(self, toolset)
     }
     fn instructions<'a>(&'a self, ctx: &'a RunContext<D>) -> BoxFuture<'a, Option<String>> {
         Box::pin(Capability::instructions(self, ctx))

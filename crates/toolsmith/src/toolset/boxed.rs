@@ -25,7 +25,7 @@ use crate::error::UserError;
 /// };
 /// # let _ = ts;
 /// ```
-pub struct BoxedToolset<D>(Arc<dyn DynToolset<D>>);
+pub struct BoxedToolset<D>(pub(crate) Arc<dyn DynToolset<D>>);
 
 impl<D> Clone for BoxedToolset<D> {
     fn clone(&self) -> Self {

@@ -70,6 +70,13 @@ impl<D> std::fmt::Debug for CombinedToolset<D> {
     }
 }
 
+impl<D> CombinedToolset<D> {
+    /// The toolsets, already type-erased.
+    pub(crate) fn from_dyn(toolsets: Vec<Arc<dyn DynToolset<D>>>) -> Self {
+        CombinedToolset { toolsets }
+    }
+}
+
 impl<D: Clone + Send + Sync + 'static> CombinedToolset<D> {
     /// No toolsets yet.
     pub fn new() -> Self {
