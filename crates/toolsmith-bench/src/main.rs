@@ -3,6 +3,7 @@
 //! ```sh
 //! cargo run --release -p toolsmith-bench -- --json      # full run
 //! cargo run --release -p toolsmith-bench -- --quick     # smoke run; numbers not comparable
+//! cargo run --release -p toolsmith-bench -- --quick --only call_overhead_100   # one workload (profiling)
 //! cargo run --release -p toolsmith-bench -- --dump-corpus 10000 > corpus10k.jsonl
 //! ```
 //!
@@ -97,7 +98,8 @@ fn run(args: &[String]) -> Result<(), String> {
         cfg.mode
     ));
     let (t0, load0) = (Instant::now(), loadavg()[0]);
-    let results = rt.block_on(workloads::run_all(&cfg, &corpora))?;
+    let only = args.iter().position(|a| a == "--only").and_then(|i| args.get(i + 1)).map(String::as_str);
+    let results = rt.block_on(workloads::run_all(&cfg, &corpora, only))?;
     let mut wall = Map::new();
     let mut cpu = Map::new();
     for (key, m) in &results {
@@ -111,7 +113,9 @@ fn run(args: &[String]) -> Result<(), String> {
         wall.insert("search_10k_delta".into(), json!(round(dw, 1)));
         cpu.insert("search_10k_delta".into(), json!(round(dc, 1)));
     }
-    wall.insert("rss_1000_tools_mb".into(), json!(round(measure_rss(cfg.rss_samples)?, 1)));
+    if only.is_none() {
+        wall.insert("rss_1000_tools_mb".into(), json!(round(measure_rss(cfg.rss_samples)?, 1)));
+    }
     let load1 = loadavg()[0];
     log(format!("total {:.1} s; load average {:?}", t0.elapsed().as_secs_f64(), loadavg()));
 

@@ -416,14 +416,29 @@ pub async fn deferred_10k(specs: &[Spec], step: Plan, search: Plan) -> Result<(M
 }
 
 /// Every workload of §3 that runs in the benchmark process, in order, as `(key, medians)`.
-pub async fn run_all(cfg: &Config, corpora: &Corpora) -> Result<Vec<(&'static str, Measured)>, String> {
+/// Runs every workload, or only `only` (the 10k pair runs together), in BENCH.md's order.
+pub async fn run_all(
+    cfg: &Config,
+    corpora: &Corpora,
+    only: Option<&str>,
+) -> Result<Vec<(&'static str, Measured)>, String> {
+    let wanted =
+        |name: &str| only.is_none_or(|o| o == name || (name == "deferred_10k" && o.ends_with("_10k_deferred")));
     let mut out = Vec::new();
-    out.push(("call_overhead_100", call_overhead_100(cfg.call_overhead_100).await?));
-    out.push(("test_model_100_tools", test_model_100_tools(cfg.test_model_100_tools).await?));
-    out.push(("register_1000_tools", register_1000_tools(&corpora.plain_1000, cfg.register_1000_tools).await?));
-    let (step, search) = deferred_10k(&corpora.service_10k, cfg.step_10k_deferred, cfg.search_10k).await?;
-    out.push(("step_10k_deferred", step));
-    out.push(("search_10k", search));
+    if wanted("call_overhead_100") {
+        out.push(("call_overhead_100", call_overhead_100(cfg.call_overhead_100).await?));
+    }
+    if wanted("test_model_100_tools") {
+        out.push(("test_model_100_tools", test_model_100_tools(cfg.test_model_100_tools).await?));
+    }
+    if wanted("register_1000_tools") {
+        out.push(("register_1000_tools", register_1000_tools(&corpora.plain_1000, cfg.register_1000_tools).await?));
+    }
+    if wanted("deferred_10k") || only == Some("search_10k") {
+        let (step, search) = deferred_10k(&corpora.service_10k, cfg.step_10k_deferred, cfg.search_10k).await?;
+        out.push(("step_10k_deferred", step));
+        out.push(("search_10k", search));
+    }
     Ok(out)
 }
 

@@ -35,9 +35,9 @@ fn model(server: &MockServer, name: &str) -> AnthropicModel {
 fn params() -> ModelRequestParameters {
     let mut p = ModelRequestParameters::default();
     p.function_tools = vec![
-        ToolDefinition::new("get_weather", weather_schema()).with_description("Get the weather."),
-        ToolDefinition::new("get_time", weather_schema()).with_description("Get the time."),
-        ToolDefinition::new("get_news", weather_schema()).with_description("Get the news."),
+        ToolDefinition::new("get_weather", weather_schema()).with_description("Get the weather.").into(),
+        ToolDefinition::new("get_time", weather_schema()).with_description("Get the time.").into(),
+        ToolDefinition::new("get_news", weather_schema()).with_description("Get the news.").into(),
     ];
     p.allow_text_output = true;
     p
@@ -234,7 +234,7 @@ async fn native_tool_search_sends_deferred_tools_and_replays_server_blocks() {
         .await;
     let m = model(&server, "claude-sonnet-4-5");
     let mut p = params();
-    p.function_tools[0].defer_loading = true;
+    std::sync::Arc::make_mut(&mut p.function_tools[0]).defer_loading = true;
     let first = m.request(&user("Weather in Paris?"), None, &p).await.unwrap();
     let calls: Vec<&ToolCallPart> = first.tool_calls().collect();
     assert_eq!(calls.len(), 1, "the server tool use is not a call for the agent");

@@ -34,8 +34,8 @@ fn model(server: &MockServer, name: &str) -> GeminiModel {
 fn params() -> ModelRequestParameters {
     let mut p = ModelRequestParameters::default();
     p.function_tools = vec![
-        ToolDefinition::new("get_weather", weather_schema()).with_description("Get the weather."),
-        ToolDefinition::new("get_time", weather_schema()).with_description("Get the time."),
+        ToolDefinition::new("get_weather", weather_schema()).with_description("Get the weather.").into(),
+        ToolDefinition::new("get_time", weather_schema()).with_description("Get the time.").into(),
     ];
     p.allow_text_output = true;
     p

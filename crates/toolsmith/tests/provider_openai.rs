@@ -46,7 +46,7 @@ fn weather_params() -> ModelRequestParameters {
     a.strict = None;
     let b = ToolDefinition::new("get_time", weather_schema()).with_description("Get the time.");
     let c = ToolDefinition::new("get_news", weather_schema()).with_description("Get the news.");
-    p.function_tools = vec![a, b, c];
+    p.function_tools = vec![a.into(), b.into(), c.into()];
     p.allow_text_output = true;
     p
 }
@@ -287,7 +287,7 @@ async fn strict_tools_get_the_strict_schema() {
     );
     def.strict = Some(true);
     def.return_schema = Some(std::sync::Arc::new(json!({"type": "array", "items": {"type": "string"}})));
-    params.function_tools = vec![def];
+    params.function_tools = vec![def.into()];
     params.allow_text_output = true;
     let b = model.request_body(&user("x"), None, &params, false).unwrap();
     let f = &b["tools"][0]["function"];
@@ -580,7 +580,7 @@ async fn responses_tool_choice_uses_allowed_tools_and_native_search() {
     let model =
         OpenAIResponsesModel::builder("gpt-5.4").base_url(format!("{}/v1", server.uri())).api_key(KEY).build().unwrap();
     let mut params = weather_params();
-    params.function_tools[2].defer_loading = true;
+    std::sync::Arc::make_mut(&mut params.function_tools[2]).defer_loading = true;
     let settings =
         ModelSettings::new().tool_choice(ToolChoice::ToolOrOutput(vec!["get_time".into(), "get_weather".into()]));
     let b = model.request_body(&user("x"), Some(&settings), &params, false).unwrap();
@@ -613,7 +613,9 @@ async fn local_llm_forced_tool_call_exchange() {
     let model = OpenAIChatModel::builder("smollm2").base_url(base).build().unwrap();
     let mut params = ModelRequestParameters::default();
     params.function_tools = vec![
-        ToolDefinition::new("get_weather", weather_schema()).with_description("Get the current weather in a city."),
+        ToolDefinition::new("get_weather", weather_schema())
+            .with_description("Get the current weather in a city.")
+            .into(),
     ];
     params.allow_text_output = true;
     let forced = ModelSettings::new().tool_choice(ToolChoice::Tools(vec!["get_weather".into()])).max_tokens(128);

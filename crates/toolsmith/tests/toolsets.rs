@@ -70,7 +70,7 @@ fn scripted(steps: Vec<Vec<(&'static str, Value)>>) -> (FunctionModel, Seen) {
     let model = FunctionModel::sync(move |_messages, info| {
         let mut seen = record.lock().unwrap();
         let k = seen.len();
-        seen.push(info.function_tools.clone());
+        seen.push(info.function_tools.iter().map(|t| (**t).clone()).collect());
         match steps.get(k) {
             Some(calls) => ModelResponse::new(
                 calls

@@ -451,6 +451,10 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         if let Err(e) = self.begin().await {
             return self.finish(Err(e)).await;
         }
+        if self.caps.is_empty() {
+            let result = self.advance_to_end().await;
+            return self.finish(result).await;
+        }
         let caps = self.caps.clone();
         let ctx = self.context();
         let result = {
@@ -458,16 +462,20 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             let core = || -> BoxFuture<'_, Result<RunOutput, AgentRunError>> {
                 Box::pin(async {
                     let mut run = cell.lock().await;
-                    loop {
-                        if let Some(output) = run.advance().await? {
-                            return Ok(output);
-                        }
-                    }
+                    run.advance_to_end().await
                 })
             };
             caps.run(0, &ctx, &core).await
         };
         self.finish(result).await
+    }
+
+    async fn advance_to_end(&mut self) -> Result<RunOutput, AgentRunError> {
+        loop {
+            if let Some(output) = self.advance().await? {
+                return Ok(output);
+            }
+        }
     }
 
     /// Advances the run by one node. After [`Node::End`], [`AgentRun::into_result`] gives the
@@ -849,10 +857,12 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         let mut instructions: Vec<String> = inner.instructions.iter().cloned().collect();
         instructions.extend(self.caps.instructions(&ctx).await);
         let instructions = if instructions.is_empty() { None } else { Some(instructions.join("\n\n")) };
+        let settings = self.caps.model_settings(&ctx, self.settings.clone());
+        // The context shares the history: dropped first, the history changes in place.
+        drop(ctx);
         if let Some(last) = self.state.last_request_mut() {
             last.instructions = instructions.clone();
         }
-        let settings = self.caps.model_settings(&ctx, self.settings.clone());
         let params = ModelRequestParameters {
             function_tools: tools,
             output_tools,
@@ -910,7 +920,10 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             })
         };
         let request = ModelRequestContext { messages: self.state.messages.clone(), settings, params };
-        let response = match self.caps.model_request(0, &ctx, request, &core).await {
+        let outcome = self.caps.model_request(0, &ctx, request, &core).await;
+        // The context shares the history: dropped first, the history grows in place.
+        drop(ctx);
+        let response = match outcome {
             Ok(response) => response,
             Err(AgentRunError::Retry(retry)) => {
                 let answer = answered.into_inner().unwrap_or_else(|p| p.into_inner());
@@ -970,8 +983,16 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         if self.tools.is_none() {
             self.collect_tools().await?;
         }
-        let calls: Vec<_> = response.tool_calls().cloned().collect();
-        if !calls.is_empty() {
+        if response.tool_calls().next().is_some() {
+            // The history has its own copy of the response: the calls move out of this one.
+            let calls: Vec<_> = response
+                .parts
+                .into_iter()
+                .filter_map(|p| match p {
+                    crate::messages::ModelResponsePart::ToolCall(c) => Some(c),
+                    _ => None,
+                })
+                .collect();
             // The next request goes into the history first (a failure leaves it as it stood),
             // before the contexts that share the history are made.
             let mut request = ModelRequest::new(Vec::new());

@@ -426,6 +426,9 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
         request: ModelRequestContext,
         core: &'a ModelCore<'a>,
     ) -> BoxFuture<'a, Result<ModelResponse, AgentRunError>> {
+        if self.caps.is_empty() {
+            return core(request);
+        }
         Box::pin(async move {
             match self.caps.get(i) {
                 Some(cap) => {
@@ -470,6 +473,9 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
         args: Value,
         core: &'a ValidateCore<'a>,
     ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        if self.caps.is_empty() {
+            return core(args);
+        }
         Box::pin(async move {
             match self.caps.get(i) {
                 Some(cap) => {
@@ -512,6 +518,9 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
         args: Value,
         core: &'a ExecuteCore<'a>,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        if self.caps.is_empty() {
+            return core(args);
+        }
         Box::pin(async move {
             match self.caps.get(i) {
                 Some(cap) => {

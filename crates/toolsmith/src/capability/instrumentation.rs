@@ -384,9 +384,7 @@ impl Instrumentation {
         }
         let tools: Vec<Value> = request
             .params
-            .function_tools
-            .iter()
-            .chain(&request.params.output_tools)
+            .all_tools()
             .map(|t| {
                 json!({
                     "type": "function",

@@ -225,13 +225,8 @@ impl<D: Clone + Send + Sync + 'static> ToolIndex<D> {
 
 impl<D> ToolIndex<D> {
     /// The definitions shown to the model.
-    pub(crate) fn definitions(&self) -> Vec<ToolDefinition> {
-        self.tools
-            .iter()
-            .zip(&self.shown)
-            .filter(|(_, s)| **s == Shown::Visible)
-            .map(|(t, _)| (*t.def).clone())
-            .collect()
+    pub(crate) fn definitions(&self) -> Vec<Arc<ToolDefinition>> {
+        self.tools.iter().zip(&self.shown).filter(|(_, s)| **s == Shown::Visible).map(|(t, _)| t.def.clone()).collect()
     }
 
     /// Where the tool with this name is, whatever it is to the model.
@@ -455,25 +450,29 @@ fn validate_args<D>(tool: &ToolsetTool<D>, ctx: &RunContext<D>, raw: &Value) -> 
     Ok(validated)
 }
 
-/// Validation of one call through the capabilities' validate hooks.
+/// Validation of one call's arguments (taken from `r`: the validated ones replace them)
+/// through the capabilities' validate hooks.
 async fn validate_call<D: Clone + Send + Sync + 'static>(
     caps: &Capabilities<D>,
-    r: &Ready<D>,
+    r: &mut Ready<D>,
 ) -> Result<Value, ToolError> {
+    let args = std::mem::take(&mut r.args);
+    let r = &*r;
     let core = |raw: Value| -> BoxFuture<'_, Result<Value, ToolError>> {
         let result = validate_args(&r.tool, &r.ctx, &raw);
         Box::pin(async move { result })
     };
     let info = ToolCallInfo { call: &r.call, def: &r.tool.def };
-    caps.validate(0, &r.ctx, info, r.args.clone(), &core).await
+    caps.validate(0, &r.ctx, info, args, &core).await
 }
 
-/// Execution of one call through the capabilities' execute hooks; also says whether the tool
-/// itself returned successfully (what `tool_calls` counts).
+/// Execution of one call (with its validated `args`) through the capabilities' execute hooks;
+/// also says whether the tool itself returned successfully (what `tool_calls` counts).
 async fn execute_call<D: Clone + Send + Sync + 'static>(
     inner: &AgentInner<D>,
     caps: &Capabilities<D>,
     r: &Ready<D>,
+    args: Value,
 ) -> (Result<ToolOutput, ToolError>, bool) {
     let ran_ok = AtomicBool::new(false);
     let core = |args: Value| -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
@@ -487,7 +486,7 @@ async fn execute_call<D: Clone + Send + Sync + 'static>(
         })
     };
     let info = ToolCallInfo { call: &r.call, def: &r.tool.def };
-    let result = caps.execute(0, &r.ctx, info, r.args.clone(), &core).await;
+    let result = caps.execute(0, &r.ctx, info, args, &core).await;
     (result, ran_ok.load(Ordering::Relaxed))
 }
 
@@ -652,7 +651,7 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
                     out.push((index, retried_part(&call, Value::String(message), info)));
                 }
                 Plan::Function(mut r) => {
-                    let validated = validate_call(self.caps, &r).await;
+                    let validated = validate_call(self.caps, &mut r).await;
                     state.emit(|| AgentEvent::FunctionToolCall { call: r.call.clone(), args_valid: validated.is_ok() });
                     match validated {
                         Ok(args) => {
@@ -686,9 +685,12 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
         if !segment.is_empty() {
             segments.push(segment);
         }
-        for segment in segments {
-            let results =
-                futures::future::join_all(segment.iter().map(|r| execute_call(self.inner, self.caps, r))).await;
+        for mut segment in segments {
+            let args: Vec<Value> = segment.iter_mut().map(|r| std::mem::take(&mut r.args)).collect();
+            let results = futures::future::join_all(
+                segment.iter().zip(args).map(|(r, args)| execute_call(self.inner, self.caps, r, args)),
+            )
+            .await;
             for (r, (result, ran_ok)) in segment.iter().zip(results) {
                 if ran_ok {
                     state.usage.tool_calls += 1;
@@ -805,7 +807,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
     // Plan every call.
     let output_tool = inner.output.output_tool().map(|t| t.name.clone());
     let mut plans: Vec<Plan<D>> = Vec::with_capacity(calls.len());
-    for (index, call) in calls.iter().enumerate() {
+    for (index, call) in calls.into_iter().enumerate() {
         let mut approved = false;
         let mut call_metadata = None;
         let mut args_override = None;
@@ -832,7 +834,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
                         ExternalResult::Value(v) => {
                             (ToolReturnPart::success(&call.tool_name, v.clone(), &call.tool_call_id), None)
                         }
-                        ExternalResult::Return(ret) => return_part(call, ret.clone()),
+                        ExternalResult::Return(ret) => return_part(&call, ret.clone()),
                         ExternalResult::Retry(r) => (
                             ToolReturnPart::retried(
                                 &call.tool_name,
@@ -854,7 +856,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
             }
         }
         if output_tool.as_deref() == Some(call.tool_name.as_str()) {
-            plans.push(Plan::Output(index, call.clone()));
+            plans.push(Plan::Output(index, call));
             continue;
         }
         if tools.is_hidden(&call.tool_name) {
@@ -863,13 +865,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
                 call.tool_name
             );
             let charged = !state.refused.insert(call.tool_name.clone());
-            plans.push(Plan::Refused {
-                index,
-                call: call.clone(),
-                message,
-                cause: RetryCause::UnavailableTool,
-                charged,
-            });
+            plans.push(Plan::Refused { index, call, message, cause: RetryCause::UnavailableTool, charged });
             continue;
         }
         let Some(tool) = tools.get(&call.tool_name) else {
@@ -879,13 +875,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
             } else {
                 format!("Unknown tool name: '{}'. Available tools: {available}", call.tool_name)
             };
-            plans.push(Plan::Refused {
-                index,
-                call: call.clone(),
-                message,
-                cause: RetryCause::UnknownTool,
-                charged: true,
-            });
+            plans.push(Plan::Refused { index, call, message, cause: RetryCause::UnknownTool, charged: true });
             continue;
         };
         if approved && tool.def.kind == ToolKind::External {
@@ -895,7 +885,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
             ))));
         }
         if tool.def.kind == ToolKind::External {
-            plans.push(Plan::External(index, call.clone()));
+            plans.push(Plan::External(index, call));
             continue;
         }
         let max_retries = tool.max_retries.unwrap_or(inner.retries);
@@ -906,11 +896,12 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
         c.max_retries = max_retries;
         c.tool_call_approved = approved;
         c.tool_call_metadata = call_metadata;
+        let args = args_override.unwrap_or_else(|| call.args.clone());
         let r = Ready {
             index,
-            call: call.clone(),
+            call,
             tool: tool.clone(),
-            args: args_override.unwrap_or_else(|| call.args.clone()),
+            args,
             max_retries,
             timeout: tool.def.timeout.or(tool.toolset_timeout).or(inner.tool_timeout),
             ctx: c,
@@ -1042,7 +1033,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
         for plan in deferred_kinds {
             match plan {
                 Plan::External(_, call) => step.deferred.calls.push(call),
-                Plan::Unapproved(r) => match validate_call(caps, &r).await {
+                Plan::Unapproved(mut r) => match validate_call(caps, &mut r).await {
                     Ok(_) => step.deferred.approvals.push(r.call),
                     Err(e) => step.settle(e, &r, &mut out)?,
                 },

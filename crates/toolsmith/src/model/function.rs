@@ -14,7 +14,7 @@ use crate::tool::ToolDefinition;
 #[non_exhaustive]
 pub struct AgentInfo {
     /// The function tools shown.
-    pub function_tools: Vec<ToolDefinition>,
+    pub function_tools: Vec<Arc<ToolDefinition>>,
     /// Whether a text answer ends the run.
     pub allow_text_output: bool,
     /// The output tools.

@@ -53,8 +53,9 @@ use crate::tool::ToolDefinition;
 #[derive(Debug, Clone, Default, PartialEq)]
 #[non_exhaustive]
 pub struct ModelRequestParameters {
-    /// The function tools shown to the model.
-    pub function_tools: Vec<ToolDefinition>,
+    /// The function tools shown to the model (shared with the agent's tool index: a hook that
+    /// edits one uses [`Arc::make_mut`](std::sync::Arc::make_mut)).
+    pub function_tools: Vec<std::sync::Arc<ToolDefinition>>,
     /// The output tools (structured output), if any.
     pub output_tools: Vec<ToolDefinition>,
     /// Whether a plain text answer ends the run.
@@ -66,7 +67,7 @@ pub struct ModelRequestParameters {
 impl ModelRequestParameters {
     /// Every tool definition (function tools, then output tools).
     pub fn all_tools(&self) -> impl Iterator<Item = &ToolDefinition> {
-        self.function_tools.iter().chain(self.output_tools.iter())
+        self.function_tools.iter().map(|t| &**t).chain(self.output_tools.iter())
     }
 }
 

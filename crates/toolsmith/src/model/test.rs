@@ -91,11 +91,11 @@ impl TestModel {
 
     fn respond(&self, messages: &[ModelMessage], params: &ModelRequestParameters) -> Result<ModelResponse, ModelError> {
         let tools: Vec<&ToolDefinition> = match &self.call_tools {
-            CallTools::All => params.function_tools.iter().collect(),
+            CallTools::All => params.function_tools.iter().map(|t| &**t).collect(),
             CallTools::Only(names) => names
                 .iter()
                 .map(|n| {
-                    params.function_tools.iter().find(|t| &t.name == n).ok_or_else(|| {
+                    params.function_tools.iter().map(|t| &**t).find(|t| &t.name == n).ok_or_else(|| {
                         ModelError::new(
                             "KeyError",
                             format!("TestModel.call_tools names '{n}', which is not among the tools shown"),
