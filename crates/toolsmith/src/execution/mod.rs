@@ -26,7 +26,7 @@ use crate::search::{self, SEARCH_TOOL_NAME, bridge};
 use crate::tool::{Invocation, ModelRetry, ToolDefinition, ToolError, ToolKind, ToolOutput, ToolResult, ToolReturn};
 use crate::toolset::{DynToolset, ToolsetTool};
 use crate::usage::UsageLimits;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 const FINAL_PROCESSED: &str = "Final result processed.";
 const OUTPUT_NOT_USED: &str = "Output tool not used - a final result was already processed.";
@@ -326,8 +326,8 @@ fn exceeded(tool: &str, max: u32) -> AgentRunError {
 /// Per-step retry bookkeeping: failures of one tool in one step charge one attempt; a success
 /// resets the count; a tool not called keeps it.
 struct RetryBook {
-    failed: HashSet<String>,
-    succeeded: HashSet<String>,
+    failed: FxHashSet<String>,
+    succeeded: FxHashSet<String>,
 }
 
 impl RetryBook {
@@ -551,7 +551,7 @@ struct Step<'a, D> {
     /// Content sent with tool returns, one user prompt per call, in call order.
     content: Vec<(usize, Vec<UserContent>)>,
     deferred: DeferredToolRequests,
-    kinded: HashMap<String, &'static str>,
+    kinded: FxHashMap<String, &'static str>,
     /// Whether a function tool was retried this step (a retry wins over a final result).
     function_retried: bool,
     /// The winning output, and the index of its call.
@@ -631,8 +631,8 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
         if batch.is_empty() {
             return Ok(());
         }
-        let mut out: Vec<(usize, ModelRequestPart)> = Vec::new();
-        let mut to_run: Vec<Ready<D>> = Vec::new();
+        let mut out: Vec<(usize, ModelRequestPart)> = Vec::with_capacity(batch.len());
+        let mut to_run: Vec<Ready<D>> = Vec::with_capacity(batch.len());
         for plan in batch {
             match plan {
                 Plan::Settled(index, part, content) => {
@@ -671,7 +671,7 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
 
         // Execute in segments split at sequential tools.
         let mut segments: Vec<Vec<Ready<D>>> = Vec::new();
-        let mut segment: Vec<Ready<D>> = Vec::new();
+        let mut segment: Vec<Ready<D>> = Vec::with_capacity(to_run.len());
         for r in to_run {
             if r.tool.def.sequential || self.inner.parallel_mode == ParallelMode::Sequential {
                 if !segment.is_empty() {
@@ -697,7 +697,9 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
                 }
                 match result {
                     Ok(output) => {
-                        self.book.succeeded.insert(r.call.tool_name.clone());
+                        if !self.book.succeeded.contains(&r.call.tool_name) {
+                            self.book.succeeded.insert(r.call.tool_name.clone());
+                        }
                         let part = match output {
                             ToolOutput::Value(v) => ToolReturnPart::success(&r.call.tool_name, v, &r.call.tool_call_id),
                             ToolOutput::Return(ret) => {
@@ -765,11 +767,11 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
         caps,
         tools,
         counts: state.retries.clone(),
-        book: RetryBook { failed: HashSet::new(), succeeded: HashSet::new() },
-        parts: Vec::new(),
+        book: RetryBook { failed: FxHashSet::default(), succeeded: FxHashSet::default() },
+        parts: Vec::with_capacity(calls.len()),
         content: Vec::new(),
         deferred: DeferredToolRequests::default(),
-        kinded: HashMap::new(),
+        kinded: FxHashMap::default(),
         function_retried: false,
         final_output: None,
     };
@@ -929,11 +931,12 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
     // Run the strategy.
     let strategy = if resolutions.is_some() { EndStrategy::Graceful } else { inner.end_strategy };
     let mut deferred_kinds: Vec<Plan<D>> = Vec::new();
+    let n_plans = plans.len();
     let mut absorbed: Vec<usize> = Vec::new();
     let outcome: Result<(), AgentRunError> = async {
         match strategy {
             EndStrategy::Early => {
-                let mut rest = Vec::new();
+                let mut rest = Vec::with_capacity(n_plans);
                 for plan in plans {
                     match plan {
                         Plan::Output(i, call) => step.output(state, &ctx, i, &call, strategy, &mut absorbed).await?,
@@ -960,7 +963,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
                 }
             }
             EndStrategy::Graceful => {
-                let mut pending = Vec::new();
+                let mut pending = Vec::with_capacity(n_plans);
                 for plan in plans {
                     match plan {
                         Plan::Output(i, call) => {
@@ -974,7 +977,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
                 step.flush(state, pending).await?;
             }
             EndStrategy::Exhaustive => {
-                let mut pending = Vec::new();
+                let mut pending = Vec::with_capacity(n_plans);
                 for plan in plans {
                     match plan {
                         Plan::Output(i, call) => step.output(state, &ctx, i, &call, strategy, &mut absorbed).await?,
