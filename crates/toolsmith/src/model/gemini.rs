@@ -16,7 +16,9 @@
 //! - `tool_choice` maps to `functionCallingConfig`: `AUTO`, `NONE`, `ANY`, and
 //!   `allowedFunctionNames` with `ANY` (required) or `VALIDATED` (text allowed) for every
 //!   restriction, over the full tool list: the prompt cache is never broken.
-//! - Gemini has no native tool search: tools with `defer_loading` are not sent.
+//! - Gemini has no native tool search: deferred tools are sent once the history discovered
+//!   them, and Anthropic's or OpenAI Responses' server-side searches in the history are
+//!   replayed as `search_tools` calls and returns.
 //! - Streamed function-call arguments (opt-in with
 //!   [`GeminiModelBuilder::stream_function_call_arguments`]): streaming requests set
 //!   `toolConfig.functionCallingConfig.streamFunctionCallArguments`, and a call then arrives as
@@ -420,12 +422,13 @@ impl GeminiModel {
                 _ => None,
             })
         }));
-        body.insert("contents".into(), Value::Array(self.map_messages(messages)?));
+        let messages = wire::localize_native_searches(messages, None);
+        body.insert("contents".into(), Value::Array(self.map_messages(&messages)?));
         if !system.is_empty() {
             body.insert("systemInstruction".into(), json!({"parts": [{"text": system.join("\n\n")}]}));
         }
         let choice = wire::tool_choice(settings, params)?;
-        let tools: Vec<&ToolDefinition> = wire::all_tools(params).into_iter().filter(|t| !t.defer_loading).collect();
+        let tools: Vec<&ToolDefinition> = wire::tools_without_native_search(params, &messages);
         if !tools.is_empty() {
             let decls: Vec<Value> = tools.iter().map(|t| map_tool(t)).collect();
             body.insert("tools".into(), json!([{"functionDeclarations": decls}]));

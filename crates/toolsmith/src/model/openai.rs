@@ -14,8 +14,10 @@
 //! - `tool_choice`: `auto`/`none`/`required` natively; one required tool is forced by name with
 //!   the full tool list (cache-friendly); several tools, or a restriction that still allows
 //!   text, are filtered client-side (the tool list changes, which breaks prompt caching) with
-//!   `required` or `auto`. Tools with `defer_loading` are not sent: Chat Completions has no
-//!   native tool search.
+//!   `required` or `auto`.
+//! - Chat Completions has no native tool search: deferred tools are sent once the history
+//!   discovered them, and Anthropic's or OpenAI Responses' server-side searches in the history
+//!   are replayed as `search_tools` calls and returns (see the Anthropic adapter's notes).
 
 use std::sync::Arc;
 
@@ -382,10 +384,11 @@ impl OpenAIChatModel {
     ) -> Result<Value, ModelError> {
         let mut body = Map::new();
         body.insert("model".into(), self.name.clone().into());
-        body.insert("messages".into(), Value::Array(map_messages(messages, params)?));
+        let messages = wire::localize_native_searches(messages, None);
+        body.insert("messages".into(), Value::Array(map_messages(&messages, params)?));
 
         let choice = wire::tool_choice(settings, params)?;
-        let all: Vec<&ToolDefinition> = wire::all_tools(params).into_iter().filter(|t| !t.defer_loading).collect();
+        let all: Vec<&ToolDefinition> = wire::tools_without_native_search(params, &messages);
         let (tools, tool_choice): (Vec<&ToolDefinition>, Option<Value>) = match &choice {
             ResolvedToolChoice::Auto => (all, None),
             ResolvedToolChoice::None => (all, Some("none".into())),
