@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use toolsmith::messages::{
-    BinaryContent, ModelMessage, ModelRequest, ModelRequestPart, ModelResponse, ModelResponsePart, RetryCause,
-    RetryFeedbackPart, RetryInfo, ToolCallPart, ToolReturnPart, UserContent, UserPromptPart,
+    BinaryContent, FileUrl, MediaContent, ModelMessage, ModelRequest, ModelRequestPart, ModelResponse,
+    ModelResponsePart, RetryCause, RetryFeedbackPart, RetryInfo, ToolCallPart, ToolReturnPart, UserContent,
+    UserPromptPart,
 };
 use toolsmith::model::{
     Model, ModelRequestParameters, ModelSettings, ModelStreamEvent, OpenAIChatModel, OpenAIResponsesModel, RetryConfig,
@@ -382,6 +383,77 @@ async fn multimodal_prompts_map_to_content_parts() {
         json!({"type": "input_image", "image_url": "data:image/png;base64,iVBORw==", "detail": "auto"})
     );
     assert_eq!(content[2]["type"], "input_file");
+}
+
+#[tokio::test]
+async fn chat_downloads_audio_and_document_urls_and_sends_them_inline() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path("/files/report.pdf"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(b"%PDF-1.4".to_vec(), "application/pdf"))
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/files/clip"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(b"RIFF".to_vec(), "audio/wav; codecs=1"))
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/files/missing.pdf"))
+        .respond_with(ResponseTemplate::new(404))
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(json_response("openai", "chat_text.json"))
+        .mount(&server)
+        .await;
+    let prompt = |items: Vec<UserContent>| -> Vec<ModelMessage> {
+        vec![ModelRequest::new(vec![ModelRequestPart::UserPrompt(UserPromptPart::new(items))]).into()]
+    };
+    let mut doc = FileUrl::new(format!("{}/files/report.pdf?sig=secret", server.uri()));
+    doc.identifier = Some("report".into());
+    let messages = prompt(vec![
+        UserContent::text("Summarise both."),
+        UserContent::Media(MediaContent::DocumentUrl(doc)),
+        UserContent::Media(MediaContent::AudioUrl(FileUrl::new(format!("{}/files/clip", server.uri())))),
+    ]);
+    let model = chat(&server);
+    let params = ModelRequestParameters::default();
+
+    // The body alone cannot download: the error says what does.
+    let err = model.request_body(&messages, None, &params, false).unwrap_err();
+    assert_eq!(err.kind, "UserError");
+    assert!(err.message.contains("`request` and `request_stream` download them"), "{}", err.message);
+    assert!(!err.message.contains("secret"), "the query string is not shown: {}", err.message);
+
+    model.request(&messages, None, &params).await.unwrap();
+    let posted: Vec<Value> = requests(&server)
+        .await
+        .iter()
+        .filter(|r| r.method.as_str() == "POST")
+        .map(|r| serde_json::from_slice(&r.body).unwrap())
+        .collect();
+    let content = &posted[0]["messages"][0]["content"];
+    assert_eq!(
+        content[1],
+        json!({"type": "file", "file": {"file_data": "data:application/pdf;base64,JVBERi0xLjQ=", "filename": "report.pdf"}})
+    );
+    assert_eq!(content[2], json!({"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}}));
+    let downloads = requests(&server).await.into_iter().filter(|r| r.method.as_str() == "GET").collect::<Vec<_>>();
+    assert_eq!(downloads.len(), 2);
+    assert!(downloads.iter().all(|r| r.headers.get("authorization").is_none()), "no credentials to other hosts");
+
+    // A failed download names the URL and what to do.
+    let messages = prompt(vec![UserContent::Media(MediaContent::DocumentUrl(FileUrl::new(format!(
+        "{}/files/missing.pdf",
+        server.uri()
+    ))))]);
+    let err = model.request(&messages, None, &params).await.unwrap_err();
+    assert_eq!(err.kind, "UserError");
+    assert!(err.message.contains("/files/missing.pdf"), "{}", err.message);
+    assert!(err.message.contains("HTTP 404"), "{}", err.message);
+    assert!(err.message.contains("pass it as BinaryContent"), "{}", err.message);
 }
 
 #[tokio::test]

@@ -4,7 +4,10 @@
 //! # Mapping
 //! - System prompts and instructions are `system` messages (instructions first); user prompts
 //!   are `user` messages (text, images by URL or inline, audio `input_audio`, documents as
-//!   `file`); tool returns are `tool` messages; a retried call's message is Pydantic AI's retry
+//!   `file`). Chat Completions takes audio only as base64 data and documents only as
+//!   `file_data` or an uploaded `file_id`, so `request` / `request_stream` download audio and
+//!   document URLs (and image URLs with `force_download`) with the model's HTTP client and send
+//!   them inline (at most 32 MiB each; a failed download is an error naming the URL); tool returns are `tool` messages; a retried call's message is Pydantic AI's retry
 //!   text ("…Fix the errors and try again."), as Chat Completions has no error flag; retry
 //!   feedback is a `user` message.
 //! - Thinking parts are not sent back (Chat Completions has no field for them); reasoning that a
@@ -19,6 +22,7 @@
 //!   discovered them, and Anthropic's or OpenAI Responses' server-side searches in the history
 //!   are replayed as `search_tools` calls and returns (see the Anthropic adapter's notes).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use chrono::TimeZone;
@@ -27,12 +31,12 @@ use serde_json::{Map, Value, json};
 
 use crate::error::UserError;
 use crate::messages::{
-    MediaContent, ModelMessage, ModelRequestPart, ModelResponse, ModelResponsePart, TextPart, ThinkingPart,
-    ToolCallPart, UserContent, UserPromptContent, generate_tool_call_id,
+    BinaryContent, MediaContent, ModelMessage, ModelRequestPart, ModelResponse, ModelResponsePart, TextPart,
+    ThinkingPart, ToolCallPart, UserContent, UserPromptContent, generate_tool_call_id,
 };
 use crate::model::http::{
-    ConnectionOptions, DEFAULT_TIMEOUT, HttpTransport, SseEvent, StreamProcessor, connection_builder_methods, drive,
-    header, join_url, parse_event_json, settings_timeout,
+    ConnectionOptions, DEFAULT_TIMEOUT, HttpTransport, SseEvent, StreamProcessor, connection_builder_methods, download,
+    drive, header, join_url, parse_event_json, settings_timeout,
 };
 use crate::model::stream::{ModelStream, ModelStreamEvent, ResponseAssembler, StreamingModel};
 use crate::model::wire::{self, put};
@@ -575,11 +579,15 @@ fn map_media(m: &MediaContent) -> Result<Value, ModelError> {
             json!({"type": "file", "file": {"file_data": wire::data_url(&b.media_type, &b.data), "filename": filename}})
         }
         MediaContent::ImageUrl(u) => image_url(u.url.clone(), u.vendor_metadata.as_ref()),
-        MediaContent::AudioUrl(_) | MediaContent::DocumentUrl(_) | MediaContent::VideoUrl(_) => {
+        MediaContent::VideoUrl(_) => {
+            return Err(wire::unsupported("OpenAI Chat Completions", "video", "use a Gemini model for video input"));
+        }
+        MediaContent::AudioUrl(u) | MediaContent::DocumentUrl(u) => {
             return Err(wire::unsupported(
                 "OpenAI Chat Completions",
-                "audio, document or video URLs",
-                "download the file and send it as BinaryContent",
+                &format!("files by URL ({})", u.url.split(['?', '#']).next().unwrap_or(&u.url)),
+                "`request` and `request_stream` download them and send them inline; when building a body with \
+                 `request_body`, download the file yourself and pass it as BinaryContent",
             ));
         }
     })
@@ -654,6 +662,86 @@ fn map_messages(messages: &[ModelMessage], params: &ModelRequestParameters) -> R
     Ok(out)
 }
 
+/// Whether a URL must be downloaded to go to Chat Completions: audio and documents always (the
+/// API takes them only inline), images when the prompt asks for it with `force_download`.
+fn needs_download(m: &MediaContent) -> bool {
+    match m {
+        MediaContent::AudioUrl(_) | MediaContent::DocumentUrl(_) => true,
+        MediaContent::ImageUrl(u) => {
+            u.force_download.as_ref().is_some_and(|f| !matches!(f, Value::Null | Value::Bool(false)))
+        }
+        _ => false,
+    }
+}
+
+impl OpenAIChatModel {
+    /// The messages with the media URLs Chat Completions cannot take by URL downloaded and
+    /// inlined as [`BinaryContent`]; borrowed as they are when there are none.
+    async fn inline_media_urls<'a>(
+        &self,
+        messages: &'a [ModelMessage],
+        settings: Option<&ModelSettings>,
+    ) -> Result<Cow<'a, [ModelMessage]>, ModelError> {
+        let has_url = |m: &ModelMessage| {
+            m.as_request().is_some_and(|r| {
+                r.parts.iter().any(|p| match p {
+                    ModelRequestPart::UserPrompt(u) => match &u.content {
+                        UserPromptContent::Parts(items) => {
+                            items.iter().any(|i| matches!(i, UserContent::Media(m) if needs_download(m)))
+                        }
+                        UserPromptContent::Text(_) => false,
+                    },
+                    _ => false,
+                })
+            })
+        };
+        if !messages.iter().any(has_url) {
+            return Ok(Cow::Borrowed(messages));
+        }
+        let timeout = settings_timeout(settings).unwrap_or(self.http.timeout);
+        let mut out = messages.to_vec();
+        for message in &mut out {
+            let ModelMessage::Request(request) = message else { continue };
+            for part in &mut request.parts {
+                let ModelRequestPart::UserPrompt(prompt) = part else { continue };
+                let UserPromptContent::Parts(items) = &mut prompt.content else { continue };
+                for item in items.iter_mut() {
+                    let UserContent::Media(media) = item else { continue };
+                    if !needs_download(media) {
+                        continue;
+                    }
+                    let (MediaContent::AudioUrl(u) | MediaContent::DocumentUrl(u) | MediaContent::ImageUrl(u)) =
+                        &*media
+                    else {
+                        continue;
+                    };
+                    let (bytes, served) =
+                        download(&self.http.client, &u.url, timeout, "OpenAI Chat Completions").await?;
+                    let fallback = match media {
+                        // An unknown audio type is refused by the mapping with what to send.
+                        MediaContent::AudioUrl(_) => "audio/unknown",
+                        MediaContent::ImageUrl(_) => "image/jpeg",
+                        _ => "application/octet-stream",
+                    };
+                    let media_type = u
+                        .media_type
+                        .clone()
+                        .or(served)
+                        .or_else(|| wire::guess_media_type(&u.url).map(str::to_string))
+                        .unwrap_or_else(|| fallback.to_string());
+                    let mut binary = BinaryContent::new(bytes, media_type);
+                    if u.identifier.is_some() {
+                        binary.identifier = u.identifier.clone();
+                    }
+                    binary.vendor_metadata = u.vendor_metadata.clone();
+                    *media = MediaContent::Binary(binary);
+                }
+            }
+        }
+        Ok(Cow::Owned(out))
+    }
+}
+
 impl Model for OpenAIChatModel {
     fn name(&self) -> &str {
         &self.name
@@ -669,7 +757,8 @@ impl Model for OpenAIChatModel {
         settings: Option<&ModelSettings>,
         params: &ModelRequestParameters,
     ) -> Result<ModelResponse, ModelError> {
-        let body = self.request_body(messages, settings, params, false)?;
+        let messages = self.inline_media_urls(messages, settings).await?;
+        let body = self.request_body(&messages, settings, params, false)?;
         let answer = self.http.post_json(&self.url(), &body, settings_timeout(settings)).await?;
         self.parse_response(&answer)
     }
@@ -682,7 +771,8 @@ impl StreamingModel for OpenAIChatModel {
         settings: Option<&ModelSettings>,
         params: &ModelRequestParameters,
     ) -> Result<ModelStream, ModelError> {
-        let body = self.request_body(messages, settings, params, true)?;
+        let messages = self.inline_media_urls(messages, settings).await?;
+        let body = self.request_body(&messages, settings, params, true)?;
         let sse = self.http.post_sse(&self.url(), &body, settings_timeout(settings)).await?;
         Ok(drive(
             sse,
