@@ -101,7 +101,7 @@ async fn chat_agent_run_maps_requests_and_responses() {
         messages[2],
         json!({
             "role": "assistant",
-            "content": null,
+            "content": "",
             "tool_calls": [{
                 "id": "call_abc123",
                 "type": "function",
@@ -383,6 +383,23 @@ async fn multimodal_prompts_map_to_content_parts() {
         json!({"type": "input_image", "image_url": "data:image/png;base64,iVBORw==", "detail": "auto"})
     );
     assert_eq!(content[2]["type"], "input_file");
+}
+
+#[tokio::test]
+async fn chat_stream_cut_off_before_its_end_is_an_error() {
+    // What llama-cpp-python sends when it drops a stream for another request: a clean close
+    // after some chunks, without finish_reason or [DONE].
+    let server = MockServer::start().await;
+    let cut = "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1795352778,\"model\":\"smollm2\",\"choices\":[{\"index\":0,\"finish_reason\":null,\"delta\":{\"role\":\"assistant\",\"content\":null}}]}\n\n\
+               data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1795352778,\"model\":\"smollm2\",\"choices\":[{\"index\":0,\"finish_reason\":null,\"delta\":{\"content\":\"It\"}}]}\n\n";
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(cut, "text/event-stream"))
+        .mount(&server)
+        .await;
+    let stream = chat(&server).request_stream(&user("hi"), None, &ModelRequestParameters::default()).await.unwrap();
+    let err = toolsmith::model::collect_stream(stream).await.unwrap_err();
+    assert_eq!(err.kind, "UnexpectedModelBehavior");
+    assert!(err.message.contains("ended before the answer did"), "{}", err.message);
 }
 
 #[tokio::test]
@@ -708,4 +725,32 @@ async fn local_llm_forced_tool_call_exchange() {
     let answer = model.request(&history, Some(&settings), &params).await.unwrap();
     assert!(!answer.parts.is_empty(), "the server answers the tool's return");
     assert!(answer.usage.input_tokens > 0);
+}
+
+/// The same server, streaming: the forced call arrives as tool-call events and the final
+/// response holds it.
+#[tokio::test]
+#[ignore = "needs a local OpenAI-compatible server: run scripts/local-llm.sh"]
+async fn local_llm_streams_a_forced_tool_call() {
+    let base = std::env::var("TOOLSMITH_LOCAL_LLM_BASE_URL")
+        .expect("set TOOLSMITH_LOCAL_LLM_BASE_URL to the server's URL with its /v1 (scripts/local-llm.sh does)");
+    let model = OpenAIChatModel::builder("smollm2").base_url(base).build().unwrap();
+    let mut params = ModelRequestParameters::default();
+    params.function_tools = vec![
+        ToolDefinition::new("get_weather", weather_schema()).with_description("Get the current weather in a city."),
+    ];
+    params.allow_text_output = true;
+    let forced = ModelSettings::new().tool_choice(ToolChoice::Tools(vec!["get_weather".into()])).max_tokens(128);
+    let stream = model.request_stream(&user("What's the weather in Paris?"), Some(&forced), &params).await.unwrap();
+    let events = events(stream).await;
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, ModelStreamEvent::ToolCallStart { tool_name, .. } if tool_name == "get_weather")),
+        "a streamed tool call starts: {events:?}"
+    );
+    let Some(ModelStreamEvent::Final(response)) = events.last() else { panic!("no final response: {events:?}") };
+    let call = response.tool_calls().next().expect("the final response holds the call");
+    assert_eq!(call.tool_name, "get_weather");
+    assert!(call.args_as_object().is_ok(), "arguments are a JSON object: {:?}", call.args);
 }

@@ -651,7 +651,10 @@ fn map_messages(messages: &[ModelMessage], params: &ModelRequestParameters) -> R
                 }
                 let mut m = Map::new();
                 m.insert("role".into(), "assistant".into());
-                m.insert("content".into(), if texts.is_empty() { Value::Null } else { texts.join("\n\n").into() });
+                // Without text, an empty string rather than null: OpenAI takes either with
+                // `tool_calls`, but OpenAI-compatible servers need a string (llama-cpp-python's
+                // schema refuses null, its chat templates read the field).
+                m.insert("content".into(), texts.join("\n\n").into());
                 if !calls.is_empty() {
                     m.insert("tool_calls".into(), Value::Array(calls));
                 }
@@ -787,6 +790,7 @@ impl StreamingModel for OpenAIChatModel {
                 response_model: None,
                 finish: None,
                 usage: None,
+                done: false,
             },
         ))
     }
@@ -804,12 +808,15 @@ struct ChatStream {
     response_model: Option<String>,
     finish: Option<String>,
     usage: Option<Value>,
+    /// Whether `data: [DONE]` arrived.
+    done: bool,
 }
 
 impl StreamProcessor for ChatStream {
     fn on_event(&mut self, event: &SseEvent, out: &mut Vec<ModelStreamEvent>) -> Result<bool, ModelError> {
         let data = event.data.trim();
         if data == "[DONE]" {
+            self.done = true;
             return Ok(true);
         }
         if data.is_empty() {
@@ -898,6 +905,17 @@ impl StreamProcessor for ChatStream {
     }
 
     fn finish(&mut self, out: &mut Vec<ModelStreamEvent>) -> Result<ModelResponse, ModelError> {
+        if !self.done && self.finish.is_none() {
+            // A server that stops mid-answer (llama-cpp-python drops a stream when another
+            // request comes in) closes the connection cleanly: the parts so far are not an answer.
+            return Err(ModelError::new(
+                "UnexpectedModelBehavior",
+                format!(
+                    "the {} stream ended before the answer did (no finish_reason, no [DONE]): the server closed it early; try again",
+                    self.system
+                ),
+            ));
+        }
         let assembler = self.assembler.take().unwrap_or_default();
         let (parts, ends) = assembler.finish(false);
         out.extend(ends);
