@@ -11,7 +11,7 @@ use toolsmith::messages::{
     ModelMessage, ModelRequest, ModelRequestPart, ModelResponse, ModelResponsePart, ToolCallPart, ToolReturnPart,
 };
 use toolsmith::model::{
-    AnthropicModel, GeminiModel, Model, ModelRequestParameters, OpenAIChatModel, OpenAIResponsesModel,
+    AnthropicModel, GeminiModel, Model, ModelRequestParameters, NativeToolSearch, OpenAIChatModel, OpenAIResponsesModel,
 };
 use toolsmith::search::{SearchStrategy, ToolSearch, discovered_in};
 use toolsmith::tool::ToolDefinition;
@@ -157,6 +157,23 @@ async fn anthropic_native_search_history_replays_as_search_tools_elsewhere() {
     let kinds: Vec<&str> =
         b["messages"][1]["content"].as_array().unwrap().iter().map(|c| c["type"].as_str().unwrap()).collect();
     assert_eq!(kinds, ["text", "server_tool_use", "tool_search_tool_result", "text", "tool_use"]);
+
+    // Anthropic with the other search tool declared: a server_tool_use of an undeclared tool
+    // would be refused, so the search goes as a search_tools pair with tool_reference blocks.
+    let regex = AnthropicModel::builder("claude-sonnet-4-5")
+        .base_url(server.uri())
+        .api_key(KEY)
+        .native_tool_search(Some(NativeToolSearch::Regex))
+        .build()
+        .unwrap();
+    let b = regex.request_body(&history, None, &p, false).unwrap();
+    let kinds: Vec<&str> =
+        b["messages"][1]["content"].as_array().unwrap().iter().map(|c| c["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["text", "tool_use", "text", "tool_use"]);
+    assert_eq!(
+        b["messages"][2]["content"][0]["content"],
+        json!([{"type": "tool_reference", "tool_name": "get_weather"}])
+    );
 
     // Anthropic without native search (an older model): the same search_tools pair.
     let b = anthropic(&server, "claude-sonnet-4-0").request_body(&history, None, &p, false).unwrap();

@@ -71,6 +71,13 @@ pub enum NativeToolSearch {
 }
 
 impl NativeToolSearch {
+    fn name(self) -> &'static str {
+        match self {
+            NativeToolSearch::Bm25 => "tool_search_tool_bm25",
+            NativeToolSearch::Regex => "tool_search_tool_regex",
+        }
+    }
+
     fn tool(self) -> Value {
         match self {
             NativeToolSearch::Bm25 => {
@@ -288,7 +295,21 @@ impl AnthropicModel {
         }
         let deferred: Option<HashSet<&str>> =
             native_search.then(|| params.all_tools().filter(|t| t.defer_loading).map(|t| t.name.as_str()).collect());
-        let messages = wire::localize_native_searches(messages, native_search.then_some("anthropic"));
+        // Its own searches are replayed as they came when the same search tool is declared (a
+        // `server_tool_use` of an undeclared tool is refused).
+        let declared = self.tool_search.map(NativeToolSearch::name);
+        let messages = wire::localize_native_searches(messages, |r| {
+            native_search
+                && r.provider_name.as_deref() == Some("anthropic")
+                && wire::replayed_blocks(r.provider_details.as_ref(), "anthropic_blocks", "block").iter().all(
+                    |(_, b)| {
+                        let name = b.get("name").and_then(Value::as_str).unwrap_or_default();
+                        b.get("type").and_then(Value::as_str) != Some("server_tool_use")
+                            || !name.starts_with("tool_search_tool")
+                            || Some(name) == declared
+                    },
+                )
+        });
         body.insert("messages".into(), Value::Array(self.map_messages(&messages, deferred.as_ref())?));
 
         let choice = wire::tool_choice(settings, params)?;

@@ -422,7 +422,7 @@ impl GeminiModel {
                 _ => None,
             })
         }));
-        let messages = wire::localize_native_searches(messages, None);
+        let messages = wire::localize_native_searches(messages, |_| false);
         body.insert("contents".into(), Value::Array(self.map_messages(&messages)?));
         if !system.is_empty() {
             body.insert("systemInstruction".into(), json!({"parts": [{"text": system.join("\n\n")}]}));

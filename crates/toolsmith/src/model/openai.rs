@@ -388,7 +388,7 @@ impl OpenAIChatModel {
     ) -> Result<Value, ModelError> {
         let mut body = Map::new();
         body.insert("model".into(), self.name.clone().into());
-        let messages = wire::localize_native_searches(messages, None);
+        let messages = wire::localize_native_searches(messages, |_| false);
         body.insert("messages".into(), Value::Array(map_messages(&messages, params)?));
 
         let choice = wire::tool_choice(settings, params)?;

@@ -199,7 +199,7 @@ impl OpenAIResponsesModel {
         body.insert("model".into(), self.name.clone().into());
         put(&mut body, "instructions", wire::instructions(messages, params));
         let native_search = self.native_tool_search && params.all_tools().any(|t| t.defer_loading);
-        let messages = wire::localize_native_searches(messages, native_search.then_some(self.system.as_str()));
+        let messages = wire::localize_native_searches(messages, |r| native_search && self.own(&r.provider_name));
         body.insert("input".into(), Value::Array(self.map_messages(&messages)?));
 
         let choice = wire::tool_choice(settings, params)?;

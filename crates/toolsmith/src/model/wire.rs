@@ -9,8 +9,8 @@ use std::collections::HashSet;
 use serde_json::{Map, Value, json};
 
 use crate::messages::{
-    ModelMessage, ModelRequest, ModelRequestPart, ModelResponsePart, RetryFeedbackPart, RetryPromptPart, ToolCallPart,
-    ToolOutcome, ToolReturnPart,
+    ModelMessage, ModelRequest, ModelRequestPart, ModelResponse, ModelResponsePart, RetryFeedbackPart, RetryPromptPart,
+    ToolCallPart, ToolOutcome, ToolReturnPart,
 };
 use crate::model::{ModelError, ModelRequestParameters, ModelSettings, ResolvedToolChoice, resolve_tool_choice};
 use crate::search::native::{self, ANTHROPIC_BLOCKS, OPENAI_ITEMS};
@@ -232,8 +232,10 @@ pub(crate) fn instructions(messages: &[ModelMessage], params: &ModelRequestParam
 /// provider's, or its own when its native search is off for this request) as the local search
 /// would have written them: a `search_tools` call (`{"queries": [...]}`) where the search was in
 /// the response, and its return (`{"discovered_tools": [{"name": ...}]}`, `tool_kind:
-/// "tool-search"`) first in the next request. `native` names the provider whose own searches
-/// are replayed natively (`None`: none are).
+/// "tool-search"`) first in the next request. `native` tells the responses whose searches the
+/// target replays as they are (its own, when its native search is on for this request).
+///
+/// With `|_| false`, every native search is rewritten.
 ///
 /// Every provider accepts that shape: an ordinary function call answered by the next turn
 /// (Anthropic turns such a return into `tool_reference` blocks when its native search is on).
@@ -241,12 +243,10 @@ pub(crate) fn instructions(messages: &[ModelMessage], params: &ModelRequestParam
 /// that provider's server issues. A history without such searches is borrowed as it is.
 pub(crate) fn localize_native_searches<'a>(
     messages: &'a [ModelMessage],
-    native: Option<&str>,
+    native: impl Fn(&ModelResponse) -> bool,
 ) -> Cow<'a, [ModelMessage]> {
     let foreign = |m: &ModelMessage| match m {
-        ModelMessage::Response(r) if native.is_none() || r.provider_name.as_deref() != native => {
-            native::native_searches(r.provider_details.as_ref())
-        }
+        ModelMessage::Response(r) if !native(r) => native::native_searches(r.provider_details.as_ref()),
         _ => None,
     };
     if !messages.iter().any(|m| foreign(m).is_some()) {
@@ -374,8 +374,9 @@ mod tests {
             ))])
             .into(),
         ];
-        assert!(matches!(localize_native_searches(&history, Some("anthropic")), Cow::Borrowed(_)));
-        let local = localize_native_searches(&history, Some("openai"));
+        let anthropic = |r: &ModelResponse| r.provider_name.as_deref() == Some("anthropic");
+        assert!(matches!(localize_native_searches(&history, anthropic), Cow::Borrowed(_)));
+        let local = localize_native_searches(&history, |_| false);
         assert_eq!(local.len(), 3);
         let response = local[1].as_response().unwrap();
         let names: Vec<&str> = response
@@ -403,7 +404,7 @@ mod tests {
         assert!(discovered_in(&local).contains("get_weather"));
 
         // At the end of a history, the return gets a request of its own.
-        let local = localize_native_searches(&history[..2], None);
+        let local = localize_native_searches(&history[..2], |_| false);
         assert_eq!(local.len(), 3);
         assert_eq!(local[2].as_request().unwrap().parts.len(), 1);
     }
