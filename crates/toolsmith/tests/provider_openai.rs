@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use toolsmith::messages::{
-    BinaryContent, ModelMessage, ModelRequest, ModelRequestPart, ModelResponse, ModelResponsePart, RetryCause,
-    RetryFeedbackPart, RetryInfo, ToolCallPart, ToolReturnPart, UserContent, UserPromptPart,
+    BinaryContent, FileUrl, MediaContent, ModelMessage, ModelRequest, ModelRequestPart, ModelResponse,
+    ModelResponsePart, RetryCause, RetryFeedbackPart, RetryInfo, ToolCallPart, ToolReturnPart, UserContent,
+    UserPromptPart,
 };
 use toolsmith::model::{
     Model, ModelRequestParameters, ModelSettings, ModelStreamEvent, OpenAIChatModel, OpenAIResponsesModel, RetryConfig,
@@ -100,7 +101,7 @@ async fn chat_agent_run_maps_requests_and_responses() {
         messages[2],
         json!({
             "role": "assistant",
-            "content": null,
+            "content": "",
             "tool_calls": [{
                 "id": "call_abc123",
                 "type": "function",
@@ -385,6 +386,94 @@ async fn multimodal_prompts_map_to_content_parts() {
 }
 
 #[tokio::test]
+async fn chat_stream_cut_off_before_its_end_is_an_error() {
+    // What llama-cpp-python sends when it drops a stream for another request: a clean close
+    // after some chunks, without finish_reason or [DONE].
+    let server = MockServer::start().await;
+    let cut = "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1795352778,\"model\":\"smollm2\",\"choices\":[{\"index\":0,\"finish_reason\":null,\"delta\":{\"role\":\"assistant\",\"content\":null}}]}\n\n\
+               data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1795352778,\"model\":\"smollm2\",\"choices\":[{\"index\":0,\"finish_reason\":null,\"delta\":{\"content\":\"It\"}}]}\n\n";
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(cut, "text/event-stream"))
+        .mount(&server)
+        .await;
+    let stream = chat(&server).request_stream(&user("hi"), None, &ModelRequestParameters::default()).await.unwrap();
+    let err = toolsmith::model::collect_stream(stream).await.unwrap_err();
+    assert_eq!(err.kind, "UnexpectedModelBehavior");
+    assert!(err.message.contains("ended before the answer did"), "{}", err.message);
+}
+
+#[tokio::test]
+async fn chat_downloads_audio_and_document_urls_and_sends_them_inline() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path("/files/report.pdf"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(b"%PDF-1.4".to_vec(), "application/pdf"))
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/files/clip"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(b"RIFF".to_vec(), "audio/wav; codecs=1"))
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/files/missing.pdf"))
+        .respond_with(ResponseTemplate::new(404))
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(json_response("openai", "chat_text.json"))
+        .mount(&server)
+        .await;
+    let prompt = |items: Vec<UserContent>| -> Vec<ModelMessage> {
+        vec![ModelRequest::new(vec![ModelRequestPart::UserPrompt(UserPromptPart::new(items))]).into()]
+    };
+    let mut doc = FileUrl::new(format!("{}/files/report.pdf?sig=secret", server.uri()));
+    doc.identifier = Some("report".into());
+    let messages = prompt(vec![
+        UserContent::text("Summarise both."),
+        UserContent::Media(MediaContent::DocumentUrl(doc)),
+        UserContent::Media(MediaContent::AudioUrl(FileUrl::new(format!("{}/files/clip", server.uri())))),
+    ]);
+    let model = chat(&server);
+    let params = ModelRequestParameters::default();
+
+    // The body alone cannot download: the error says what does.
+    let err = model.request_body(&messages, None, &params, false).unwrap_err();
+    assert_eq!(err.kind, "UserError");
+    assert!(err.message.contains("`request` and `request_stream` download them"), "{}", err.message);
+    assert!(!err.message.contains("secret"), "the query string is not shown: {}", err.message);
+
+    model.request(&messages, None, &params).await.unwrap();
+    let posted: Vec<Value> = requests(&server)
+        .await
+        .iter()
+        .filter(|r| r.method.as_str() == "POST")
+        .map(|r| serde_json::from_slice(&r.body).unwrap())
+        .collect();
+    let content = &posted[0]["messages"][0]["content"];
+    assert_eq!(
+        content[1],
+        json!({"type": "file", "file": {"file_data": "data:application/pdf;base64,JVBERi0xLjQ=", "filename": "report.pdf"}})
+    );
+    assert_eq!(content[2], json!({"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}}));
+    let downloads = requests(&server).await.into_iter().filter(|r| r.method.as_str() == "GET").collect::<Vec<_>>();
+    assert_eq!(downloads.len(), 2);
+    assert!(downloads.iter().all(|r| r.headers.get("authorization").is_none()), "no credentials to other hosts");
+
+    // A failed download names the URL and what to do.
+    let messages = prompt(vec![UserContent::Media(MediaContent::DocumentUrl(FileUrl::new(format!(
+        "{}/files/missing.pdf",
+        server.uri()
+    ))))]);
+    let err = model.request(&messages, None, &params).await.unwrap_err();
+    assert_eq!(err.kind, "UserError");
+    assert!(err.message.contains("/files/missing.pdf"), "{}", err.message);
+    assert!(err.message.contains("HTTP 404"), "{}", err.message);
+    assert!(err.message.contains("pass it as BinaryContent"), "{}", err.message);
+}
+
+#[tokio::test]
 async fn rate_limits_are_retried_honouring_retry_after() {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
@@ -638,4 +727,32 @@ async fn local_llm_forced_tool_call_exchange() {
     let answer = model.request(&history, Some(&settings), &params).await.unwrap();
     assert!(!answer.parts.is_empty(), "the server answers the tool's return");
     assert!(answer.usage.input_tokens > 0);
+}
+
+/// The same server, streaming: the forced call arrives as tool-call events and the final
+/// response holds it.
+#[tokio::test]
+#[ignore = "needs a local OpenAI-compatible server: run scripts/local-llm.sh"]
+async fn local_llm_streams_a_forced_tool_call() {
+    let base = std::env::var("TOOLSMITH_LOCAL_LLM_BASE_URL")
+        .expect("set TOOLSMITH_LOCAL_LLM_BASE_URL to the server's URL with its /v1 (scripts/local-llm.sh does)");
+    let model = OpenAIChatModel::builder("smollm2").base_url(base).build().unwrap();
+    let mut params = ModelRequestParameters::default();
+    params.function_tools = vec![
+        ToolDefinition::new("get_weather", weather_schema()).with_description("Get the current weather in a city."),
+    ];
+    params.allow_text_output = true;
+    let forced = ModelSettings::new().tool_choice(ToolChoice::Tools(vec!["get_weather".into()])).max_tokens(128);
+    let stream = model.request_stream(&user("What's the weather in Paris?"), Some(&forced), &params).await.unwrap();
+    let events = events(stream).await;
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, ModelStreamEvent::ToolCallStart { tool_name, .. } if tool_name == "get_weather")),
+        "a streamed tool call starts: {events:?}"
+    );
+    let Some(ModelStreamEvent::Final(response)) = events.last() else { panic!("no final response: {events:?}") };
+    let call = response.tool_calls().next().expect("the final response holds the call");
+    assert_eq!(call.tool_name, "get_weather");
+    assert!(call.args_as_object().is_ok(), "arguments are a JSON object: {:?}", call.args);
 }

@@ -21,10 +21,18 @@
 //!   `server_tool_use` and `tool_search_tool_result` blocks of a response are kept in
 //!   `provider_details.anthropic_blocks` and replayed in place. A client-side search tool's
 //!   return (`tool_kind: "tool-search"`, content: a list of tool names, or an object with a
-//!   `tools` / `discovered_tools` list) becomes `tool_reference` blocks. Without native search,
-//!   deferred tools are not sent.
+//!   `tools` / `discovered_tools` list) becomes `tool_reference` blocks (the custom tool-search
+//!   result Anthropic documents), for the names that are deferred tools of the request. Without
+//!   native search, the deferred tools the history discovered are sent as ordinary tools and
+//!   the others are not.
+//! - Tool search across providers: a server-side search this request cannot replay natively
+//!   (OpenAI Responses' `tool_search_call` / `tool_search_output`, or Anthropic's own blocks
+//!   when native search is off) is sent as a `search_tools` `tool_use` and its `tool_result`,
+//!   which with native search on lists the found tools as `tool_reference` blocks, so they stay
+//!   loaded. Anthropic's server blocks cannot be rebuilt from another provider's: their ids
+//!   are issued by Anthropic's server.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use reqwest::header::HeaderMap;
@@ -42,6 +50,7 @@ use crate::model::http::{
 use crate::model::stream::{ModelStream, ModelStreamEvent, ResponseAssembler, StreamingModel};
 use crate::model::wire::{self, put};
 use crate::model::{Model, ModelError, ModelRequestParameters, ModelSettings, ResolvedToolChoice};
+use crate::search::SEARCH_TOOL_KIND;
 use crate::tool::ToolDefinition;
 use crate::usage::RequestUsage;
 
@@ -62,6 +71,13 @@ pub enum NativeToolSearch {
 }
 
 impl NativeToolSearch {
+    fn name(self) -> &'static str {
+        match self {
+            NativeToolSearch::Bm25 => "tool_search_tool_bm25",
+            NativeToolSearch::Regex => "tool_search_tool_regex",
+        }
+    }
+
     fn tool(self) -> Value {
         match self {
             NativeToolSearch::Bm25 => {
@@ -277,12 +293,29 @@ impl AnthropicModel {
         if !system.is_empty() {
             body.insert("system".into(), system.join("\n\n").into());
         }
-        body.insert("messages".into(), Value::Array(self.map_messages(messages, native_search)?));
+        let deferred: Option<HashSet<&str>> =
+            native_search.then(|| params.all_tools().filter(|t| t.defer_loading).map(|t| t.name.as_str()).collect());
+        // Its own searches are replayed as they came when the same search tool is declared (a
+        // `server_tool_use` of an undeclared tool is refused).
+        let declared = self.tool_search.map(NativeToolSearch::name);
+        let messages = wire::localize_native_searches(messages, |r| {
+            native_search
+                && r.provider_name.as_deref() == Some("anthropic")
+                && wire::replayed_blocks(r.provider_details.as_ref(), "anthropic_blocks", "block").iter().all(
+                    |(_, b)| {
+                        let name = b.get("name").and_then(Value::as_str).unwrap_or_default();
+                        b.get("type").and_then(Value::as_str) != Some("server_tool_use")
+                            || !name.starts_with("tool_search_tool")
+                            || Some(name) == declared
+                    },
+                )
+        });
+        body.insert("messages".into(), Value::Array(self.map_messages(&messages, deferred.as_ref())?));
 
         let choice = wire::tool_choice(settings, params)?;
         let thinking = thinking_enabled(settings);
         let all: Vec<&ToolDefinition> =
-            wire::all_tools(params).into_iter().filter(|t| native_search || !t.defer_loading).collect();
+            if native_search { wire::all_tools(params) } else { wire::tools_without_native_search(params, &messages) };
         let (tools, mut tool_choice): (Vec<&ToolDefinition>, Option<Value>) = match &choice {
             ResolvedToolChoice::Auto => (all, None),
             ResolvedToolChoice::None => (all, Some(json!({"type": "none"}))),
@@ -340,13 +373,17 @@ impl AnthropicModel {
         Ok(body)
     }
 
-    fn tool_result(&self, part: &ToolReturnPart, native_search: bool) -> Value {
+    /// A `tool_result` block; with native search (`deferred`: the request's deferred tools), a
+    /// search's return lists the deferred tools it found as `tool_reference` blocks.
+    fn tool_result(&self, part: &ToolReturnPart, deferred: Option<&HashSet<&str>>) -> Value {
         let mut block = Map::new();
         block.insert("type".into(), "tool_result".into());
         block.insert("tool_use_id".into(), part.tool_call_id.clone().into());
-        let references = (native_search && part.tool_kind.as_deref() == Some("tool-search"))
-            .then(|| discovered_names(&part.content))
-            .flatten();
+        let references = deferred
+            .filter(|_| part.tool_kind.as_deref() == Some(SEARCH_TOOL_KIND))
+            .and_then(|d| discovered_names(&part.content).map(|names| (d, names)))
+            .map(|(d, names)| names.into_iter().filter(|n| d.contains(n.as_str())).collect::<Vec<_>>())
+            .filter(|names| !names.is_empty());
         match references {
             Some(names) => {
                 let refs: Vec<Value> =
@@ -363,7 +400,11 @@ impl AnthropicModel {
         Value::Object(block)
     }
 
-    fn map_messages(&self, messages: &[ModelMessage], native_search: bool) -> Result<Vec<Value>, ModelError> {
+    fn map_messages(
+        &self,
+        messages: &[ModelMessage],
+        deferred: Option<&HashSet<&str>>,
+    ) -> Result<Vec<Value>, ModelError> {
         let mut turns = wire::Turns::default();
         for message in messages {
             match message {
@@ -373,7 +414,7 @@ impl AnthropicModel {
                         match part {
                             ModelRequestPart::SystemPrompt(_) => {}
                             ModelRequestPart::UserPrompt(p) => blocks.extend(map_user_content(&p.content)?),
-                            ModelRequestPart::ToolReturn(p) => blocks.push(self.tool_result(p, native_search)),
+                            ModelRequestPart::ToolReturn(p) => blocks.push(self.tool_result(p, deferred)),
                             ModelRequestPart::RetryFeedback(p) => {
                                 blocks.push(json!({"type": "text", "text": wire::feedback_text(p)}))
                             }

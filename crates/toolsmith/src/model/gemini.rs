@@ -16,7 +16,17 @@
 //! - `tool_choice` maps to `functionCallingConfig`: `AUTO`, `NONE`, `ANY`, and
 //!   `allowedFunctionNames` with `ANY` (required) or `VALIDATED` (text allowed) for every
 //!   restriction, over the full tool list: the prompt cache is never broken.
-//! - Gemini has no native tool search: tools with `defer_loading` are not sent.
+//! - Gemini has no native tool search: deferred tools are sent once the history discovered
+//!   them, and Anthropic's or OpenAI Responses' server-side searches in the history are
+//!   replayed as `search_tools` calls and returns.
+//! - Streamed function-call arguments (opt-in with
+//!   [`GeminiModelBuilder::stream_function_call_arguments`]): streaming requests set
+//!   `toolConfig.functionCallingConfig.streamFunctionCallArguments`, and a call then arrives as
+//!   a `functionCall` with its `name` and `willContinue: true`, then `functionCall`s whose
+//!   `partialArgs` carry typed leaf values (`stringValue`, `numberValue`, `boolValue`,
+//!   `nullValue`) addressed by `jsonPath` — a long string in several entries for one path — and
+//!   an end without `willContinue`. They become the usual `ToolCallStart`, `ToolCallArgsDelta`
+//!   (JSON text) and `ToolCallEnd` events.
 
 use std::sync::Arc;
 
@@ -32,6 +42,7 @@ use crate::model::http::{
     ConnectionOptions, DEFAULT_TIMEOUT, HttpTransport, SseEvent, StreamProcessor, connection_builder_methods, drive,
     header, join_url, parse_event_json, settings_timeout,
 };
+use crate::model::partial_args::PartialArgs;
 use crate::model::stream::{ModelStream, ModelStreamEvent, ResponseAssembler, StreamingModel};
 use crate::model::wire::{self, put};
 use crate::model::{Model, ModelError, ModelRequestParameters, ModelSettings, ResolvedToolChoice};
@@ -251,6 +262,7 @@ pub struct GeminiModel {
     base_url: String,
     api_version: String,
     http: Arc<HttpTransport>,
+    stream_function_call_arguments: bool,
 }
 
 /// Builds a [`GeminiModel`].
@@ -260,6 +272,7 @@ pub struct GeminiModelBuilder {
     opts: ConnectionOptions,
     api_version: String,
     from_env: bool,
+    stream_function_call_arguments: bool,
 }
 
 impl std::fmt::Debug for GeminiModelBuilder {
@@ -275,6 +288,29 @@ impl GeminiModelBuilder {
     /// with a version.
     pub fn api_version(mut self, version: impl Into<String>) -> Self {
         self.api_version = version.into();
+        self
+    }
+
+    /// Streams the arguments of function calls as the model writes them (default off): streaming
+    /// requests with tools ask for `streamFunctionCallArguments`, so that a long argument (a
+    /// document a tool is to save) shows up in `ToolCallArgsDelta` events while it is
+    /// generated instead of all at once at the end.
+    ///
+    /// Google documents the option for Gemini 3 models on Vertex AI (the Gemini API of AI
+    /// Studio rejects it); point the base URL at a Vertex endpoint, e.g.
+    /// `https://aiplatform.googleapis.com/v1/projects/{project}/locations/global/publishers/google`.
+    /// Requests without streaming never carry it: Vertex's `generateContent` refuses it.
+    ///
+    /// ```
+    /// let model = toolsmith::model::GeminiModel::builder("gemini-3-pro-preview")
+    ///     .base_url("https://aiplatform.googleapis.com/v1/projects/my-project/locations/global/publishers/google")
+    ///     .api_key("...")
+    ///     .stream_function_call_arguments(true)
+    ///     .build()?;
+    /// # Ok::<(), toolsmith::UserError>(())
+    /// ```
+    pub fn stream_function_call_arguments(mut self, enabled: bool) -> Self {
+        self.stream_function_call_arguments = enabled;
         self
     }
 
@@ -314,6 +350,7 @@ impl GeminiModelBuilder {
             base_url: base_url.trim_end_matches('/').to_string(),
             api_version: self.api_version,
             http: Arc::new(http),
+            stream_function_call_arguments: self.stream_function_call_arguments,
         })
     }
 }
@@ -347,6 +384,7 @@ impl GeminiModel {
             opts: ConnectionOptions::default(),
             api_version: "v1beta".into(),
             from_env: false,
+            stream_function_call_arguments: false,
         }
     }
 
@@ -356,19 +394,25 @@ impl GeminiModel {
     }
 
     fn url(&self, stream: bool) -> String {
-        let last = self.base_url.rsplit('/').next().unwrap_or("");
-        let versioned = last.starts_with('v') && last[1..].chars().next().is_some_and(|c| c.is_ascii_digit());
+        // A base URL whose path already names a version (`.../v1beta`, or Vertex AI's
+        // `.../v1/projects/{p}/locations/{l}/publishers/google`) is used as it is.
+        let path = self.base_url.split("://").nth(1).and_then(|rest| rest.split_once('/')).map_or("", |(_, p)| p);
+        let versioned = path.split('/').any(|seg| {
+            seg.len() > 1 && seg.starts_with('v') && seg[1..].chars().next().is_some_and(|c| c.is_ascii_digit())
+        });
         let base = if versioned { self.base_url.clone() } else { join_url(&self.base_url, &self.api_version) };
         let method = if stream { "streamGenerateContent?alt=sse" } else { "generateContent" };
         join_url(&base, &format!("models/{}:{method}", self.name))
     }
 
-    /// The request body for these messages and parameters (what is POSTed).
+    /// The request body for these messages and parameters (what is POSTed); `stream` for
+    /// `streamGenerateContent`.
     pub fn request_body(
         &self,
         messages: &[ModelMessage],
         settings: Option<&ModelSettings>,
         params: &ModelRequestParameters,
+        stream: bool,
     ) -> Result<Value, ModelError> {
         let mut body = Map::new();
         let mut system: Vec<String> = wire::instructions(messages, params).into_iter().collect();
@@ -378,12 +422,13 @@ impl GeminiModel {
                 _ => None,
             })
         }));
-        body.insert("contents".into(), Value::Array(self.map_messages(messages)?));
+        let messages = wire::localize_native_searches(messages, |_| false);
+        body.insert("contents".into(), Value::Array(self.map_messages(&messages)?));
         if !system.is_empty() {
             body.insert("systemInstruction".into(), json!({"parts": [{"text": system.join("\n\n")}]}));
         }
         let choice = wire::tool_choice(settings, params)?;
-        let tools: Vec<&ToolDefinition> = wire::all_tools(params).into_iter().filter(|t| !t.defer_loading).collect();
+        let tools: Vec<&ToolDefinition> = wire::tools_without_native_search(params, &messages);
         if !tools.is_empty() {
             let decls: Vec<Value> = tools.iter().map(|t| map_tool(t)).collect();
             body.insert("tools".into(), json!([{"functionDeclarations": decls}]));
@@ -396,8 +441,12 @@ impl GeminiModel {
                     "allowedFunctionNames": tools.iter().collect::<Vec<_>>(),
                 })),
             };
-            if let Some(c) = config {
-                body.insert("toolConfig".into(), json!({"functionCallingConfig": c}));
+            let mut config = config.unwrap_or_else(|| json!({}));
+            if stream && self.stream_function_call_arguments {
+                config["streamFunctionCallArguments"] = true.into();
+            }
+            if config.as_object().is_some_and(|c| !c.is_empty()) {
+                body.insert("toolConfig".into(), json!({"functionCallingConfig": config}));
             }
         }
         let mut generation = Map::new();
@@ -662,7 +711,7 @@ impl Model for GeminiModel {
         settings: Option<&ModelSettings>,
         params: &ModelRequestParameters,
     ) -> Result<ModelResponse, ModelError> {
-        let body = self.request_body(messages, settings, params)?;
+        let body = self.request_body(messages, settings, params, false)?;
         let answer = self.http.post_json(&self.url(false), &body, settings_timeout(settings)).await?;
         self.parse_response(&answer)
     }
@@ -675,7 +724,7 @@ impl StreamingModel for GeminiModel {
         settings: Option<&ModelSettings>,
         params: &ModelRequestParameters,
     ) -> Result<ModelStream, ModelError> {
-        let body = self.request_body(messages, settings, params)?;
+        let body = self.request_body(messages, settings, params, true)?;
         let sse = self.http.post_sse(&self.url(true), &body, settings_timeout(settings)).await?;
         Ok(drive(
             sse,
@@ -684,6 +733,7 @@ impl StreamingModel for GeminiModel {
                 assembler: Some(ResponseAssembler::new()),
                 segment: 0,
                 calls: 0,
+                streamed: None,
                 last: Value::Null,
                 finish: None,
             },
@@ -697,8 +747,66 @@ struct GeminiStream {
     /// Bumped after each function call, so that text after a call is a new part.
     segment: usize,
     calls: usize,
+    /// The call whose arguments are arriving as `partialArgs`.
+    streamed: Option<StreamedCall>,
     last: Value,
     finish: Option<String>,
+}
+
+struct StreamedCall {
+    key: String,
+    name: String,
+    args: PartialArgs,
+}
+
+impl GeminiStream {
+    /// Starts a call whose arguments follow in `partialArgs` entries.
+    fn start_streamed(&mut self, call: &Value, out: &mut Vec<ModelStreamEvent>) {
+        let Some(a) = self.assembler.as_mut() else { return };
+        let key = format!("call{}", self.calls);
+        self.calls += 1;
+        self.segment += 1;
+        let id = call
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .unwrap_or_else(generate_tool_call_id);
+        let name = call.get("name").and_then(Value::as_str).unwrap_or_default();
+        out.push(a.tool_call_start(&key, &id, name));
+        if let Some(ModelResponsePart::ToolCall(c)) = a.part_mut(&key) {
+            c.provider_name = Some(SYSTEM.into());
+        }
+        self.streamed = Some(StreamedCall { key, name: name.to_string(), args: PartialArgs::new() });
+    }
+
+    /// Adds a `functionCall` chunk to the streamed call: its entries, its signature, and its
+    /// end when it does not say `willContinue`.
+    fn continue_streamed(&mut self, part: &Value, call: &Value, out: &mut Vec<ModelStreamEvent>) {
+        let (Some(a), Some(s)) = (self.assembler.as_mut(), self.streamed.as_mut()) else { return };
+        if let Some(entries) = call.get("partialArgs").and_then(Value::as_array) {
+            let text = s.args.apply(entries);
+            out.extend(a.tool_call_args_delta(&s.key, &text));
+        }
+        if let Some(args) = call.get("args").filter(|v| v.as_object().is_some_and(|m| !m.is_empty())) {
+            s.args.replace(args.clone());
+        }
+        if let Some(sig) = part.get("thoughtSignature").and_then(Value::as_str)
+            && let Some(ModelResponsePart::ToolCall(c)) = a.part_mut(&s.key)
+        {
+            c.provider_details = Some(json!({"thought_signature": sig}));
+        }
+        if call.get("willContinue").and_then(Value::as_bool) != Some(true) {
+            self.end_streamed(out);
+        }
+    }
+
+    fn end_streamed(&mut self, out: &mut Vec<ModelStreamEvent>) {
+        let (Some(a), Some(s)) = (self.assembler.as_mut(), self.streamed.take()) else { return };
+        let (tail, args) = s.args.finish();
+        out.extend(a.tool_call_args_delta(&s.key, &tail));
+        out.extend(a.tool_call_end_with_args(&s.key, args));
+    }
 }
 
 impl StreamProcessor for GeminiStream {
@@ -711,9 +819,29 @@ impl StreamProcessor for GeminiStream {
             let message = err.get("message").and_then(Value::as_str).unwrap_or("no message");
             return Err(ModelError::new("ModelAPIError", format!("the Gemini stream reported an error: {message}")));
         }
-        let Some(a) = self.assembler.as_mut() else { return Ok(true) };
+        if self.assembler.is_none() {
+            return Ok(true);
+        }
         let candidate = v.get("candidates").and_then(|c| c.get(0));
         for p in candidate.and_then(|c| c.pointer("/content/parts")).and_then(Value::as_array).into_iter().flatten() {
+            if let Some(call) = p.get("functionCall") {
+                let name = call.get("name").and_then(Value::as_str).filter(|n| !n.is_empty());
+                let partial = call.get("willContinue").and_then(Value::as_bool) == Some(true)
+                    || call.get("partialArgs").and_then(Value::as_array).is_some_and(|e| !e.is_empty());
+                // While a call is open (its last chunk said `willContinue`), chunks without a
+                // name, or with the same one, belong to it.
+                if self.streamed.as_ref().is_some_and(|s| name.is_none_or(|n| n == s.name)) {
+                    self.continue_streamed(p, call, out);
+                    continue;
+                }
+                self.end_streamed(out);
+                if partial {
+                    self.start_streamed(call, out);
+                    self.continue_streamed(p, call, out);
+                    continue;
+                }
+            }
+            let Some(a) = self.assembler.as_mut() else { return Ok(true) };
             match self.model.part_from_wire(p) {
                 Some(ModelResponsePart::ToolCall(call)) => {
                     let key = format!("call{}", self.calls);
@@ -758,6 +886,7 @@ impl StreamProcessor for GeminiStream {
     }
 
     fn finish(&mut self, out: &mut Vec<ModelStreamEvent>) -> Result<ModelResponse, ModelError> {
+        self.end_streamed(out);
         let (parts, ends) = self.assembler.take().unwrap_or_default().finish(true);
         out.extend(ends);
         let mut response = ModelResponse::new(parts);

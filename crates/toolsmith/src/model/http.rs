@@ -174,6 +174,55 @@ pub(crate) fn default_client() -> Result<reqwest::Client, UserError> {
         .map_err(|e| UserError::new(format!("could not build the HTTP client: {}", error_chain(&e.without_url()))))
 }
 
+/// The most a media URL may weigh when an adapter downloads it to send it inline.
+pub(crate) const MAX_DOWNLOAD_BYTES: u64 = 32 * 1024 * 1024;
+
+/// Downloads a file a prompt links to, for a provider that only takes files inline: its bytes
+/// and the media type the server gave (without parameters). The provider's credentials are not
+/// sent; the error names the URL (without its query) and what to do instead.
+pub(crate) async fn download(
+    client: &reqwest::Client,
+    url: &str,
+    timeout: Duration,
+    provider: &str,
+) -> Result<(Vec<u8>, Option<String>), ModelError> {
+    let shown = url.split(['?', '#']).next().unwrap_or(url);
+    let fail = |why: String| {
+        ModelError::new(
+            "UserError",
+            format!(
+                "could not download {shown} to send it inline to {provider}: {why}; make the URL reachable from this \
+                 process, or download the file yourself and pass it as BinaryContent"
+            ),
+        )
+    };
+    let response = client.get(url).timeout(timeout).send().await.map_err(|e| fail(error_chain(&e.without_url())))?;
+    let status = response.status();
+    if !status.is_success() {
+        return Err(fail(format!("HTTP {status}")));
+    }
+    let too_big = |n: u64| fail(format!("it is {n} bytes, more than the {MAX_DOWNLOAD_BYTES} bytes sent inline"));
+    if let Some(n) = response.content_length().filter(|&n| n > MAX_DOWNLOAD_BYTES) {
+        return Err(too_big(n));
+    }
+    let media_type = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(|v| v.trim().to_ascii_lowercase())
+        .filter(|v| !v.is_empty() && v != "application/octet-stream");
+    let mut bytes = Vec::new();
+    let mut response = response;
+    while let Some(chunk) = response.chunk().await.map_err(|e| fail(error_chain(&e.without_url())))? {
+        bytes.extend_from_slice(&chunk);
+        if bytes.len() as u64 > MAX_DOWNLOAD_BYTES {
+            return Err(too_big(bytes.len() as u64));
+        }
+    }
+    Ok((bytes, media_type))
+}
+
 /// The HTTP side of one model: client, provider, headers, retries and timeout.
 #[derive(Clone)]
 pub(crate) struct HttpTransport {

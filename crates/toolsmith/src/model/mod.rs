@@ -17,6 +17,8 @@ mod http;
 mod openai;
 #[cfg(feature = "openai")]
 mod openai_responses;
+#[cfg(feature = "gemini")]
+mod partial_args;
 #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
 mod wire;
 

@@ -4,7 +4,10 @@
 //! # Mapping
 //! - System prompts and instructions are `system` messages (instructions first); user prompts
 //!   are `user` messages (text, images by URL or inline, audio `input_audio`, documents as
-//!   `file`); tool returns are `tool` messages; a retried call's message is Pydantic AI's retry
+//!   `file`). Chat Completions takes audio only as base64 data and documents only as
+//!   `file_data` or an uploaded `file_id`, so `request` / `request_stream` download audio and
+//!   document URLs (and image URLs with `force_download`) with the model's HTTP client and send
+//!   them inline (at most 32 MiB each; a failed download is an error naming the URL); tool returns are `tool` messages; a retried call's message is Pydantic AI's retry
 //!   text ("…Fix the errors and try again."), as Chat Completions has no error flag; retry
 //!   feedback is a `user` message.
 //! - Thinking parts are not sent back (Chat Completions has no field for them); reasoning that a
@@ -14,9 +17,12 @@
 //! - `tool_choice`: `auto`/`none`/`required` natively; one required tool is forced by name with
 //!   the full tool list (cache-friendly); several tools, or a restriction that still allows
 //!   text, are filtered client-side (the tool list changes, which breaks prompt caching) with
-//!   `required` or `auto`. Tools with `defer_loading` are not sent: Chat Completions has no
-//!   native tool search.
+//!   `required` or `auto`.
+//! - Chat Completions has no native tool search: deferred tools are sent once the history
+//!   discovered them, and Anthropic's or OpenAI Responses' server-side searches in the history
+//!   are replayed as `search_tools` calls and returns (see the Anthropic adapter's notes).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use chrono::TimeZone;
@@ -25,12 +31,12 @@ use serde_json::{Map, Value, json};
 
 use crate::error::UserError;
 use crate::messages::{
-    MediaContent, ModelMessage, ModelRequestPart, ModelResponse, ModelResponsePart, TextPart, ThinkingPart,
-    ToolCallPart, UserContent, UserPromptContent, generate_tool_call_id,
+    BinaryContent, MediaContent, ModelMessage, ModelRequestPart, ModelResponse, ModelResponsePart, TextPart,
+    ThinkingPart, ToolCallPart, UserContent, UserPromptContent, generate_tool_call_id,
 };
 use crate::model::http::{
-    ConnectionOptions, DEFAULT_TIMEOUT, HttpTransport, SseEvent, StreamProcessor, connection_builder_methods, drive,
-    header, join_url, parse_event_json, settings_timeout,
+    ConnectionOptions, DEFAULT_TIMEOUT, HttpTransport, SseEvent, StreamProcessor, connection_builder_methods, download,
+    drive, header, join_url, parse_event_json, settings_timeout,
 };
 use crate::model::stream::{ModelStream, ModelStreamEvent, ResponseAssembler, StreamingModel};
 use crate::model::wire::{self, put};
@@ -382,10 +388,11 @@ impl OpenAIChatModel {
     ) -> Result<Value, ModelError> {
         let mut body = Map::new();
         body.insert("model".into(), self.name.clone().into());
-        body.insert("messages".into(), Value::Array(map_messages(messages, params)?));
+        let messages = wire::localize_native_searches(messages, |_| false);
+        body.insert("messages".into(), Value::Array(map_messages(&messages, params)?));
 
         let choice = wire::tool_choice(settings, params)?;
-        let all: Vec<&ToolDefinition> = wire::all_tools(params).into_iter().filter(|t| !t.defer_loading).collect();
+        let all: Vec<&ToolDefinition> = wire::tools_without_native_search(params, &messages);
         let (tools, tool_choice): (Vec<&ToolDefinition>, Option<Value>) = match &choice {
             ResolvedToolChoice::Auto => (all, None),
             ResolvedToolChoice::None => (all, Some("none".into())),
@@ -572,11 +579,15 @@ fn map_media(m: &MediaContent) -> Result<Value, ModelError> {
             json!({"type": "file", "file": {"file_data": wire::data_url(&b.media_type, &b.data), "filename": filename}})
         }
         MediaContent::ImageUrl(u) => image_url(u.url.clone(), u.vendor_metadata.as_ref()),
-        MediaContent::AudioUrl(_) | MediaContent::DocumentUrl(_) | MediaContent::VideoUrl(_) => {
+        MediaContent::VideoUrl(_) => {
+            return Err(wire::unsupported("OpenAI Chat Completions", "video", "use a Gemini model for video input"));
+        }
+        MediaContent::AudioUrl(u) | MediaContent::DocumentUrl(u) => {
             return Err(wire::unsupported(
                 "OpenAI Chat Completions",
-                "audio, document or video URLs",
-                "download the file and send it as BinaryContent",
+                &format!("files by URL ({})", u.url.split(['?', '#']).next().unwrap_or(&u.url)),
+                "`request` and `request_stream` download them and send them inline; when building a body with \
+                 `request_body`, download the file yourself and pass it as BinaryContent",
             ));
         }
     })
@@ -640,7 +651,10 @@ fn map_messages(messages: &[ModelMessage], params: &ModelRequestParameters) -> R
                 }
                 let mut m = Map::new();
                 m.insert("role".into(), "assistant".into());
-                m.insert("content".into(), if texts.is_empty() { Value::Null } else { texts.join("\n\n").into() });
+                // Without text, an empty string rather than null: OpenAI takes either with
+                // `tool_calls`, but OpenAI-compatible servers need a string (llama-cpp-python's
+                // schema refuses null, its chat templates read the field).
+                m.insert("content".into(), texts.join("\n\n").into());
                 if !calls.is_empty() {
                     m.insert("tool_calls".into(), Value::Array(calls));
                 }
@@ -649,6 +663,86 @@ fn map_messages(messages: &[ModelMessage], params: &ModelRequestParameters) -> R
         }
     }
     Ok(out)
+}
+
+/// Whether a URL must be downloaded to go to Chat Completions: audio and documents always (the
+/// API takes them only inline), images when the prompt asks for it with `force_download`.
+fn needs_download(m: &MediaContent) -> bool {
+    match m {
+        MediaContent::AudioUrl(_) | MediaContent::DocumentUrl(_) => true,
+        MediaContent::ImageUrl(u) => {
+            u.force_download.as_ref().is_some_and(|f| !matches!(f, Value::Null | Value::Bool(false)))
+        }
+        _ => false,
+    }
+}
+
+impl OpenAIChatModel {
+    /// The messages with the media URLs Chat Completions cannot take by URL downloaded and
+    /// inlined as [`BinaryContent`]; borrowed as they are when there are none.
+    async fn inline_media_urls<'a>(
+        &self,
+        messages: &'a [ModelMessage],
+        settings: Option<&ModelSettings>,
+    ) -> Result<Cow<'a, [ModelMessage]>, ModelError> {
+        let has_url = |m: &ModelMessage| {
+            m.as_request().is_some_and(|r| {
+                r.parts.iter().any(|p| match p {
+                    ModelRequestPart::UserPrompt(u) => match &u.content {
+                        UserPromptContent::Parts(items) => {
+                            items.iter().any(|i| matches!(i, UserContent::Media(m) if needs_download(m)))
+                        }
+                        UserPromptContent::Text(_) => false,
+                    },
+                    _ => false,
+                })
+            })
+        };
+        if !messages.iter().any(has_url) {
+            return Ok(Cow::Borrowed(messages));
+        }
+        let timeout = settings_timeout(settings).unwrap_or(self.http.timeout);
+        let mut out = messages.to_vec();
+        for message in &mut out {
+            let ModelMessage::Request(request) = message else { continue };
+            for part in &mut request.parts {
+                let ModelRequestPart::UserPrompt(prompt) = part else { continue };
+                let UserPromptContent::Parts(items) = &mut prompt.content else { continue };
+                for item in items.iter_mut() {
+                    let UserContent::Media(media) = item else { continue };
+                    if !needs_download(media) {
+                        continue;
+                    }
+                    let (MediaContent::AudioUrl(u) | MediaContent::DocumentUrl(u) | MediaContent::ImageUrl(u)) =
+                        &*media
+                    else {
+                        continue;
+                    };
+                    let (bytes, served) =
+                        download(&self.http.client, &u.url, timeout, "OpenAI Chat Completions").await?;
+                    let fallback = match media {
+                        // An unknown audio type is refused by the mapping with what to send.
+                        MediaContent::AudioUrl(_) => "audio/unknown",
+                        MediaContent::ImageUrl(_) => "image/jpeg",
+                        _ => "application/octet-stream",
+                    };
+                    let media_type = u
+                        .media_type
+                        .clone()
+                        .or(served)
+                        .or_else(|| wire::guess_media_type(&u.url).map(str::to_string))
+                        .unwrap_or_else(|| fallback.to_string());
+                    let mut binary = BinaryContent::new(bytes, media_type);
+                    if u.identifier.is_some() {
+                        binary.identifier = u.identifier.clone();
+                    }
+                    binary.vendor_metadata = u.vendor_metadata.clone();
+                    *media = MediaContent::Binary(binary);
+                }
+            }
+        }
+        Ok(Cow::Owned(out))
+    }
 }
 
 impl Model for OpenAIChatModel {
@@ -666,7 +760,8 @@ impl Model for OpenAIChatModel {
         settings: Option<&ModelSettings>,
         params: &ModelRequestParameters,
     ) -> Result<ModelResponse, ModelError> {
-        let body = self.request_body(messages, settings, params, false)?;
+        let messages = self.inline_media_urls(messages, settings).await?;
+        let body = self.request_body(&messages, settings, params, false)?;
         let answer = self.http.post_json(&self.url(), &body, settings_timeout(settings)).await?;
         self.parse_response(&answer)
     }
@@ -679,7 +774,8 @@ impl StreamingModel for OpenAIChatModel {
         settings: Option<&ModelSettings>,
         params: &ModelRequestParameters,
     ) -> Result<ModelStream, ModelError> {
-        let body = self.request_body(messages, settings, params, true)?;
+        let messages = self.inline_media_urls(messages, settings).await?;
+        let body = self.request_body(&messages, settings, params, true)?;
         let sse = self.http.post_sse(&self.url(), &body, settings_timeout(settings)).await?;
         Ok(drive(
             sse,
@@ -694,6 +790,7 @@ impl StreamingModel for OpenAIChatModel {
                 response_model: None,
                 finish: None,
                 usage: None,
+                done: false,
             },
         ))
     }
@@ -711,12 +808,15 @@ struct ChatStream {
     response_model: Option<String>,
     finish: Option<String>,
     usage: Option<Value>,
+    /// Whether `data: [DONE]` arrived.
+    done: bool,
 }
 
 impl StreamProcessor for ChatStream {
     fn on_event(&mut self, event: &SseEvent, out: &mut Vec<ModelStreamEvent>) -> Result<bool, ModelError> {
         let data = event.data.trim();
         if data == "[DONE]" {
+            self.done = true;
             return Ok(true);
         }
         if data.is_empty() {
@@ -805,6 +905,17 @@ impl StreamProcessor for ChatStream {
     }
 
     fn finish(&mut self, out: &mut Vec<ModelStreamEvent>) -> Result<ModelResponse, ModelError> {
+        if !self.done && self.finish.is_none() {
+            // A server that stops mid-answer (llama-cpp-python drops a stream when another
+            // request comes in) closes the connection cleanly: the parts so far are not an answer.
+            return Err(ModelError::new(
+                "UnexpectedModelBehavior",
+                format!(
+                    "the {} stream ended before the answer did (no finish_reason, no [DONE]): the server closed it early; try again",
+                    self.system
+                ),
+            ));
+        }
         let assembler = self.assembler.take().unwrap_or_default();
         let (parts, ends) = assembler.finish(false);
         out.extend(ends);

@@ -17,9 +17,18 @@
 //!   [`OpenAIResponsesModelBuilder::native_tool_search`]) tools with `defer_loading` are sent
 //!   with `defer_loading: true` next to a `{"type": "tool_search"}` tool, and the
 //!   `tool_search_call` / `tool_search_output` items the server produces are kept in the
-//!   response's `provider_details.openai_items` and replayed in place. Elsewhere deferred tools
-//!   are not sent.
+//!   response's `provider_details.openai_items` and replayed in place. Elsewhere only the
+//!   deferred tools the history discovered are sent, as ordinary tools.
+//! - Tool search across providers: a server-side search this request cannot replay natively
+//!   (Anthropic's blocks, or OpenAI's own items when native search is off) is sent as a
+//!   `search_tools` `function_call` and its `function_call_output`
+//!   (`{"discovered_tools": [...]}`), like a search by the local `search_tools` tool. The tools
+//!   such searches found are then sent without `defer_loading`, so the model can call them:
+//!   OpenAI loads a deferred tool only through its own `tool_search_output` items, whose
+//!   server-issued ids a client cannot make up (a client-executed search would need the
+//!   `tool_search` tool declared with `execution: "client"` instead of the hosted one).
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use chrono::TimeZone;
@@ -38,6 +47,8 @@ use crate::model::openai::{OPENAI_BASE_URL, openai_options_from_env, openai_para
 use crate::model::stream::{ModelStream, ModelStreamEvent, ResponseAssembler, StreamingModel};
 use crate::model::wire::{self, put};
 use crate::model::{Model, ModelError, ModelRequestParameters, ModelSettings, ResolvedToolChoice};
+use crate::search::discovered_in;
+use crate::search::native::natively_discovered;
 use crate::tool::ToolDefinition;
 use crate::usage::RequestUsage;
 
@@ -187,14 +198,28 @@ impl OpenAIResponsesModel {
         let mut body = Map::new();
         body.insert("model".into(), self.name.clone().into());
         put(&mut body, "instructions", wire::instructions(messages, params));
-        body.insert("input".into(), Value::Array(self.map_messages(messages)?));
+        let native_search = self.native_tool_search && params.all_tools().any(|t| t.defer_loading);
+        let messages = wire::localize_native_searches(messages, |r| native_search && self.own(&r.provider_name));
+        body.insert("input".into(), Value::Array(self.map_messages(&messages)?));
 
         let choice = wire::tool_choice(settings, params)?;
-        let tools: Vec<&ToolDefinition> =
-            wire::all_tools(params).into_iter().filter(|t| self.native_tool_search || !t.defer_loading).collect();
+        let (tools, loaded): (Vec<&ToolDefinition>, HashSet<String>) = if native_search {
+            // Deferred tools found other than by OpenAI's own search are sent loaded.
+            let own: HashSet<String> = messages
+                .iter()
+                .filter_map(ModelMessage::as_response)
+                .filter(|r| self.own(&r.provider_name))
+                .flat_map(|r| natively_discovered(r.provider_details.as_ref()))
+                .collect();
+            let loaded = discovered_in(&messages).into_iter().filter(|n| !own.contains(n)).collect();
+            (wire::all_tools(params), loaded)
+        } else {
+            (wire::tools_without_native_search(params, &messages), HashSet::new())
+        };
         if !tools.is_empty() {
-            let mut list: Vec<Value> = tools.iter().map(|t| self.map_tool(t)).collect();
-            if self.native_tool_search && tools.iter().any(|t| t.defer_loading) {
+            let mut list: Vec<Value> =
+                tools.iter().map(|t| self.map_tool(t, native_search && !loaded.contains(&t.name))).collect();
+            if native_search {
                 list.push(json!({"type": "tool_search"}));
             }
             body.insert("tools".into(), Value::Array(list));
@@ -229,7 +254,8 @@ impl OpenAIResponsesModel {
         Ok(body)
     }
 
-    fn map_tool(&self, def: &ToolDefinition) -> Value {
+    /// A function tool; `deferred` sends a deferred tool with `defer_loading: true`.
+    fn map_tool(&self, def: &ToolDefinition, deferred: bool) -> Value {
         let (parameters, strict) = openai_parameters(def);
         let mut t = Map::new();
         t.insert("type".into(), "function".into());
@@ -237,7 +263,7 @@ impl OpenAIResponsesModel {
         put(&mut t, "description", wire::description_with_return_schema(def));
         t.insert("parameters".into(), parameters);
         t.insert("strict".into(), strict.unwrap_or(false).into());
-        if def.defer_loading && self.native_tool_search {
+        if def.defer_loading && deferred {
             t.insert("defer_loading".into(), true.into());
         }
         Value::Object(t)

@@ -224,6 +224,19 @@ impl ResponseAssembler {
         self.end_call(index, parse_args)
     }
 
+    /// Ends the tool call of `key` with arguments the adapter assembled itself (e.g. from
+    /// typed partial values), in place of the fragments accumulated so far.
+    pub fn tool_call_end_with_args(&mut self, key: &str, args: Value) -> Option<ModelStreamEvent> {
+        let index = self.part_index(key)?;
+        if self.ended.get(index).copied().unwrap_or(true) || !self.args.contains_key(&index) {
+            return None;
+        }
+        self.ended[index] = true;
+        let ModelResponsePart::ToolCall(call) = &mut self.parts[index] else { return None };
+        call.args = args;
+        Some(ModelStreamEvent::ToolCallEnd { index, call: call.clone() })
+    }
+
     fn end_call(&mut self, index: usize, parse_args: bool) -> Option<ModelStreamEvent> {
         if self.ended.get(index).copied().unwrap_or(true) {
             return None;

@@ -3,10 +3,18 @@
 // Each helper is used by some providers; with only some features on, the others are unused.
 #![cfg_attr(not(all(feature = "openai", feature = "anthropic", feature = "gemini")), allow(dead_code))]
 
-use serde_json::{Map, Value};
+use std::borrow::Cow;
+use std::collections::HashSet;
 
-use crate::messages::{ModelMessage, RetryFeedbackPart, RetryPromptPart, ToolOutcome, ToolReturnPart};
+use serde_json::{Map, Value, json};
+
+use crate::messages::{
+    ModelMessage, ModelRequest, ModelRequestPart, ModelResponse, ModelResponsePart, RetryFeedbackPart, RetryPromptPart,
+    ToolCallPart, ToolOutcome, ToolReturnPart,
+};
 use crate::model::{ModelError, ModelRequestParameters, ModelSettings, ResolvedToolChoice, resolve_tool_choice};
+use crate::search::native::{self, ANTHROPIC_BLOCKS, OPENAI_ITEMS};
+use crate::search::{SEARCH_TOOL_KIND, SEARCH_TOOL_NAME, discovered_in};
 use crate::tool::ToolDefinition;
 
 const FIX: &str = "\n\nFix the errors and try again.";
@@ -220,10 +228,107 @@ pub(crate) fn instructions(messages: &[ModelMessage], params: &ModelRequestParam
         .filter(|s| !s.trim().is_empty())
 }
 
+/// Replays the server-side tool searches a provider cannot take as they are (another
+/// provider's, or its own when its native search is off for this request) as the local search
+/// would have written them: a `search_tools` call (`{"queries": [...]}`) where the search was in
+/// the response, and its return (`{"discovered_tools": [{"name": ...}]}`, `tool_kind:
+/// "tool-search"`) first in the next request. `native` tells the responses whose searches the
+/// target replays as they are (its own, when its native search is on for this request).
+///
+/// With `|_| false`, every native search is rewritten.
+///
+/// Every provider accepts that shape: an ordinary function call answered by the next turn
+/// (Anthropic turns such a return into `tool_reference` blocks when its native search is on).
+/// Rebuilding another provider's server blocks instead is not possible: they carry ids only
+/// that provider's server issues. A history without such searches is borrowed as it is.
+pub(crate) fn localize_native_searches<'a>(
+    messages: &'a [ModelMessage],
+    native: impl Fn(&ModelResponse) -> bool,
+) -> Cow<'a, [ModelMessage]> {
+    let foreign = |m: &ModelMessage| match m {
+        ModelMessage::Response(r) if !native(r) => native::native_searches(r.provider_details.as_ref()),
+        _ => None,
+    };
+    if !messages.iter().any(|m| foreign(m).is_some()) {
+        return Cow::Borrowed(messages);
+    }
+    let mut out: Vec<ModelMessage> = Vec::with_capacity(messages.len() + 1);
+    let mut returns: Vec<ModelRequestPart> = Vec::new();
+    for message in messages {
+        let searches = foreign(message);
+        match message {
+            ModelMessage::Request(request) if !returns.is_empty() => {
+                let mut request = request.clone();
+                request.parts.splice(0..0, returns.drain(..));
+                out.push(request.into());
+                continue;
+            }
+            _ if !returns.is_empty() => out.push(ModelRequest::new(std::mem::take(&mut returns)).into()),
+            _ => {}
+        }
+        let (ModelMessage::Response(response), Some((searches, rest))) = (message, searches) else {
+            out.push(message.clone());
+            continue;
+        };
+        let mut response = response.clone();
+        let old = std::mem::take(&mut response.parts);
+        let n = old.len();
+        let call = |s: &native::NativeSearch| {
+            let mut c = ToolCallPart::new(SEARCH_TOOL_NAME, json!({"queries": s.queries}), s.call_id.clone());
+            c.tool_kind = Some(SEARCH_TOOL_KIND.into());
+            ModelResponsePart::ToolCall(c)
+        };
+        for (i, part) in old.into_iter().enumerate() {
+            response.parts.extend(searches.iter().filter(|s| s.after_part == i).map(call));
+            response.parts.push(part);
+        }
+        response.parts.extend(searches.iter().filter(|s| s.after_part >= n).map(call));
+        response.provider_details = rebase(rest, &searches);
+        returns.extend(searches.iter().map(|s| {
+            let mut r = ToolReturnPart::success(
+                SEARCH_TOOL_NAME,
+                json!({"discovered_tools": s.names.iter().map(|n| json!({"name": n})).collect::<Vec<_>>()}),
+                &s.call_id,
+            );
+            r.tool_kind = Some(SEARCH_TOOL_KIND.into());
+            ModelRequestPart::ToolReturn(r)
+        }));
+        out.push(response.into());
+    }
+    if !returns.is_empty() {
+        out.push(ModelRequest::new(returns).into());
+    }
+    Cow::Owned(out)
+}
+
+/// The details left once the searches are taken out, their entries' `after_part` moved past the
+/// calls inserted before them; `None` when nothing is left.
+fn rebase(mut rest: Value, searches: &[native::NativeSearch]) -> Option<Value> {
+    for (key, _) in [ANTHROPIC_BLOCKS, OPENAI_ITEMS] {
+        for entry in rest.get_mut(key).and_then(Value::as_array_mut).into_iter().flatten() {
+            if let Some(at) = entry.get("after_part").and_then(Value::as_u64) {
+                let shift = searches.iter().filter(|s| s.after_part as u64 <= at).count() as u64;
+                entry["after_part"] = (at + shift).into();
+            }
+        }
+    }
+    rest.as_object().is_some_and(|m| !m.is_empty()).then_some(rest)
+}
+
+/// The tools for a provider without native search: those not deferred, and the deferred ones
+/// the history discovered (with the local search or a provider's), which the model may call.
+pub(crate) fn tools_without_native_search<'a>(
+    params: &'a ModelRequestParameters,
+    messages: &[ModelMessage],
+) -> Vec<&'a ToolDefinition> {
+    let discovered = if params.all_tools().any(|t| t.defer_loading) { discovered_in(messages) } else { HashSet::new() };
+    all_tools(params).into_iter().filter(|t| !t.defer_loading || discovered.contains(&t.name)).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::messages::ModelResponse;
 
     #[test]
     fn retry_texts_match_pydantic() {
@@ -240,6 +345,68 @@ mod tests {
         let mut body = json!({"generationConfig": {"temperature": 0.5}});
         merge_extra(&mut body, Some(&json!({"generationConfig": {"thinkingConfig": {"thinkingBudget": 0}}})));
         assert_eq!(body, json!({"generationConfig": {"temperature": 0.5, "thinkingConfig": {"thinkingBudget": 0}}}));
+    }
+
+    fn anthropic_search_response() -> ModelResponse {
+        let mut r = ModelResponse::new(vec![
+            ModelResponsePart::Text(crate::messages::TextPart::new("Searching.")),
+            ModelResponsePart::Text(crate::messages::TextPart::new("Found it.")),
+            ModelResponsePart::ToolCall(ToolCallPart::new("get_weather", json!({"city": "Paris"}), "toolu_1")),
+        ]);
+        r.provider_name = Some("anthropic".into());
+        r.provider_details = Some(json!({"anthropic_blocks": [
+            {"after_part": 1, "block": {"type": "server_tool_use", "id": "srvtoolu_1", "name": "tool_search_tool_regex", "input": {"query": "weather"}}},
+            {"after_part": 1, "block": {"type": "tool_search_tool_result", "tool_use_id": "srvtoolu_1", "content": {"type": "tool_search_tool_search_result", "tool_references": [{"type": "tool_reference", "tool_name": "get_weather"}]}}},
+            {"after_part": 3, "block": {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_2", "content": []}},
+        ]}));
+        r
+    }
+
+    #[test]
+    fn native_searches_become_search_tools_calls_and_returns() {
+        let history: Vec<ModelMessage> = vec![
+            ModelRequest::user_prompt("Weather?").into(),
+            anthropic_search_response().into(),
+            ModelRequest::new(vec![ModelRequestPart::ToolReturn(ToolReturnPart::success(
+                "get_weather",
+                json!("Sunny"),
+                "toolu_1",
+            ))])
+            .into(),
+        ];
+        let anthropic = |r: &ModelResponse| r.provider_name.as_deref() == Some("anthropic");
+        assert!(matches!(localize_native_searches(&history, anthropic), Cow::Borrowed(_)));
+        let local = localize_native_searches(&history, |_| false);
+        assert_eq!(local.len(), 3);
+        let response = local[1].as_response().unwrap();
+        let names: Vec<&str> = response
+            .parts
+            .iter()
+            .map(|p| match p {
+                ModelResponsePart::ToolCall(c) => c.tool_name.as_str(),
+                _ => "text",
+            })
+            .collect();
+        assert_eq!(names, ["text", "search_tools", "text", "get_weather"]);
+        let call = response.tool_calls().next().unwrap();
+        assert_eq!((call.args.clone(), call.tool_call_id.as_str()), (json!({"queries": ["weather"]}), "srvtoolu_1"));
+        assert_eq!(
+            response.provider_details,
+            Some(
+                json!({"anthropic_blocks": [{"after_part": 4, "block": {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_2", "content": []}}]})
+            )
+        );
+        let request = local[2].as_request().unwrap();
+        let ModelRequestPart::ToolReturn(ret) = &request.parts[0] else { panic!("the search's return comes first") };
+        assert_eq!(ret.content, json!({"discovered_tools": [{"name": "get_weather"}]}));
+        assert_eq!(ret.tool_kind.as_deref(), Some("tool-search"));
+        assert_eq!(request.parts.len(), 2);
+        assert!(discovered_in(&local).contains("get_weather"));
+
+        // At the end of a history, the return gets a request of its own.
+        let local = localize_native_searches(&history[..2], |_| false);
+        assert_eq!(local.len(), 3);
+        assert_eq!(local[2].as_request().unwrap().parts.len(), 1);
     }
 }
 

@@ -31,6 +31,7 @@ pub mod bridge;
 pub mod custom;
 pub mod eval;
 pub mod keywords;
+pub(crate) mod native;
 pub mod regex;
 
 use std::collections::HashSet;
@@ -169,10 +170,16 @@ impl ToolSearch {
 }
 
 /// The names of the deferred tools discovered in a history: every successful `search_tools`
-/// return lists them.
+/// return lists them, and so do the server-side searches of Anthropic (`tool_reference`s of a
+/// `tool_search_tool_result`) and OpenAI Responses (a `tool_search_output`'s tools) kept in a
+/// response's `provider_details`, so that a conversation moved to another provider, or to the
+/// local search, keeps what the model found.
 pub fn discovered_in(messages: &[ModelMessage]) -> HashSet<String> {
     let mut found = HashSet::new();
     for m in messages {
+        if let ModelMessage::Response(r) = m {
+            found.extend(native::natively_discovered(r.provider_details.as_ref()));
+        }
         if let ModelMessage::Request(r) = m {
             for p in &r.parts {
                 if let ModelRequestPart::ToolReturn(t) = p
