@@ -287,10 +287,13 @@ async fn streamed_function_call_arguments_are_assembled_from_partial_args() {
         .build()
         .unwrap();
     let mut p = ModelRequestParameters::default();
-    p.function_tools = vec![ToolDefinition::new(
-        "save_article",
-        json!({"type": "object", "properties": {"title": {"type": "string"}, "body": {"type": "string"}}}),
-    )];
+    p.function_tools = vec![
+        ToolDefinition::new(
+            "save_article",
+            json!({"type": "object", "properties": {"title": {"type": "string"}, "body": {"type": "string"}}}),
+        )
+        .into(),
+    ];
     p.allow_text_output = true;
 
     // Only the streaming request asks for it (Vertex's generateContent refuses the field).

@@ -739,7 +739,9 @@ async fn local_llm_streams_a_forced_tool_call() {
     let model = OpenAIChatModel::builder("smollm2").base_url(base).build().unwrap();
     let mut params = ModelRequestParameters::default();
     params.function_tools = vec![
-        ToolDefinition::new("get_weather", weather_schema()).with_description("Get the current weather in a city."),
+        ToolDefinition::new("get_weather", weather_schema())
+            .with_description("Get the current weather in a city.")
+            .into(),
     ];
     params.allow_text_output = true;
     let forced = ModelSettings::new().tool_choice(ToolChoice::Tools(vec!["get_weather".into()])).max_tokens(128);

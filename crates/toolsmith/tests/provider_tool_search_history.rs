@@ -30,7 +30,12 @@ fn params() -> ModelRequestParameters {
     let time = ToolDefinition::new("get_time", weather_schema()).with_description("Get the time.");
     let mut news = ToolDefinition::new("get_news", weather_schema()).with_description("Get the news.");
     news.defer_loading = true;
-    p.function_tools = vec![time, weather, news, ToolSearch::new().strategy(SearchStrategy::Bm25).definition()];
+    p.function_tools = vec![
+        time.into(),
+        weather.into(),
+        news.into(),
+        ToolSearch::new().strategy(SearchStrategy::Bm25).definition().into(),
+    ];
     p.allow_text_output = true;
     p
 }
