@@ -21,8 +21,8 @@ use crate::error::UserError;
 use crate::model::{
     DynModel, DynStreamingModel, Model, ModelSettings, SharedModel, StreamingModel, check_static_tool_choice,
 };
+use crate::search::ToolSearch;
 use crate::search::bridge::{BridgeCache, BridgeConfig};
-use crate::search::{CatalogueCache, ToolSearch};
 use crate::tool::Tool;
 use crate::toolset::{DynToolset, FunctionToolset, Toolset};
 use crate::usage::UsageLimits;
@@ -72,7 +72,7 @@ pub(crate) struct AgentInner<D> {
     pub(crate) default_deps: Option<D>,
     pub(crate) name: Option<String>,
     pub(crate) tool_search: Option<ToolSearch>,
-    pub(crate) search_cache: CatalogueCache,
+    pub(crate) tool_layout: crate::execution::LayoutCache<D>,
     pub(crate) bridge: Option<BridgeConfig>,
     pub(crate) bridge_cache: BridgeCache,
 }
@@ -485,7 +485,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
                 default_deps: self.default_deps,
                 name: self.name,
                 tool_search: self.tool_search,
-                search_cache: CatalogueCache::default(),
+                tool_layout: Default::default(),
                 bridge: self.bridge,
                 bridge_cache: BridgeCache::default(),
             }),

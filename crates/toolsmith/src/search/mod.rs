@@ -34,7 +34,7 @@ pub mod keywords;
 pub mod regex;
 
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use serde_json::{Value, json};
 
@@ -210,16 +210,6 @@ impl Catalogue {
         }
     }
 
-    fn matches(&self, defs: &[&ToolDefinition]) -> bool {
-        self.defs.len() == defs.len()
-            && self.defs.iter().zip(defs).all(|(a, b)| {
-                a.name == b.name
-                    && a.description == b.description
-                    && (Arc::ptr_eq(&a.parameters_json_schema, &b.parameters_json_schema)
-                        || a.parameters_json_schema == b.parameters_json_schema)
-            })
-    }
-
     pub(crate) fn defs(&self) -> &Arc<[ToolDefinition]> {
         &self.defs
     }
@@ -355,26 +345,6 @@ fn round_robin<I: IntoIterator<Item = u32>>(rankings: impl Iterator<Item = I>, m
         });
     }
     out
-}
-
-/// The catalogue cache of an agent: rebuilt only when the deferred tools change.
-#[derive(Debug, Default)]
-pub(crate) struct CatalogueCache {
-    slot: Mutex<Option<Arc<Catalogue>>>,
-}
-
-impl CatalogueCache {
-    pub(crate) fn get(&self, defs: &[&ToolDefinition]) -> Arc<Catalogue> {
-        let mut slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(c) = slot.as_ref()
-            && c.matches(defs)
-        {
-            return c.clone();
-        }
-        let c = Arc::new(Catalogue::build(defs));
-        *slot = Some(c.clone());
-        c
-    }
 }
 
 /// The handler of the search tool for one step. Built-in strategies answer at once; a custom
