@@ -32,6 +32,7 @@ pub mod custom;
 pub mod eval;
 pub mod keywords;
 pub mod regex;
+pub mod tokens;
 
 use std::collections::HashSet;
 use std::sync::{Arc, OnceLock};
