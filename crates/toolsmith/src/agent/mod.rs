@@ -157,6 +157,7 @@ pub struct AgentBuilder<D, O> {
     name: Option<String>,
     tool_search: Option<ToolSearch>,
     bridge: Option<BridgeConfig>,
+    context_window: Option<u64>,
     problems: Vec<String>,
     _o: PhantomData<O>,
 }
@@ -185,6 +186,7 @@ impl AgentBuilder<(), String> {
             name: None,
             tool_search: None,
             bridge: None,
+            context_window: None,
             problems: Vec::new(),
             _o: PhantomData,
         }
@@ -214,6 +216,7 @@ impl AgentBuilder<(), String> {
             name: self.name,
             tool_search: self.tool_search,
             bridge: self.bridge,
+            context_window: self.context_window,
             problems: self.problems,
             _o: PhantomData,
         }
@@ -244,6 +247,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
             name: self.name,
             tool_search: self.tool_search,
             bridge: self.bridge,
+            context_window: self.context_window,
             problems: self.problems,
             _o: PhantomData,
         }
@@ -331,6 +335,15 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
     /// window. Accepts a [`BridgeConfig`], `true`/`false`, or a parsed `"auto"`/`"on"`/`"off"`.
     pub fn tool_search_bridge(mut self, config: impl Into<BridgeConfig>) -> Self {
         self.bridge = Some(config.into());
+        self
+    }
+
+    /// Sets the model's context window in tokens, over what the model reports (by default the
+    /// window of its family, [`ModelProfile`](crate::model::ModelProfile)): for fine-tunes,
+    /// deployments with another limit, or models the table does not know. Bridge mode's `auto`
+    /// setting compares the tool schemas with it; tools see it in `RunContext::model`.
+    pub fn context_window(mut self, tokens: u64) -> Self {
+        self.context_window = Some(tokens);
         self
     }
 
@@ -466,7 +479,11 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
         let model: Arc<dyn DynModel> = self.model;
         Ok(Agent {
             inner: Arc::new(AgentInner {
-                model_info: model.info(),
+                model_info: {
+                    let mut info = model.info();
+                    info.context_window = self.context_window.or(info.context_window);
+                    info
+                },
                 model,
                 streaming: self.streaming,
                 capabilities,

@@ -139,9 +139,7 @@ impl<D: Clone + Send + Sync + 'static> ToolIndex<D> {
             .filter(|(t, s)| **s == Shown::Visible && config.is_deferrable(&t.def))
             .map(|(t, _)| &*t.def)
             .collect();
-        if !config.opens(&deferrable, ctx.model.context_window) {
-            return Ok(self);
-        }
+        let Some(catalogue) = inner.bridge_cache.open(&config, &deferrable, &ctx.model) else { return Ok(self) };
         for name in [bridge::TOOL_SEARCH, bridge::TOOL_DESCRIBE, bridge::TOOL_CALL] {
             if self.tools.iter().any(|t| t.def.name == name) {
                 return Err(AgentRunError::User(UserError::new(format!(
@@ -149,7 +147,6 @@ impl<D: Clone + Send + Sync + 'static> ToolIndex<D> {
                 ))));
             }
         }
-        let catalogue = inner.bridge_cache.get(&deferrable);
         for (tool, shown) in self.tools.iter().zip(self.shown.iter_mut()) {
             if *shown == Shown::Visible && config.is_deferrable(&tool.def) {
                 *shown = Shown::Bridged;
