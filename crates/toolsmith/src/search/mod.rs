@@ -62,6 +62,10 @@ const BLANK_QUERY: &str = "Please provide at least one non-empty search query.";
 /// finds the needed tool in the top 5 far more often than the keyword strategies; it is what
 /// [`ToolSearch::recommended`] uses. [`Default`](Self::Default) stays Pydantic AI's algorithm so
 /// that histories and rankings match the reference.
+///
+/// An embedding (`semantic`) strategy is optional and not built in: it would need model
+/// weights, and BM25 measures better than a MiniLM embedding model on that benchmark. A semantic
+/// ranking of your own fits in [`Custom`](Self::Custom).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum SearchStrategy {
