@@ -11,8 +11,9 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use serde_json::{Value, json};
+use serde_json::json;
 use toolsmith::search::eval::{self, EvalQuery, SearchIndex};
+use toolsmith::search::tokens::{self, Encoding};
 use toolsmith::search::{SearchStrategy, ToolSearch};
 use toolsmith::tool::ToolDefinition;
 
@@ -248,33 +249,23 @@ pub fn run_search_eval(args: SearchEvalArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// A tool definition as OpenAI-style APIs are sent it, the shape its schema tokens are counted in.
-fn wire_json(def: &ToolDefinition) -> String {
-    let mut function = json!({"name": def.name});
-    if let Some(d) = &def.description {
-        function["description"] = Value::String(d.clone());
-    }
-    function["parameters"] = def.parameters_json_schema.as_ref().clone();
-    json!({"type": "function", "function": function}).to_string()
-}
-
 /// `toolsmith tokens`: the schema tokens of a corpus, and what deferring it behind `search_tools`
 /// saves.
 pub fn run_tokens(args: TokensArgs) -> ExitCode {
-    let bpe = match args.encoding.as_str() {
-        "o200k_base" => tiktoken_rs::o200k_base(),
-        "cl100k_base" => tiktoken_rs::cl100k_base(),
-        other => return usage(format!("unknown encoding '{other}': expected o200k_base or cl100k_base")),
+    let encoding: Encoding = match args.encoding.parse() {
+        Ok(e) => e,
+        Err(e) => return usage(e),
     };
-    let bpe = match bpe {
-        Ok(b) => b,
-        Err(e) => return fail(format!("cannot load the {} tokenizer: {e}", args.encoding)),
-    };
+    if let Err(e) = tokens::exact_tokens("", encoding) {
+        return fail(e);
+    }
     let (tools, _) = match load(&args.corpus, None) {
         Ok(x) => x,
         Err(code) => return code,
     };
-    let count = |def: &ToolDefinition| bpe.encode_with_special_tokens(&wire_json(def)).len();
+    // The tokenizer loaded above: counting cannot fail from here on.
+    let count =
+        |def: &ToolDefinition| tokens::exact_tokens(&tokens::tool_wire_text(def), encoding).unwrap_or(0) as usize;
     let mut per_tool: Vec<(usize, &str)> = tools.iter().map(|d| (count(d), d.name.as_str())).collect();
     let total: usize = per_tool.iter().map(|t| t.0).sum();
     let search = count(&ToolSearch::new().definition());
@@ -283,6 +274,8 @@ pub fn run_tokens(args: TokensArgs) -> ExitCode {
     per_tool.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
     let mean = if tools.is_empty() { 0.0 } else { total as f64 / tools.len() as f64 };
     let median = if per_tool.is_empty() { 0 } else { per_tool[per_tool.len() / 2].0 };
+    // What the library assumes without its `tiktoken` feature, for comparison.
+    let estimated: u64 = tools.iter().map(|d| tokens::estimate_tokens(&tokens::tool_wire_text(d))).sum();
     if args.json {
         println!(
             "{}",
@@ -296,12 +289,14 @@ pub fn run_tokens(args: TokensArgs) -> ExitCode {
                 "search_tool_tokens": search,
                 "deferred_saving_tokens": saved,
                 "deferred_saving_pct": share,
+                "estimated_tokens": estimated,
             })
         );
         return ExitCode::SUCCESS;
     }
     println!("{} tools, {} schema tokens ({}, OpenAI function format)", tools.len(), total, args.encoding);
     println!("  per tool: mean {mean:.1}, median {median}");
+    println!("  estimated at 4 bytes a token (the library without its `tiktoken` feature): {estimated}");
     for (t, n) in per_tool.iter().take(5) {
         println!("  {t:>6}  {n}");
     }

@@ -108,6 +108,7 @@ fn tokens_counts_schema_tokens_with_o200k() {
     let search = report["search_tool_tokens"].as_u64().unwrap();
     assert!(total > 200 && search > 50, "{report}");
     assert_eq!(report["deferred_saving_tokens"].as_u64().unwrap(), total.saturating_sub(search));
+    assert!(report["estimated_tokens"].as_u64().unwrap() > 0, "{report}");
     let out = toolsmith(&["tokens", "--corpus", &corpus, "--encoding", "gpt2"]);
     assert_eq!(out.status.code(), Some(2));
 }

@@ -10,6 +10,9 @@
 //!   answers with `n` calls of a trivial `#[tool] async fn add`, then with text; reported per
 //!   call (divan's item counter). `agent_run_text_only` is the same run with no calls, so
 //!   `(agent_run(n) - agent_run_text_only) / n` is the marginal cost of one call.
+//! - `agent_run_deferred`: the text-only run of an agent with `add` and `n` deferred tools
+//!   (`Tool::from_schema(...).defer_loading(true)`): one step shows `add` and `search_tools`.
+//!   Its cost should not grow with `n`: the deferred catalogue is indexed once, not per step.
 //! - `tool_from_spec`: `Tool::<()>::from(add)`: schema generation plus validator compilation.
 //! - `test_model_generate_args`: `TestModel`'s argument generation for the `add` schema.
 
@@ -18,8 +21,9 @@ use divan::counter::ItemsCount;
 use serde_json::{Value, json};
 use toolsmith::messages::{ModelMessage, ModelResponse, ModelResponsePart, ToolCallPart};
 use toolsmith::model::{AgentInfo, FunctionModel, generate_args};
+use toolsmith::tool::ToolOutput;
 use toolsmith::validation::Validator;
-use toolsmith::{Agent, Tool, tool};
+use toolsmith::{Agent, RunContext, Tool, ToolError, tool};
 
 fn main() {
     divan::main();
@@ -99,6 +103,28 @@ fn agent_run(bencher: Bencher, n: usize) {
 fn agent_run_text_only(bencher: Bencher) {
     let rt = runtime();
     let agent = agent_with_calls(0);
+    bencher.bench_local(|| {
+        let result = rt.block_on(agent.run("go").into_future()).expect("run succeeds");
+        assert_eq!(result.output(), "done");
+    });
+}
+
+async fn noop(_ctx: RunContext<()>, _args: Value) -> Result<ToolOutput, ToolError> {
+    Ok(ToolOutput::Value(Value::Null))
+}
+
+/// A text-only run of an agent with `add` and `n` deferred tools (one step).
+#[divan::bench(args = [0, 1_000, 10_000], sample_count = 1000)]
+fn agent_run_deferred(bencher: Bencher, n: usize) {
+    let rt = runtime();
+    let schema = std::sync::Arc::new(json!({"type": "object", "properties": {"q": {"type": "string"}}}));
+    let deferred = (0..n).map(|i| {
+        let (name, description) = (format!("tool_{i}"), format!("Deferred tool number {i}."));
+        Tool::<()>::from_schema(name, description, schema.clone(), noop).defer_loading(true)
+    });
+    let model =
+        FunctionModel::new(|_messages: &[ModelMessage], _info: &AgentInfo| async { Ok(ModelResponse::text("done")) });
+    let agent = Agent::builder(model).tool(add).tools(deferred).build().expect("agent builds");
     bencher.bench_local(|| {
         let result = rt.block_on(agent.run("go").into_future()).expect("run succeeds");
         assert_eq!(result.output(), "done");

@@ -110,3 +110,47 @@ fn auto_mode_passes_small_catalogues_through_and_bridges_large_ones() {
     assert_eq!(names(128_000), ["mcp_github_create_issue", "mcp_slack_history", "read_file"]);
     assert_eq!(names(500), ["read_file", "tool_search", "tool_describe", "tool_call"]);
 }
+
+/// A model known by its name only: its context window comes from the model profile table.
+struct Named(&'static str, Arc<Mutex<Vec<String>>>);
+
+impl Model for Named {
+    fn name(&self) -> &str {
+        self.0
+    }
+
+    async fn request(
+        &self,
+        _messages: &[ModelMessage],
+        _settings: Option<&toolsmith::model::ModelSettings>,
+        params: &toolsmith::model::ModelRequestParameters,
+    ) -> Result<ModelResponse, toolsmith::model::ModelError> {
+        *self.1.lock().unwrap() = params.function_tools.iter().map(|t| t.name.clone()).collect();
+        Ok(ModelResponse::text("ok"))
+    }
+}
+
+#[test]
+fn auto_mode_takes_the_window_from_the_model_profile_or_the_agent() {
+    let names = |model: &'static str, window: Option<u64>| {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let mut builder = Agent::builder(Named(model, seen.clone()))
+            .tools([mcp_github_create_issue, mcp_slack_history, read_file])
+            .tool_search_bridge(BridgeConfig::auto().threshold_pct(0.1));
+        if let Some(w) = window {
+            builder = builder.context_window(w);
+        }
+        let agent = builder.build().unwrap();
+        agent.run("hi").run_sync().unwrap();
+        seen.lock().unwrap().clone()
+    };
+    let bridged = ["read_file", "tool_search", "tool_describe", "tool_call"];
+    let all = ["mcp_github_create_issue", "mcp_slack_history", "read_file"];
+    // 0.1% of gpt-4's 8,192 tokens is 8 tokens: the two MCP schemas are more.
+    assert_eq!(names("gpt-4", None), bridged);
+    // 0.1% of gpt-4.1's 1,047,576 tokens is about 1,048: they are less.
+    assert_eq!(names("gpt-4.1", None), all);
+    // The agent's window overrides the model's.
+    assert_eq!(names("gpt-4.1", Some(8_000)), bridged);
+    assert_eq!(names("gpt-4", Some(1_000_000)), all);
+}

@@ -10,6 +10,7 @@ use toolsmith::messages::{
 use toolsmith::prelude::*;
 use toolsmith::search::eval::{self, Metrics, SearchIndex};
 use toolsmith::search::{CustomSearch, SearchStrategy, ToolSearch};
+use toolsmith::toolset::ToolsetTool;
 
 /// Calculate the monthly payment of a mortgage (home loan).
 #[tool(defer_loading)]
@@ -304,4 +305,86 @@ fn regex_patterns_a_model_would_write_on_mcp_tools() {
     let timezone = rank("timezone");
     assert_eq!(timezone, ["time_get_current_time", "time_convert_time"]);
     assert!(index.rank(&SearchStrategy::Regex, "[unclosed", 10).is_err());
+}
+
+/// Deferred tools that grow after the first step: `weather_forecast`, then `mortgage_calculator`
+/// too. The lists are new every step, so the agent compares them with the previous step's.
+struct Growing {
+    first: FunctionToolset<()>,
+    later: FunctionToolset<()>,
+}
+
+impl Toolset<()> for Growing {
+    fn label(&self) -> String {
+        "Growing".into()
+    }
+
+    async fn get_tools(&self, ctx: &RunContext<()>) -> Result<Vec<ToolsetTool<()>>, UserError> {
+        if ctx.run_step <= 1 { self.first.get_tools(ctx).await } else { self.later.get_tools(ctx).await }
+    }
+}
+
+#[tokio::test]
+async fn a_changed_deferred_catalogue_is_searched_and_discoveries_stay_offered() {
+    let (model, seen) = scripted(vec![
+        call("search_tools", json!({"queries": ["mortgage"]}), "s1"),
+        call("search_tools", json!({"queries": ["mortgage"]}), "s2"),
+        call("mortgage_calculator", json!({"principal": 100000.0, "annual_rate": 0.06, "years": 30}), "c1"),
+        call("currency_converter", json!({"amount": 1.0, "from_currency": "EUR", "to_currency": "USD"}), "c2"),
+        ModelResponse::text("done"),
+    ]);
+    let growing = Growing {
+        first: FunctionToolset::new().with_tool(weather_forecast),
+        later: FunctionToolset::new().with_tools([
+            Tool::from(weather_forecast),
+            Tool::from(mortgage_calculator),
+            Tool::from(currency_converter),
+        ]),
+    };
+    let agent = Agent::builder(model)
+        .tool(echo)
+        .toolset(growing)
+        .tool_search(ToolSearch::new().strategy(SearchStrategy::Bm25))
+        .build()
+        .unwrap();
+    let result = agent.run("mortgage?").await.unwrap();
+    assert_eq!(result.output(), "done");
+    let returns = tool_returns(result.all_messages());
+    // The first search sees only the first catalogue; the second, the grown one.
+    assert_eq!(returns[0].content["discovered_tools"], json!([]));
+    assert_eq!(returns[1].content["discovered_tools"], json!([{"name": "mortgage_calculator"}]));
+    assert_eq!(returns[2].outcome, ToolOutcome::Success);
+    // A deferred tool not discovered is refused without revealing the catalogue.
+    assert_eq!(returns[3].tool_name, "currency_converter");
+    assert_ne!(returns[3].outcome, ToolOutcome::Success);
+    assert!(!returns[3].content.to_string().contains("weather_forecast"));
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen[0], ["echo", "search_tools"]);
+    assert_eq!(seen[1], ["echo", "search_tools"]);
+    assert_eq!(seen[2], ["echo", "mortgage_calculator", "search_tools"]);
+    assert_eq!(seen[3], seen[2]);
+    assert_eq!(seen[4], seen[2]);
+}
+
+#[tokio::test]
+async fn the_same_deferred_catalogue_serves_every_run_of_an_agent() {
+    let responses = || {
+        vec![
+            call("search_tools", json!({"queries": ["weather"]}), "s1"),
+            call("weather_forecast", json!({"city": "Paris"}), "c1"),
+            ModelResponse::text("done"),
+        ]
+    };
+    let script = Arc::new(Mutex::new(responses().into_iter().chain(responses())));
+    let model = FunctionModel::sync(move |_messages, _info: &AgentInfo| {
+        script.lock().unwrap().next().unwrap_or_else(|| ModelResponse::text("script exhausted"))
+    });
+    let agent = agent(model, ToolSearch::recommended());
+    for _ in 0..2 {
+        let result = agent.run("weather in Paris?").await.unwrap();
+        assert_eq!(result.output(), "done");
+        let returns = tool_returns(result.all_messages());
+        assert_eq!(returns[0].content, json!({"discovered_tools": [{"name": "weather_forecast"}]}));
+        assert_eq!(returns[1].outcome, ToolOutcome::Success);
+    }
 }

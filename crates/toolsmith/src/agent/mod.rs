@@ -21,8 +21,8 @@ use crate::error::UserError;
 use crate::model::{
     DynModel, DynStreamingModel, Model, ModelSettings, SharedModel, StreamingModel, check_static_tool_choice,
 };
+use crate::search::ToolSearch;
 use crate::search::bridge::{BridgeCache, BridgeConfig};
-use crate::search::{CatalogueCache, ToolSearch};
 use crate::tool::Tool;
 use crate::toolset::{DynToolset, FunctionToolset, Toolset};
 use crate::usage::UsageLimits;
@@ -75,7 +75,7 @@ pub(crate) struct AgentInner<D> {
     pub(crate) default_deps: Option<D>,
     pub(crate) name: Option<String>,
     pub(crate) tool_search: Option<ToolSearch>,
-    pub(crate) search_cache: CatalogueCache,
+    pub(crate) tool_layout: crate::execution::LayoutCache<D>,
     pub(crate) bridge: Option<BridgeConfig>,
     pub(crate) bridge_cache: BridgeCache,
 }
@@ -160,6 +160,7 @@ pub struct AgentBuilder<D, O> {
     name: Option<String>,
     tool_search: Option<ToolSearch>,
     bridge: Option<BridgeConfig>,
+    context_window: Option<u64>,
     problems: Vec<String>,
     _o: PhantomData<O>,
 }
@@ -188,6 +189,7 @@ impl AgentBuilder<(), String> {
             name: None,
             tool_search: None,
             bridge: None,
+            context_window: None,
             problems: Vec::new(),
             _o: PhantomData,
         }
@@ -217,6 +219,7 @@ impl AgentBuilder<(), String> {
             name: self.name,
             tool_search: self.tool_search,
             bridge: self.bridge,
+            context_window: self.context_window,
             problems: self.problems,
             _o: PhantomData,
         }
@@ -247,6 +250,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
             name: self.name,
             tool_search: self.tool_search,
             bridge: self.bridge,
+            context_window: self.context_window,
             problems: self.problems,
             _o: PhantomData,
         }
@@ -334,6 +338,15 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
     /// window. Accepts a [`BridgeConfig`], `true`/`false`, or a parsed `"auto"`/`"on"`/`"off"`.
     pub fn tool_search_bridge(mut self, config: impl Into<BridgeConfig>) -> Self {
         self.bridge = Some(config.into());
+        self
+    }
+
+    /// Sets the model's context window in tokens, over what the model reports (by default the
+    /// window of its family, [`ModelProfile`](crate::model::ModelProfile)): for fine-tunes,
+    /// deployments with another limit, or models the table does not know. Bridge mode's `auto`
+    /// setting compares the tool schemas with it; tools see it in `RunContext::model`.
+    pub fn context_window(mut self, tokens: u64) -> Self {
+        self.context_window = Some(tokens);
         self
     }
 
@@ -470,7 +483,11 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
         let model: Arc<dyn DynModel> = self.model;
         Ok(Agent {
             inner: Arc::new(AgentInner {
-                model_info: model.info(),
+                model_info: {
+                    let mut info = model.info();
+                    info.context_window = self.context_window.or(info.context_window);
+                    info
+                },
                 model,
                 streaming: self.streaming,
                 capabilities,
@@ -490,7 +507,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
                 default_deps: self.default_deps,
                 name: self.name,
                 tool_search: self.tool_search,
-                search_cache: CatalogueCache::default(),
+                tool_layout: Default::default(),
                 bridge: self.bridge,
                 bridge_cache: BridgeCache::default(),
             }),

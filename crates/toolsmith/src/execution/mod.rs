@@ -28,6 +28,9 @@ use crate::toolset::{DynToolset, ToolsetTool};
 use crate::usage::UsageLimits;
 use rustc_hash::{FxHashMap, FxHashSet};
 
+mod layout;
+pub(crate) use layout::LayoutCache;
+
 const FINAL_PROCESSED: &str = "Final result processed.";
 const OUTPUT_NOT_USED: &str = "Output tool not used - a final result was already processed.";
 const TOOL_NOT_EXECUTED: &str = "Tool not executed - a final result was already processed.";
@@ -40,8 +43,6 @@ const RETRY_WINS: &str = "Output not used as the final result - addressing tool 
 enum Shown {
     /// Offered to the model.
     Visible,
-    /// A deferred tool not discovered yet: calling it is an `unavailable_tool` retry.
-    Hidden,
     /// Behind the bridge (bridge mode): reached through `tool_call`.
     Bridged,
 }
@@ -50,13 +51,15 @@ enum Shown {
 /// the map costs one hash per tool, a scan one comparison per tool and call.
 const SCAN_LIMIT: usize = 4096;
 
-/// The tools of one step: the ones shown to the model, the deferred ones not discovered yet and
-/// the ones behind the bridge. Building it clones no names, so a step costs little more than the
-/// tools it shows, however large the deferred catalogue.
+/// The tools of one step: the ones shown to the model and the ones behind the bridge, with the
+/// deferred catalogue whose tools are not discovered yet. Those stay in the catalogue, shared
+/// between steps, so a step costs the tools it shows, however large the deferred catalogue.
 pub(crate) struct ToolIndex<D> {
     tools: Vec<ToolsetTool<D>>,
     shown: Vec<Shown>,
     by_name: OnceLock<FxHashMap<String, usize>>,
+    /// The deferred catalogue, when there is one: its tools not in `tools` are hidden.
+    deferred: Option<layout::Hidden>,
     /// Whether `search_tools` is the search tool this index injected.
     search: bool,
     /// Whether the bridge is open this step.
@@ -65,7 +68,14 @@ pub(crate) struct ToolIndex<D> {
 
 impl<D> Default for ToolIndex<D> {
     fn default() -> Self {
-        ToolIndex { tools: Vec::new(), shown: Vec::new(), by_name: OnceLock::new(), search: false, bridge: false }
+        ToolIndex {
+            tools: Vec::new(),
+            shown: Vec::new(),
+            by_name: OnceLock::new(),
+            deferred: None,
+            search: false,
+            bridge: false,
+        }
     }
 }
 
@@ -84,22 +94,27 @@ impl<D: Clone + Send + Sync + 'static> ToolIndex<D> {
         caps: &Capabilities<D>,
         ctx: &RunContext<D>,
     ) -> Result<Self, AgentRunError> {
-        let mut index = Self::collect_toolsets(toolsets, ctx).await?;
+        let mut lists = Self::collect_toolsets(inner, toolsets, ctx).await?;
         if !caps.is_empty() {
-            index = index.prepared(caps, ctx).await?;
+            let tools = lists.iter().flat_map(|l| l.iter().cloned()).collect();
+            lists = vec![Self::prepared(tools, caps, ctx).await?.into()];
         }
-        let index = index.with_tool_search(inner, ctx)?;
+        let index = Self::with_tool_search(lists, inner, ctx)?;
         index.with_bridge(inner, ctx)
     }
 
     /// The capabilities' `prepare_tools` over the toolsets' tools (the search and bridge tools,
     /// added after, wrap everything else and are not shown to it).
-    async fn prepared(self, caps: &Capabilities<D>, ctx: &RunContext<D>) -> Result<Self, AgentRunError> {
-        let defs = caps.prepare_tools(ctx, self.tools.iter().map(|t| (*t.def).clone()).collect()).await?;
-        let mut slots: Vec<Option<ToolsetTool<D>>> = self.tools.into_iter().map(Some).collect();
+    async fn prepared(
+        tools: Vec<ToolsetTool<D>>,
+        caps: &Capabilities<D>,
+        ctx: &RunContext<D>,
+    ) -> Result<Vec<ToolsetTool<D>>, AgentRunError> {
+        let defs = caps.prepare_tools(ctx, tools.iter().map(|t| (*t.def).clone()).collect()).await?;
+        let mut slots: Vec<Option<ToolsetTool<D>>> = tools.into_iter().map(Some).collect();
         let positions: FxHashMap<String, usize> =
             slots.iter().enumerate().filter_map(|(i, t)| t.as_ref().map(|t| (t.def.name.clone(), i))).collect();
-        let mut prepared = ToolIndex::default();
+        let mut prepared = Vec::new();
         for def in defs {
             let Some(&i) = positions.get(&def.name) else {
                 return Err(AgentRunError::User(UserError::new(format!(
@@ -109,8 +124,7 @@ impl<D: Clone + Send + Sync + 'static> ToolIndex<D> {
             };
             let Some(mut tool) = slots[i].take() else { continue };
             tool.def = Arc::new(def);
-            prepared.tools.push(tool);
-            prepared.shown.push(Shown::Visible);
+            prepared.push(tool);
         }
         Ok(prepared)
     }
@@ -126,9 +140,7 @@ impl<D: Clone + Send + Sync + 'static> ToolIndex<D> {
             .filter(|(t, s)| **s == Shown::Visible && config.is_deferrable(&t.def))
             .map(|(t, _)| &*t.def)
             .collect();
-        if !config.opens(&deferrable, ctx.model.context_window) {
-            return Ok(self);
-        }
+        let Some(catalogue) = inner.bridge_cache.open(&config, &deferrable, &ctx.model) else { return Ok(self) };
         for name in [bridge::TOOL_SEARCH, bridge::TOOL_DESCRIBE, bridge::TOOL_CALL] {
             if self.tools.iter().any(|t| t.def.name == name) {
                 return Err(AgentRunError::User(UserError::new(format!(
@@ -136,7 +148,6 @@ impl<D: Clone + Send + Sync + 'static> ToolIndex<D> {
                 ))));
             }
         }
-        let catalogue = inner.bridge_cache.get(&deferrable);
         for (tool, shown) in self.tools.iter().zip(self.shown.iter_mut()) {
             if *shown == Shown::Visible && config.is_deferrable(&tool.def) {
                 *shown = Shown::Bridged;
@@ -155,71 +166,17 @@ impl<D: Clone + Send + Sync + 'static> ToolIndex<D> {
         Ok(self)
     }
 
-    /// Hides the deferred tools not discovered yet and adds `search_tools`, when there are
-    /// deferred tools. Ordinary tools come first, then the discovered deferred ones, in
-    /// catalogue order.
-    fn with_tool_search(self, inner: &AgentInner<D>, ctx: &RunContext<D>) -> Result<Self, AgentRunError> {
-        if !self.tools.iter().any(|t| t.def.defer_loading) {
-            return Ok(self);
-        }
-        if self.tools.iter().any(|t| t.def.name == SEARCH_TOOL_NAME) {
-            return Err(AgentRunError::User(UserError::new(format!(
-                "'{SEARCH_TOOL_NAME}' is the name of the tool search tool: rename your tool, since deferred tools are registered"
-            ))));
-        }
-        let discovered = Arc::new(search::discovered_in(&ctx.messages));
-        let catalogue = {
-            let deferred: Vec<&ToolDefinition> =
-                self.tools.iter().filter(|t| t.def.defer_loading).map(|t| &*t.def).collect();
-            inner.search_cache.get(&deferred)
-        };
-        let config = inner.tool_search.clone().unwrap_or_default();
-        // A stable sort keeps the catalogue order within each group.
-        let mut order: Vec<usize> = (0..self.tools.len()).collect();
-        order.sort_by_key(|&i| self.tools[i].def.defer_loading);
-        let mut slots: Vec<Option<ToolsetTool<D>>> = self.tools.into_iter().map(Some).collect();
-        let mut index = ToolIndex { search: true, ..ToolIndex::default() };
-        for i in order {
-            let Some(tool) = slots[i].take() else { continue };
-            let hidden = tool.def.defer_loading && !discovered.contains(&tool.def.name);
-            index.shown.push(if hidden { Shown::Hidden } else { Shown::Visible });
-            index.tools.push(tool);
-        }
-        let def = config.definition();
-        let validator = crate::validation::Validator::compile(&def.parameters_json_schema).ok();
-        let handler: crate::tool::Handler<D> =
-            Arc::new(move |_ctx, args| search::search_invocation(&config, &catalogue, &discovered, &args));
-        index.tools.push(ToolsetTool::new(def, handler, validator, Arc::from("ToolSearch")));
-        index.shown.push(Shown::Visible);
-        Ok(index)
-    }
-
-    async fn collect_toolsets(toolsets: &[Arc<dyn DynToolset<D>>], ctx: &RunContext<D>) -> Result<Self, AgentRunError> {
-        let mut index = ToolIndex::default();
-        let mut toolsets_with_tools = 0;
+    async fn collect_toolsets(
+        inner: &AgentInner<D>,
+        toolsets: &[Arc<dyn DynToolset<D>>],
+        ctx: &RunContext<D>,
+    ) -> Result<layout::Lists<D>, AgentRunError> {
+        let mut lists = Vec::with_capacity(toolsets.len());
         for toolset in toolsets {
-            let tools = toolset.get_tools_boxed(ctx).await?;
-            if !tools.is_empty() {
-                toolsets_with_tools += 1;
-            }
-            index.shown.extend(std::iter::repeat_n(Shown::Visible, tools.len()));
-            index.tools.extend(tools);
+            lists.push(toolset.get_tools_shared_boxed(ctx).await?);
         }
-        // Names are unique within a toolset; across toolsets they must be too.
-        if toolsets_with_tools > 1 {
-            let mut seen: FxHashMap<&str, usize> = FxHashMap::default();
-            for (i, tool) in index.tools.iter().enumerate() {
-                if let Some(&first) = seen.get(tool.def.name.as_str()) {
-                    return Err(duplicate_error(
-                        &tool.toolset_label,
-                        &index.tools[first].toolset_label,
-                        &tool.def.name,
-                    ));
-                }
-                seen.insert(&tool.def.name, i);
-            }
-        }
-        Ok(index)
+        inner.tool_layout.check_duplicates(&lists)?;
+        Ok(lists)
     }
 }
 
@@ -247,12 +204,7 @@ impl<D> ToolIndex<D> {
 
     /// A visible or bridged tool (hidden deferred tools are not callable).
     fn get(&self, name: &str) -> Option<&ToolsetTool<D>> {
-        self.position(name).filter(|&i| self.shown[i] != Shown::Hidden).map(|i| &self.tools[i])
-    }
-
-    /// Whether this is a deferred tool the model has not discovered yet.
-    fn is_hidden(&self, name: &str) -> bool {
-        self.position(name).is_some_and(|i| self.shown[i] == Shown::Hidden)
+        self.position(name).map(|i| &self.tools[i])
     }
 
     /// Rewrites `tool_call(tool_name, tool_args)` calls to a bridged or visible tool into calls

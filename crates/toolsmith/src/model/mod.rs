@@ -3,6 +3,7 @@
 mod fallback;
 mod function;
 mod infer;
+mod profile;
 mod settings;
 mod stream;
 mod test;
@@ -33,6 +34,7 @@ pub use test::{TestModel, generate_args};
 
 pub use fallback::{FallbackModel, is_api_error};
 pub use infer::{AnyModel, infer_model};
+pub use profile::ModelProfile;
 pub use stream::{
     ModelStream, ModelStreamEvent, ResponseAssembler, StreamingModel, collect_stream, single_response_stream,
 };
@@ -136,9 +138,10 @@ pub trait Model: Send + Sync + 'static {
     }
 
     /// The context window in tokens, when known (tool search's bridge mode compares the tool
-    /// schemas' size with it).
+    /// schemas' size with it). By default, the window of the model's family by its name
+    /// ([`ModelProfile`]); `None` for names the table does not know.
     fn context_window(&self) -> Option<u64> {
-        None
+        ModelProfile::for_model(self.name()).context_window
     }
 
     /// Answers one request.

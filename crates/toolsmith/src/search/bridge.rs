@@ -6,8 +6,17 @@
 //! tools from MCP servers (metadata `"mcp"` present) and tools named `mcp_...`, never the core
 //! tools (file, shell, web, scheduling, memory and clarify operations, or the set you give).
 //! In `auto` mode the bridge opens only when the hidden tools' schemas would take more than
-//! `threshold_pct` of the model's context window (counted in tokens; the window comes from the
-//! model, from the configuration, or is taken as 128,000).
+//! `threshold_pct` of the model's context window:
+//!
+//! - the schemas are counted in tokens as [`tokens`](super::tokens) counts them: exactly with
+//!   the `tiktoken` cargo feature (`o200k_base` or `cl100k_base` by the model's name), else
+//!   estimated at four bytes a token; once per set of deferrable tools, not per step;
+//! - the window is the configuration's ([`BridgeConfig::context_window`]), else the agent's
+//!   ([`AgentBuilder::context_window`](crate::AgentBuilder::context_window)), else the model's
+//!   ([`Model::context_window`](crate::model::Model::context_window), by default its family's
+//!   from [`ModelProfile`](crate::model::ModelProfile)). When none is known, 128,000
+//!   ([`DEFAULT_CONTEXT_WINDOW`]) is assumed and a warning says so (once per agent, through
+//!   `tracing`); [`BridgeConfig::decide`] reports every figure of the decision.
 //!
 //! `tool_call` runs the real tool through the ordinary path — validation, capabilities' hooks,
 //! retries (counted under the real tool's name), timeouts, approval — and the result answers
@@ -25,14 +34,18 @@
 //! ```
 
 use std::collections::BTreeSet;
+use std::fmt;
 use std::str::FromStr;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::bm25::Bm25Index;
+use super::tokens::{self, Encoding, TokenCount};
 use crate::error::UserError;
+use crate::model::ModelInfo;
 use crate::tool::{Invocation, ModelRetry, ToolDefinition, ToolError, ToolOutput};
 
 /// The bridge search tool's name.
@@ -68,7 +81,8 @@ pub const DEFAULT_CORE_TOOLS: &[&str] = &[
     "clarify",
 ];
 
-/// The context window assumed when neither the model nor the configuration gives one.
+/// The context window `auto` assumes when neither the configuration, the agent nor the model
+/// gives one.
 pub const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
 
 /// When the bridge opens.
@@ -164,17 +178,142 @@ impl BridgeConfig {
             || def.name.starts_with("mcp_")
     }
 
-    /// Whether the bridge opens for these deferrable tools and this context window.
+    /// Whether the bridge opens for these deferrable tools and this context window (the
+    /// model's, under the configuration's).
     pub fn opens(&self, deferrable: &[&ToolDefinition], model_window: Option<u64>) -> bool {
-        match self.enabled {
-            BridgeMode::Off => false,
-            BridgeMode::On => !deferrable.is_empty(),
-            BridgeMode::Auto => {
-                let window = self.context_window.or(model_window).unwrap_or(DEFAULT_CONTEXT_WINDOW) as f64;
-                !deferrable.is_empty()
-                    && schema_tokens(deferrable.iter().copied()) as f64 > window * self.threshold_pct / 100.0
-            }
+        let model = ModelInfo { context_window: model_window, ..ModelInfo::default() };
+        self.decide(deferrable.iter().copied(), &model).open
+    }
+
+    /// How the bridge decides for these deferrable tools and this model, with every figure:
+    /// the schemas' tokens (exact or estimated), the window and where it came from.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolsmith::ToolDefinition;
+    /// use toolsmith::model::ModelInfo;
+    /// use toolsmith::search::bridge::{BridgeConfig, WindowSource};
+    ///
+    /// let tool = ToolDefinition::new("mcp_query", json!({"type": "object"}));
+    /// let decision = BridgeConfig::auto().decide([&tool], &ModelInfo::default());
+    /// assert!(!decision.open);
+    /// assert_eq!(decision.window_source, WindowSource::Assumed);
+    /// assert!(decision.to_string().contains("no context window is known"));
+    /// ```
+    pub fn decide<'a>(
+        &self,
+        deferrable: impl IntoIterator<Item = &'a ToolDefinition>,
+        model: &ModelInfo,
+    ) -> BridgeDecision {
+        let encoding = Encoding::for_model(&model.name);
+        let defs: Vec<&ToolDefinition> = deferrable.into_iter().collect();
+        let schema_tokens = match self.enabled {
+            BridgeMode::Auto => tokens::schema_tokens(defs.iter().copied(), encoding),
+            _ => TokenCount::default(),
+        };
+        self.decision(defs.len(), schema_tokens, encoding, model)
+    }
+
+    fn decision(
+        &self,
+        tools: usize,
+        schema_tokens: TokenCount,
+        encoding: Encoding,
+        model: &ModelInfo,
+    ) -> BridgeDecision {
+        let (context_window, window_source) = match (self.context_window, model.context_window) {
+            (Some(w), _) => (w, WindowSource::Config),
+            (None, Some(w)) => (w, WindowSource::Model),
+            (None, None) => (DEFAULT_CONTEXT_WINDOW, WindowSource::Assumed),
+        };
+        let threshold_tokens = context_window as f64 * self.threshold_pct / 100.0;
+        let open = tools > 0
+            && match self.enabled {
+                BridgeMode::Off => false,
+                BridgeMode::On => true,
+                BridgeMode::Auto => schema_tokens.tokens as f64 > threshold_tokens,
+            };
+        BridgeDecision {
+            open,
+            mode: self.enabled,
+            tools,
+            schema_tokens,
+            encoding,
+            context_window,
+            window_source,
+            threshold_pct: self.threshold_pct,
+            model: model.name.to_string(),
         }
+    }
+}
+
+/// Where the context window of a bridge decision came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum WindowSource {
+    /// [`BridgeConfig::context_window`].
+    Config,
+    /// The agent's or the model's ([`ModelInfo::context_window`]).
+    Model,
+    /// None is known: [`DEFAULT_CONTEXT_WINDOW`] is assumed.
+    Assumed,
+}
+
+/// Whether the bridge opens, and the figures it decided on ([`BridgeConfig::decide`]). Its
+/// `Display` is a one-line report.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct BridgeDecision {
+    /// Whether the deferrable tools hide behind the bridge.
+    pub open: bool,
+    /// The mode decided in.
+    pub mode: BridgeMode,
+    /// How many deferrable tools there are.
+    pub tools: usize,
+    /// Their schemas' tokens (`auto` mode only; zero otherwise).
+    pub schema_tokens: TokenCount,
+    /// The vocabulary they were counted in.
+    pub encoding: Encoding,
+    /// The context window compared with.
+    pub context_window: u64,
+    /// Where that window came from.
+    pub window_source: WindowSource,
+    /// The share of the window (percent) the schemas must pass.
+    pub threshold_pct: f64,
+    /// The model's name.
+    pub model: String,
+}
+
+impl fmt::Display for BridgeDecision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let verdict = if self.open { "opens" } else { "stays closed" };
+        match self.mode {
+            BridgeMode::Auto => {}
+            BridgeMode::On => {
+                return write!(f, "bridge mode on: {} deferrable tools; the bridge {verdict}", self.tools);
+            }
+            BridgeMode::Off => return write!(f, "bridge mode off: the bridge {verdict}"),
+        }
+        let counted = if self.schema_tokens.exact {
+            format!("counted exactly in {}", self.encoding)
+        } else {
+            "estimated at 4 bytes a token; the `tiktoken` feature counts exactly".to_string()
+        };
+        write!(
+            f,
+            "bridge mode auto: {} deferrable tools take {} schema tokens ({counted}) against {}% of a {}-token context window",
+            self.tools, self.schema_tokens.tokens, self.threshold_pct, self.context_window
+        )?;
+        match self.window_source {
+            WindowSource::Config => write!(f, " (from BridgeConfig::context_window)")?,
+            WindowSource::Model => write!(f, " (the model's)")?,
+            WindowSource::Assumed => write!(
+                f,
+                " (assumed: no context window is known for model '{}'; set one with AgentBuilder::context_window or BridgeConfig::context_window)",
+                self.model
+            )?,
+        }
+        write!(f, "; the bridge {verdict}")
     }
 }
 
@@ -264,18 +403,6 @@ impl<'de> Deserialize<'de> for BridgeConfig {
     }
 }
 
-/// The tokens of tool schemas as a provider would send them (`{name, description, parameters}`
-/// per tool): about four characters a token (`o200k`-like text compresses a little better, so
-/// this errs on the side of opening the bridge early).
-pub fn schema_tokens<'a>(defs: impl IntoIterator<Item = &'a ToolDefinition>) -> u64 {
-    defs.into_iter()
-        .map(|d| {
-            let text = function_schema(d).to_string();
-            (text.len() as u64).div_ceil(4)
-        })
-        .sum()
-}
-
 /// A tool as an OpenAI-style function schema (what `tool_describe` returns).
 pub fn function_schema(def: &ToolDefinition) -> Value {
     json!({"type": "function", "function": {
@@ -314,21 +441,41 @@ pub fn bridge_definitions(config: &BridgeConfig) -> [ToolDefinition; 3] {
     ]
 }
 
-/// The hidden tools and their index, built once per set of hidden tools.
+/// The deferrable tools of a step, with what is derived from them once per set of tools: their
+/// schemas' tokens (per vocabulary) and the search index.
 #[derive(Debug)]
 pub(crate) struct BridgeCatalogue {
     defs: Vec<ToolDefinition>,
-    index: Bm25Index,
+    index: OnceLock<Bm25Index>,
+    o200k: OnceLock<TokenCount>,
+    cl100k: OnceLock<TokenCount>,
 }
 
 impl BridgeCatalogue {
     fn matches(&self, defs: &[&ToolDefinition]) -> bool {
         self.defs.len() == defs.len()
-            && self.defs.iter().zip(defs).all(|(a, b)| a.name == b.name && a.description == b.description)
+            && self.defs.iter().zip(defs).all(|(a, b)| {
+                a.name == b.name
+                    && a.description == b.description
+                    && (Arc::ptr_eq(&a.parameters_json_schema, &b.parameters_json_schema)
+                        || a.parameters_json_schema == b.parameters_json_schema)
+            })
     }
 
     fn find(&self, name: &str) -> Option<&ToolDefinition> {
         self.defs.iter().find(|d| d.name == name)
+    }
+
+    fn index(&self) -> &Bm25Index {
+        self.index.get_or_init(|| Bm25Index::build(self.defs.iter()))
+    }
+
+    fn schema_tokens(&self, encoding: Encoding) -> TokenCount {
+        let slot = match encoding {
+            Encoding::Cl100kBase => &self.cl100k,
+            _ => &self.o200k,
+        };
+        *slot.get_or_init(|| tokens::schema_tokens(&self.defs, encoding))
     }
 }
 
@@ -336,10 +483,12 @@ impl BridgeCatalogue {
 #[derive(Debug, Default)]
 pub(crate) struct BridgeCache {
     slot: Mutex<Option<Arc<BridgeCatalogue>>>,
+    /// Whether the warning that no context window is known was given.
+    warned: AtomicBool,
 }
 
 impl BridgeCache {
-    pub(crate) fn get(&self, defs: &[&ToolDefinition]) -> Arc<BridgeCatalogue> {
+    fn get(&self, defs: &[&ToolDefinition]) -> Arc<BridgeCatalogue> {
         let mut slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(c) = slot.as_ref()
             && c.matches(defs)
@@ -348,10 +497,37 @@ impl BridgeCache {
         }
         let c = Arc::new(BridgeCatalogue {
             defs: defs.iter().map(|d| (*d).clone()).collect(),
-            index: Bm25Index::build(defs.iter().copied()),
+            index: OnceLock::new(),
+            o200k: OnceLock::new(),
+            cl100k: OnceLock::new(),
         });
         *slot = Some(c.clone());
         c
+    }
+
+    /// The catalogue of these deferrable tools when the bridge opens for them, `None` when it
+    /// stays closed. In `auto` mode without a known context window, warns once.
+    pub(crate) fn open(
+        &self,
+        config: &BridgeConfig,
+        deferrable: &[&ToolDefinition],
+        model: &ModelInfo,
+    ) -> Option<Arc<BridgeCatalogue>> {
+        if deferrable.is_empty() || config.enabled == BridgeMode::Off {
+            return None;
+        }
+        let catalogue = self.get(deferrable);
+        if config.enabled == BridgeMode::Auto {
+            let encoding = Encoding::for_model(&model.name);
+            let decision = config.decision(deferrable.len(), catalogue.schema_tokens(encoding), encoding, model);
+            if decision.window_source == WindowSource::Assumed && !self.warned.swap(true, Ordering::Relaxed) {
+                tracing::warn!(target: "toolsmith::bridge", "{decision}");
+            }
+            if !decision.open {
+                return None;
+            }
+        }
+        Some(catalogue)
     }
 }
 
@@ -376,7 +552,7 @@ pub(crate) fn bridge_invocation(
                     .map(|l| l as usize)
                     .unwrap_or(config.search_default_limit)
                     .clamp(1, config.max_search_limit.max(1));
-                let hits = catalogue.index.search(&query, limit);
+                let hits = catalogue.index().search(&query, limit);
                 let tools: Vec<Value> = hits
                     .iter()
                     .map(|(doc, _)| {
@@ -431,7 +607,7 @@ mod tests {
     #[test]
     fn auto_opens_past_the_threshold_of_the_window() {
         let d = def("mcp_big", None);
-        let tokens = schema_tokens([&d]);
+        let tokens = tokens::schema_tokens([&d], Encoding::O200kBase).tokens;
         let c = BridgeConfig::default().context_window(tokens * 10);
         assert!(!c.opens(&[&d], None), "exactly 10% does not open");
         let c = BridgeConfig::default().context_window(tokens * 10 - 10);
@@ -439,6 +615,53 @@ mod tests {
         assert!(BridgeConfig::on().opens(&[&d], None));
         assert!(!BridgeConfig::from(false).opens(&[&d], None));
         assert!(!BridgeConfig::default().opens(&[&d], Some(1_000_000)));
+        assert!(!BridgeConfig::on().opens(&[], None), "nothing to hide");
+    }
+
+    fn model(name: &str, window: Option<u64>) -> ModelInfo {
+        ModelInfo { name: Arc::from(name), context_window: window, ..ModelInfo::default() }
+    }
+
+    /// 200 deferrable tools of 46 o200k tokens each (50 estimated): 9,200 tokens exactly, 10,000
+    /// estimated; 10% of a 96,000-token window is 9,600, so the two counts decide differently.
+    #[test]
+    fn auto_compares_exact_or_estimated_tokens_with_the_models_window() {
+        let tools: Vec<ToolDefinition> = (0..200)
+            .map(|i| {
+                ToolDefinition::new(
+                    format!("mcp_weather_{i:03}"),
+                    json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
+                )
+                .with_description("Get the current weather of a city.")
+            })
+            .collect();
+        let per_tool = tokens::schema_tokens([&tools[0]], Encoding::O200kBase);
+        let decision = BridgeConfig::auto().decide(&tools, &model("gpt-4o", Some(96_000)));
+        assert_eq!(decision.window_source, WindowSource::Model);
+        assert_eq!(decision.context_window, 96_000);
+        assert_eq!(decision.encoding, Encoding::O200kBase);
+        assert_eq!(decision.schema_tokens.tokens, per_tool.tokens * 200);
+        if cfg!(feature = "tiktoken") {
+            assert_eq!(per_tool, TokenCount { tokens: 46, exact: true });
+            assert!(!decision.open, "{decision}");
+            assert!(decision.to_string().contains("counted exactly in o200k_base"), "{decision}");
+        } else {
+            assert_eq!(per_tool, TokenCount { tokens: 50, exact: false });
+            assert!(decision.open, "{decision}");
+            assert!(decision.to_string().contains("estimated at 4 bytes a token"), "{decision}");
+        }
+    }
+
+    #[test]
+    fn auto_says_when_no_window_is_known() {
+        let d = def("mcp_big", None);
+        let decision = BridgeConfig::auto().decide([&d], &model("my-local-model", None));
+        assert_eq!((decision.window_source, decision.context_window), (WindowSource::Assumed, DEFAULT_CONTEXT_WINDOW));
+        let report = decision.to_string();
+        assert!(report.contains("no context window is known for model 'my-local-model'"), "{report}");
+        assert!(report.contains("AgentBuilder::context_window"), "{report}");
+        let configured = BridgeConfig::auto().context_window(1_000).decide([&d], &model("gpt-4o", Some(128_000)));
+        assert_eq!((configured.window_source, configured.context_window), (WindowSource::Config, 1_000));
     }
 
     #[test]

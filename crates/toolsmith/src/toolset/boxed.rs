@@ -49,6 +49,10 @@ impl<D: Clone + Send + Sync + 'static> Toolset<D> for BoxedToolset<D> {
         self.0.get_tools_boxed(ctx).await
     }
 
+    async fn get_tools_shared(&self, ctx: &RunContext<D>) -> Result<Arc<[ToolsetTool<D>]>, UserError> {
+        self.0.get_tools_shared_boxed(ctx).await
+    }
+
     fn check(&self) -> Result<(), UserError> {
         self.0.check()
     }

@@ -1,6 +1,6 @@
 //! [`FunctionToolset`]: tools defined in Rust.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::context::RunContext;
 use crate::error::UserError;
@@ -26,6 +26,10 @@ pub struct FunctionToolset<D> {
     timeout: Option<f64>,
     problems: Vec<String>,
     label: Arc<str>,
+    /// Whether a tool has a `prepare` function (its definition may then change per step).
+    has_prepare: bool,
+    /// The tools as offered to every step, built once when no tool has a `prepare` function.
+    shared: OnceLock<Arc<[ToolsetTool<D>]>>,
 }
 
 impl<D> Default for FunctionToolset<D> {
@@ -37,6 +41,8 @@ impl<D> Default for FunctionToolset<D> {
             timeout: None,
             problems: Vec::new(),
             label: Arc::from("FunctionToolset"),
+            has_prepare: false,
+            shared: OnceLock::new(),
         }
     }
 }
@@ -65,6 +71,8 @@ impl<D: Clone + Send + Sync + 'static> FunctionToolset<D> {
             return;
         }
         self.index.insert(tool.name().to_string(), self.tools.len());
+        self.has_prepare |= tool.prepare.is_some();
+        self.shared.take();
         self.tools.push(tool);
     }
 
@@ -89,6 +97,7 @@ impl<D: Clone + Send + Sync + 'static> FunctionToolset<D> {
     /// Sets the retry budget of tools that do not set their own.
     pub fn max_retries(mut self, retries: u32) -> Self {
         self.max_retries = Some(retries);
+        self.shared.take();
         self
     }
 
@@ -98,11 +107,26 @@ impl<D: Clone + Send + Sync + 'static> FunctionToolset<D> {
             self.problems.push(format!("the toolset timeout must be greater than 0, got {seconds}"));
         }
         self.timeout = Some(seconds);
+        self.shared.take();
         self
     }
 }
 
 impl<D> FunctionToolset<D> {
+    /// A tool as offered to a step, with this definition.
+    fn offered(&self, tool: &Tool<D>, def: Arc<crate::tool::ToolDefinition>) -> ToolsetTool<D> {
+        ToolsetTool {
+            def,
+            max_retries: tool.max_retries.or(self.max_retries),
+            requires_approval: tool.requires_approval,
+            toolset_timeout: self.timeout,
+            toolset_label: self.label.clone(),
+            validator: tool.validator.clone(),
+            args_validator: tool.args_validator.clone(),
+            handler: tool.handler.clone(),
+        }
+    }
+
     /// The names of the tools, in order.
     pub fn tool_names(&self) -> Vec<&str> {
         self.tools.iter().map(|t| t.name()).collect()
@@ -151,17 +175,16 @@ impl<D: Clone + Send + Sync + 'static> Toolset<D> for FunctionToolset<D> {
                     }
                 }
             };
-            out.push(ToolsetTool {
-                def,
-                max_retries: tool.max_retries.or(self.max_retries),
-                requires_approval: tool.requires_approval,
-                toolset_timeout: self.timeout,
-                toolset_label: self.label.clone(),
-                validator: tool.validator.clone(),
-                args_validator: tool.args_validator.clone(),
-                handler: tool.handler.clone(),
-            });
+            out.push(self.offered(tool, def));
         }
         Ok(out)
+    }
+
+    /// Without `prepare` functions, the same list every step.
+    async fn get_tools_shared(&self, ctx: &RunContext<D>) -> Result<Arc<[ToolsetTool<D>]>, UserError> {
+        if self.has_prepare {
+            return Ok(self.get_tools(ctx).await?.into());
+        }
+        Ok(self.shared.get_or_init(|| self.tools.iter().map(|t| self.offered(t, t.def.clone())).collect()).clone())
     }
 }

@@ -25,6 +25,7 @@ mod set_metadata;
 use std::future::Future;
 use std::sync::Arc;
 
+use futures::FutureExt;
 use futures::future::BoxFuture;
 
 pub use approval_required::{ApprovalRequiredFn, ApprovalRequiredToolset};
@@ -128,6 +129,21 @@ pub trait Toolset<D>: Send + Sync + 'static {
         Ok(())
     }
 
+    /// The tools offered for this step as a shared list.
+    ///
+    /// The agent calls this rather than [`get_tools`](Self::get_tools). A toolset whose tools
+    /// do not change from step to step can return the same list (the same `Arc`) every time:
+    /// the agent then recognises it by identity and skips the per-step work that grows with
+    /// the number of tools, which matters with thousands of deferred tools.
+    /// [`FunctionToolset`] does so when none of its tools has a `prepare` function. The
+    /// default wraps [`get_tools`](Self::get_tools) in a new list.
+    fn get_tools_shared(
+        &self,
+        ctx: &RunContext<D>,
+    ) -> impl Future<Output = Result<Arc<[ToolsetTool<D>]>, UserError>> + Send {
+        self.get_tools(ctx).map(|tools| tools.map(Arc::from))
+    }
+
     /// Called when a run starts, before the first `get_tools` (open connections here).
     fn enter(&self) -> impl Future<Output = Result<(), UserError>> + Send {
         async { Ok(()) }
@@ -150,6 +166,10 @@ pub(crate) trait DynToolset<D>: Send + Sync {
     where
         D: 'a;
     fn get_tools_boxed<'a>(&'a self, ctx: &'a RunContext<D>) -> BoxFuture<'a, Result<Vec<ToolsetTool<D>>, UserError>>;
+    fn get_tools_shared_boxed<'a>(
+        &'a self,
+        ctx: &'a RunContext<D>,
+    ) -> BoxFuture<'a, Result<Arc<[ToolsetTool<D>]>, UserError>>;
 }
 
 impl<D, T: Toolset<D>> DynToolset<D> for T {
@@ -173,5 +193,11 @@ impl<D, T: Toolset<D>> DynToolset<D> for T {
     }
     fn get_tools_boxed<'a>(&'a self, ctx: &'a RunContext<D>) -> BoxFuture<'a, Result<Vec<ToolsetTool<D>>, UserError>> {
         Box::pin(self.get_tools(ctx))
+    }
+    fn get_tools_shared_boxed<'a>(
+        &'a self,
+        ctx: &'a RunContext<D>,
+    ) -> BoxFuture<'a, Result<Arc<[ToolsetTool<D>]>, UserError>> {
+        Box::pin(self.get_tools_shared(ctx))
     }
 }

@@ -1,0 +1,214 @@
+//! Where a step's tools come from, worked out once per catalogue change.
+//!
+//! Each toolset hands the step a shared list of its tools. When every list is the one of the
+//! previous step (the same `Arc`, as [`FunctionToolset`](crate::toolset::FunctionToolset)
+//! returns without `prepare` functions), the step reuses what it knew: the lists were checked
+//! for duplicate names, the ordinary and deferred tools were told apart and the deferred
+//! catalogue was indexed. A step then costs the tools it shows, not the deferred catalogue.
+//! When a list is new but holds the same tools (same names, same deferred definitions), the
+//! catalogue and its search indexes are kept, at the price of one comparison per tool.
+
+use std::sync::{Arc, Mutex};
+
+use rustc_hash::FxHashMap;
+
+use super::{Shown, ToolIndex, duplicate_error};
+use crate::agent::AgentInner;
+use crate::context::RunContext;
+use crate::error::{AgentRunError, UserError};
+use crate::search::{self, Catalogue, SEARCH_TOOL_NAME};
+use crate::tool::ToolDefinition;
+use crate::toolset::ToolsetTool;
+use crate::validation::Validator;
+
+/// The tools of every toolset for one step, one shared list per toolset.
+pub(crate) type Lists<D> = Vec<Arc<[ToolsetTool<D>]>>;
+
+/// Whether two steps got exactly the same lists.
+fn same_lists<D>(a: &[Arc<[ToolsetTool<D>]>], b: &[Arc<[ToolsetTool<D>]>]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| Arc::ptr_eq(x, y))
+}
+
+/// The position of a tool: its list, then its place in the list.
+type Position = (u32, u32);
+
+/// What a catalogue of tools looks like, independent of the lists' identity.
+pub(super) struct Shape {
+    /// The ordinary tools, in order.
+    ordinary: Vec<Position>,
+    /// The deferred tools, in catalogue order.
+    deferred: Vec<Position>,
+    /// A deferred tool's name → its place in the catalogue.
+    deferred_names: FxHashMap<String, u32>,
+    /// The deferred tools' definitions and search indexes.
+    catalogue: Arc<Catalogue>,
+    /// The search tool's definition and validator.
+    search_def: Arc<ToolDefinition>,
+    search_validator: Option<Validator>,
+}
+
+/// The lists of a step and their shape.
+struct Layout<D> {
+    lists: Lists<D>,
+    shape: Arc<Shape>,
+}
+
+/// The layout of the last step of an agent with deferred tools, and the last lists found free
+/// of duplicate names.
+pub(crate) struct LayoutCache<D> {
+    layout: Mutex<Option<Layout<D>>>,
+    checked: Mutex<Lists<D>>,
+}
+
+impl<D> Default for LayoutCache<D> {
+    fn default() -> Self {
+        LayoutCache { layout: Mutex::new(None), checked: Mutex::new(Vec::new()) }
+    }
+}
+
+impl<D> std::fmt::Debug for LayoutCache<D> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LayoutCache").finish_non_exhaustive()
+    }
+}
+
+fn tool<D>(lists: &[Arc<[ToolsetTool<D>]>], (list, i): Position) -> &ToolsetTool<D> {
+    &lists[list as usize][i as usize]
+}
+
+impl<D> LayoutCache<D> {
+    /// Checks that tool names are unique across toolsets (within one they are already).
+    /// Lists checked at the previous step are not checked again.
+    pub(crate) fn check_duplicates(&self, lists: &Lists<D>) -> Result<(), AgentRunError> {
+        let mut checked = self.checked.lock().unwrap_or_else(|p| p.into_inner());
+        if same_lists(&checked, lists) || lists.iter().filter(|l| !l.is_empty()).count() <= 1 {
+            return Ok(());
+        }
+        let mut seen: FxHashMap<&str, &ToolsetTool<D>> = FxHashMap::default();
+        for tool in lists.iter().flat_map(|l| l.iter()) {
+            if let Some(first) = seen.insert(&tool.def.name, tool) {
+                return Err(duplicate_error(&tool.toolset_label, &first.toolset_label, &tool.def.name));
+            }
+        }
+        *checked = lists.clone();
+        Ok(())
+    }
+
+    /// The shape of these lists: the previous step's when the lists are the same, or hold the
+    /// same tools; `None` when no tool is deferred.
+    fn shape(&self, inner: &AgentInner<D>, lists: &Lists<D>) -> Result<Option<Arc<Shape>>, AgentRunError> {
+        let mut slot = self.layout.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(layout) = slot.as_ref()
+            && same_lists(&layout.lists, lists)
+        {
+            return Ok(Some(layout.shape.clone()));
+        }
+        if !lists.iter().flat_map(|l| l.iter()).any(|t| t.def.defer_loading) {
+            return Ok(None);
+        }
+        let shape = match slot.as_ref() {
+            Some(layout) if same_shape(&layout.shape, &layout.lists, lists) => layout.shape.clone(),
+            _ => Arc::new(build_shape(inner, lists)?),
+        };
+        *slot = Some(Layout { lists: lists.clone(), shape: shape.clone() });
+        Ok(Some(shape))
+    }
+}
+
+/// Whether `new` holds the same tools as `old`, at the same places: the same names and deferral
+/// everywhere, and the same definitions for the deferred tools (what search looks at).
+fn same_shape<D>(shape: &Shape, old: &Lists<D>, new: &Lists<D>) -> bool {
+    if old.len() != new.len() || old.iter().zip(new).any(|(a, b)| a.len() != b.len()) {
+        return false;
+    }
+    let same = |&p: &Position| {
+        let (a, b) = (&tool(old, p).def, &tool(new, p).def);
+        a.name == b.name && a.defer_loading == b.defer_loading
+    };
+    shape.ordinary.iter().all(same)
+        && shape.deferred.iter().all(|p| {
+            let (a, b) = (&tool(old, *p).def, &tool(new, *p).def);
+            Arc::ptr_eq(a, b)
+                || (a.name == b.name
+                    && a.defer_loading == b.defer_loading
+                    && a.description == b.description
+                    && (Arc::ptr_eq(&a.parameters_json_schema, &b.parameters_json_schema)
+                        || a.parameters_json_schema == b.parameters_json_schema))
+        })
+}
+
+fn build_shape<D>(inner: &AgentInner<D>, lists: &Lists<D>) -> Result<Shape, AgentRunError> {
+    let mut ordinary = Vec::new();
+    let mut deferred = Vec::new();
+    for (l, list) in lists.iter().enumerate() {
+        for (i, t) in list.iter().enumerate() {
+            if t.def.name == SEARCH_TOOL_NAME {
+                return Err(AgentRunError::User(UserError::new(format!(
+                    "'{SEARCH_TOOL_NAME}' is the name of the tool search tool: rename your tool, since deferred tools are registered"
+                ))));
+            }
+            let p = (l as u32, i as u32);
+            if t.def.defer_loading { deferred.push(p) } else { ordinary.push(p) }
+        }
+    }
+    let defs: Vec<&ToolDefinition> = deferred.iter().map(|&p| &*tool(lists, p).def).collect();
+    let deferred_names = defs.iter().enumerate().map(|(i, d)| (d.name.clone(), i as u32)).collect();
+    let search_def = inner.tool_search.clone().unwrap_or_default().definition();
+    let search_validator = Validator::compile(&search_def.parameters_json_schema).ok();
+    Ok(Shape {
+        catalogue: Arc::new(Catalogue::build(&defs)),
+        ordinary,
+        deferred,
+        deferred_names,
+        search_def: Arc::new(search_def),
+        search_validator,
+    })
+}
+
+impl<D: Clone + Send + Sync + 'static> ToolIndex<D> {
+    /// The step's tools. With deferred tools: the ordinary tools, then the discovered deferred
+    /// ones in catalogue order, then `search_tools`; the others stay hidden.
+    pub(super) fn with_tool_search(
+        lists: Lists<D>,
+        inner: &AgentInner<D>,
+        ctx: &RunContext<D>,
+    ) -> Result<Self, AgentRunError> {
+        let Some(shape) = inner.tool_layout.shape(inner, &lists)? else {
+            let tools: Vec<ToolsetTool<D>> = lists.iter().flat_map(|l| l.iter().cloned()).collect();
+            let shown = vec![Shown::Visible; tools.len()];
+            return Ok(ToolIndex { tools, shown, ..ToolIndex::default() });
+        };
+        let discovered = Arc::new(search::discovered_in(&ctx.messages));
+        let mut found: Vec<u32> = discovered.iter().filter_map(|n| shape.deferred_names.get(n).copied()).collect();
+        found.sort_unstable();
+        let mut tools: Vec<ToolsetTool<D>> = Vec::with_capacity(shape.ordinary.len() + found.len() + 1);
+        tools.extend(shape.ordinary.iter().map(|&p| tool(&lists, p).clone()));
+        tools.extend(found.iter().map(|&i| tool(&lists, shape.deferred[i as usize]).clone()));
+        let config = inner.tool_search.clone().unwrap_or_default();
+        let catalogue = shape.catalogue.clone();
+        let handler: crate::tool::Handler<D> =
+            Arc::new(move |_ctx, args| search::search_invocation(&config, &catalogue, &discovered, &args));
+        tools.push(ToolsetTool {
+            def: shape.search_def.clone(),
+            max_retries: None,
+            requires_approval: false,
+            toolset_timeout: None,
+            toolset_label: Arc::from("ToolSearch"),
+            validator: shape.search_validator.clone(),
+            args_validator: None,
+            handler,
+        });
+        let shown = vec![Shown::Visible; tools.len()];
+        Ok(ToolIndex { tools, shown, deferred: Some(shape), search: true, ..ToolIndex::default() })
+    }
+}
+
+impl<D> ToolIndex<D> {
+    /// Whether this is a deferred tool the model has not discovered yet.
+    pub(super) fn is_hidden(&self, name: &str) -> bool {
+        self.deferred.as_ref().is_some_and(|s| s.deferred_names.contains_key(name)) && self.position(name).is_none()
+    }
+}
+
+/// The catalogue a step hides.
+pub(super) type Hidden = Arc<Shape>;
