@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use futures::future::BoxFuture;
 
-use crate::capability::{Capabilities, OutputInfo, OutputKind};
+use crate::capability::{Capabilities, OutputInfo, OutputKind, OutputStage};
 use crate::context::RunContext;
 use crate::deferred::DeferredToolRequests;
 use crate::error::{AgentRunError, UserError};
@@ -152,13 +152,13 @@ pub(crate) async fn settle_output<D: Send + Sync + 'static>(
     let value = match info.kind {
         OutputKind::Text => raw,
         _ if caps.is_empty() => return validate(raw).await,
-        _ => caps.output_validate(0, ctx, info, raw, &validate).await?,
+        _ => caps.output(OutputStage::Validate, 0, ctx, info, raw, &validate).await?,
     };
     if caps.is_empty() {
         return Ok(value);
     }
     let process = |value: Value| -> BoxFuture<'_, Result<Value, ToolError>> { Box::pin(async move { Ok(value) }) };
-    caps.output_process(0, ctx, info, value, &process).await
+    caps.output(OutputStage::Process, 0, ctx, info, value, &process).await
 }
 
 /// The run's error for an output hook's failure that is neither a validation error nor a retry.

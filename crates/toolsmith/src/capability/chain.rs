@@ -31,6 +31,15 @@ pub(crate) type RunCore<'a> = dyn Fn() -> BoxFuture<'a, Result<RunOutput, AgentR
 /// One node of the run at the centre of the `wrap_node_run` chain.
 pub(crate) type NodeCore<'a> = dyn Fn(AgentNode) -> BoxFuture<'a, Result<NodeResult, AgentRunError>> + Send + Sync + 'a;
 
+/// The two stages of an output's hooks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OutputStage {
+    /// Raw output to validated value.
+    Validate,
+    /// Validated value to the run's output.
+    Process,
+}
+
 /// The capabilities of an agent, in order.
 pub(crate) struct Capabilities<D> {
     caps: Vec<Arc<dyn DynCapability<D>>>,
@@ -320,89 +329,55 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
         events
     }
 
-    /// The validation of structured output through every `wrap_output_validate`, then the
-    /// other hooks.
-    pub(crate) fn output_validate<'a>(
+    /// The validation (`stage` Validate) or the processing (Process) of the output through
+    /// every `wrap_output_*`, then the before / error / after hooks of that stage. A retry from
+    /// the processing is an answer, not a failure: it skips `on_output_process_error`.
+    pub(crate) fn output<'a>(
         &'a self,
-        i: usize,
-        ctx: &'a RunContext<D>,
-        info: OutputInfo<'a>,
-        raw: Value,
-        core: &'a ValidateCore<'a>,
-    ) -> BoxFuture<'a, Result<Value, ToolError>> {
-        Box::pin(async move {
-            match self.caps.get(i) {
-                Some(cap) => {
-                    let next = OutputNext::new(move |v| self.output_validate(i + 1, ctx, info, v, core));
-                    cap.wrap_output_validate(ctx, info, raw, next).await
-                }
-                None => {
-                    let mut raw = raw;
-                    for c in &self.caps {
-                        raw = c.before_output_validate(ctx, info, raw).await?;
-                    }
-                    let mut value = match core(raw.clone()).await {
-                        Ok(v) => v,
-                        Err(error) => {
-                            let mut outcome = Err(error);
-                            for c in self.caps.iter().rev() {
-                                match outcome {
-                                    Err(e) => outcome = c.on_output_validate_error(ctx, info, &raw, e).await,
-                                    Ok(_) => break,
-                                }
-                            }
-                            outcome?
-                        }
-                    };
-                    for c in self.caps.iter().rev() {
-                        value = c.after_output_validate(ctx, info, value).await?;
-                    }
-                    Ok(value)
-                }
-            }
-        })
-    }
-
-    /// The processing of the validated output through every `wrap_output_process`, then the
-    /// other hooks (a retry is an answer, not a failure: it skips `on_output_process_error`).
-    pub(crate) fn output_process<'a>(
-        &'a self,
+        stage: OutputStage,
         i: usize,
         ctx: &'a RunContext<D>,
         info: OutputInfo<'a>,
         value: Value,
         core: &'a ValidateCore<'a>,
     ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        use OutputStage::{Process, Validate};
         Box::pin(async move {
-            match self.caps.get(i) {
-                Some(cap) => {
-                    let next = OutputNext::new(move |v| self.output_process(i + 1, ctx, info, v, core));
-                    cap.wrap_output_process(ctx, info, value, next).await
-                }
-                None => {
-                    let mut value = value;
-                    for c in &self.caps {
-                        value = c.before_output_process(ctx, info, value).await?;
-                    }
-                    let mut out = match core(value.clone()).await {
-                        Ok(v) => v,
-                        Err(e @ ToolError::Retry(_)) => return Err(e),
-                        Err(error) => {
-                            let mut outcome = Err(error);
-                            for c in self.caps.iter().rev() {
-                                match outcome {
-                                    Err(e) => outcome = c.on_output_process_error(ctx, info, &value, e).await,
-                                    Ok(_) => break,
-                                }
-                            }
-                            outcome?
-                        }
+            let Some(cap) = self.caps.get(i) else {
+                let mut value = value;
+                for c in &self.caps {
+                    value = match stage {
+                        Validate => c.before_output_validate(ctx, info, value).await?,
+                        Process => c.before_output_process(ctx, info, value).await?,
                     };
-                    for c in self.caps.iter().rev() {
-                        out = c.after_output_process(ctx, info, out).await?;
-                    }
-                    Ok(out)
                 }
+                let mut out = match core(value.clone()).await {
+                    Ok(v) => v,
+                    Err(e @ ToolError::Retry(_)) if stage == Process => return Err(e),
+                    Err(error) => {
+                        let mut outcome = Err(error);
+                        for c in self.caps.iter().rev() {
+                            let Err(e) = outcome else { break };
+                            outcome = match stage {
+                                Validate => c.on_output_validate_error(ctx, info, &value, e).await,
+                                Process => c.on_output_process_error(ctx, info, &value, e).await,
+                            };
+                        }
+                        outcome?
+                    }
+                };
+                for c in self.caps.iter().rev() {
+                    out = match stage {
+                        Validate => c.after_output_validate(ctx, info, out).await?,
+                        Process => c.after_output_process(ctx, info, out).await?,
+                    };
+                }
+                return Ok(out);
+            };
+            let next = OutputNext::new(move |v| self.output(stage, i + 1, ctx, info, v, core));
+            match stage {
+                Validate => cap.wrap_output_validate(ctx, info, value, next).await,
+                Process => cap.wrap_output_process(ctx, info, value, next).await,
             }
         })
     }

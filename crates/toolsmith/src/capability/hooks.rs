@@ -782,6 +782,35 @@ impl<D: Clone + Send + Sync + 'static> Hooks<D> {
     }
 }
 
+/// Each closure on the previous one's value (the output `before_*` / `after_*` hooks).
+async fn thread_output<D: Clone>(
+    fns: &[OutputFn<D>],
+    ctx: &RunContext<D>,
+    output: OutputInfo<'_>,
+    mut value: Value,
+) -> Result<Value, ToolError> {
+    for f in fns {
+        value = f(ctx.clone(), output.into(), value).await?;
+    }
+    Ok(value)
+}
+
+/// The error offered to each closure until one recovers (the output `on_*_error` hooks).
+async fn recover_output<D: Clone>(
+    fns: &[OutputErrorFn<D>],
+    ctx: &RunContext<D>,
+    output: OutputInfo<'_>,
+    value: &Value,
+    error: ToolError,
+) -> Result<Value, ToolError> {
+    let mut outcome = Err(error);
+    for f in fns {
+        let Err(e) = outcome else { break };
+        outcome = f(ctx.clone(), output.into(), value.clone(), e).await;
+    }
+    outcome
+}
+
 impl<D: Clone + Send + Sync + 'static> Capability<D> for Hooks<D> {
     fn name(&self) -> String {
         self.name.clone().unwrap_or_else(|| "Hooks".into())
@@ -922,24 +951,18 @@ impl<D: Clone + Send + Sync + 'static> Capability<D> for Hooks<D> {
         &self,
         ctx: &RunContext<D>,
         output: OutputInfo<'_>,
-        mut raw: Value,
+        raw: Value,
     ) -> Result<Value, ToolError> {
-        for f in &self.before_output_validate {
-            raw = f(ctx.clone(), output.into(), raw).await?;
-        }
-        Ok(raw)
+        thread_output(&self.before_output_validate, ctx, output, raw).await
     }
 
     async fn after_output_validate(
         &self,
         ctx: &RunContext<D>,
         output: OutputInfo<'_>,
-        mut value: Value,
+        value: Value,
     ) -> Result<Value, ToolError> {
-        for f in &self.after_output_validate {
-            value = f(ctx.clone(), output.into(), value).await?;
-        }
-        Ok(value)
+        thread_output(&self.after_output_validate, ctx, output, value).await
     }
 
     fn wrap_output_validate<'a>(
@@ -959,38 +982,25 @@ impl<D: Clone + Send + Sync + 'static> Capability<D> for Hooks<D> {
         raw: &Value,
         error: ToolError,
     ) -> Result<Value, ToolError> {
-        let mut outcome = Err(error);
-        for f in &self.on_output_validate_error {
-            match outcome {
-                Err(e) => outcome = f(ctx.clone(), output.into(), raw.clone(), e).await,
-                Ok(_) => break,
-            }
-        }
-        outcome
+        recover_output(&self.on_output_validate_error, ctx, output, raw, error).await
     }
 
     async fn before_output_process(
         &self,
         ctx: &RunContext<D>,
         output: OutputInfo<'_>,
-        mut value: Value,
+        value: Value,
     ) -> Result<Value, ToolError> {
-        for f in &self.before_output_process {
-            value = f(ctx.clone(), output.into(), value).await?;
-        }
-        Ok(value)
+        thread_output(&self.before_output_process, ctx, output, value).await
     }
 
     async fn after_output_process(
         &self,
         ctx: &RunContext<D>,
         output: OutputInfo<'_>,
-        mut value: Value,
+        value: Value,
     ) -> Result<Value, ToolError> {
-        for f in &self.after_output_process {
-            value = f(ctx.clone(), output.into(), value).await?;
-        }
-        Ok(value)
+        thread_output(&self.after_output_process, ctx, output, value).await
     }
 
     fn wrap_output_process<'a>(
@@ -1010,14 +1020,7 @@ impl<D: Clone + Send + Sync + 'static> Capability<D> for Hooks<D> {
         value: &Value,
         error: ToolError,
     ) -> Result<Value, ToolError> {
-        let mut outcome = Err(error);
-        for f in &self.on_output_process_error {
-            match outcome {
-                Err(e) => outcome = f(ctx.clone(), output.into(), value.clone(), e).await,
-                Ok(_) => break,
-            }
-        }
-        outcome
+        recover_output(&self.on_output_process_error, ctx, output, value, error).await
     }
 
     async fn prepare_tools(

@@ -345,7 +345,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-pub(crate) use chain::Capabilities;
+pub(crate) use chain::{Capabilities, OutputStage};
 pub use dynamic::DynamicCapability;
 pub use handle_deferred::HandleDeferredToolCalls;
 pub use hooks::{Hooks, OwnedOutput, OwnedToolCall};
