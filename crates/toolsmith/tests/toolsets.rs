@@ -663,3 +663,51 @@ fn selectors_do_not_need_defaultable_dependencies() {
     let selector: ToolSelector<NoDefault> = ToolSelector::default();
     assert!(matches!(selector, ToolSelector::All));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Shared lists through wrappers: made once per inner list, so a step costs nothing per tool
+
+#[test]
+fn wrappers_hand_out_the_same_shared_list_while_their_inner_list_is_the_same() {
+    let ctx = RunContext::detached();
+    let base = || FunctionToolset::new().with_tools([add, sub, mul]);
+    let deferred = base().defer_loading_for(["sub", "mul"]).prefixed("m").renamed([("plus", "m_add")]);
+    let first = block_on(deferred.get_tools_shared(&ctx)).unwrap();
+    let second = block_on(deferred.get_tools_shared(&ctx)).unwrap();
+    assert!(Arc::ptr_eq(&first, &second), "the wrapped list is reused");
+    let flags: Vec<(&str, bool)> = first.iter().map(|t| (t.def.name.as_str(), t.def.defer_loading)).collect();
+    assert_eq!(flags, [("plus", false), ("m_sub", true), ("m_mul", true)]);
+    // The shared list and the per-call list agree.
+    let fresh = block_on(deferred.get_tools(&ctx)).unwrap();
+    assert_eq!(
+        fresh.iter().map(|t| (*t.def).clone()).collect::<Vec<_>>(),
+        first.iter().map(|t| (*t.def).clone()).collect::<Vec<_>>()
+    );
+
+    let combined = CombinedToolset::new().with(base().prefixed("a")).with(base().prefixed("b").approval_required());
+    let one = block_on(combined.get_tools_shared(&ctx)).unwrap();
+    let two = block_on(combined.get_tools_shared(&ctx)).unwrap();
+    assert!(Arc::ptr_eq(&one, &two));
+    assert_eq!(one.len(), 6);
+
+    // A conflict is still found through the shared path.
+    let clash = CombinedToolset::new().with(base()).with(FunctionToolset::new().with_tool(add));
+    let err = block_on(clash.get_tools_shared(&ctx)).unwrap_err();
+    assert!(err.message.contains("conflicts with existing tool"), "{err}");
+}
+
+#[test]
+fn a_predicate_selector_is_evaluated_again_each_time() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let c = calls.clone();
+    let toolset = FunctionToolset::new().with_tools([add, sub]).defer_loading().for_tools(ToolSelector::predicate(
+        move |_ctx: &RunContext, def: &ToolDefinition| {
+            c.fetch_add(1, Ordering::SeqCst);
+            def.name == "sub"
+        },
+    ));
+    let ctx = RunContext::detached();
+    block_on(toolset.get_tools_shared(&ctx)).unwrap();
+    block_on(toolset.get_tools_shared(&ctx)).unwrap();
+    assert_eq!(calls.load(Ordering::SeqCst), 4, "two tools, two lists");
+}

@@ -54,12 +54,13 @@ pub struct ApprovalRequiredToolset<D, T> {
     inner: T,
     tools: ToolSelector<D>,
     when: Option<ApprovalRequiredFn<D>>,
+    derived: super::derived::Derived,
 }
 
 impl<D, T> ApprovalRequiredToolset<D, T> {
     /// Wraps `inner`: every call of every tool needs approval.
     pub fn new(inner: T) -> Self {
-        ApprovalRequiredToolset { inner, tools: ToolSelector::All, when: None }
+        ApprovalRequiredToolset { inner, tools: ToolSelector::All, when: None, derived: Default::default() }
     }
 
     /// Limits the wrapper to the selected tools (names, or a predicate over the definition).
@@ -116,7 +117,20 @@ impl<D: Clone + Send + Sync + 'static, T: Toolset<D>> Toolset<D> for ApprovalReq
     }
 
     async fn get_tools(&self, ctx: &RunContext<D>) -> Result<Vec<ToolsetTool<D>>, UserError> {
-        let mut tools = self.inner.get_tools(ctx).await?;
+        Ok(self.apply(ctx, self.inner.get_tools(ctx).await?))
+    }
+
+    async fn get_tools_shared(&self, ctx: &RunContext<D>) -> Result<Arc<[ToolsetTool<D>]>, UserError> {
+        let inner = self.inner.get_tools_shared(ctx).await?;
+        if !self.tools.is_static() {
+            return Ok(self.apply(ctx, inner.to_vec()).into());
+        }
+        self.derived.get(std::slice::from_ref(&inner), || Ok(self.apply(ctx, inner.to_vec())))
+    }
+}
+
+impl<D: Clone + Send + Sync + 'static, T> ApprovalRequiredToolset<D, T> {
+    fn apply(&self, ctx: &RunContext<D>, mut tools: Vec<ToolsetTool<D>>) -> Vec<ToolsetTool<D>> {
         for tool in &mut tools {
             if !self.tools.matches(ctx, &tool.def) {
                 continue;
@@ -142,6 +156,6 @@ impl<D: Clone + Send + Sync + 'static, T: Toolset<D>> Toolset<D> for ApprovalReq
             };
             tool.handler = handler;
         }
-        Ok(tools)
+        tools
     }
 }

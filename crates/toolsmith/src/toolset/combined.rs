@@ -49,17 +49,18 @@ pub(crate) fn name_conflict(later_label: &str, earlier_label: &str, name: &str) 
 /// ```
 pub struct CombinedToolset<D> {
     toolsets: Vec<Arc<dyn DynToolset<D>>>,
+    derived: super::derived::Derived,
 }
 
 impl<D> Default for CombinedToolset<D> {
     fn default() -> Self {
-        CombinedToolset { toolsets: Vec::new() }
+        CombinedToolset { toolsets: Vec::new(), derived: Default::default() }
     }
 }
 
 impl<D> Clone for CombinedToolset<D> {
     fn clone(&self) -> Self {
-        CombinedToolset { toolsets: self.toolsets.clone() }
+        CombinedToolset { toolsets: self.toolsets.clone(), derived: Default::default() }
     }
 }
 
@@ -73,7 +74,7 @@ impl<D> std::fmt::Debug for CombinedToolset<D> {
 impl<D> CombinedToolset<D> {
     /// The toolsets, already type-erased.
     pub(crate) fn from_dyn(toolsets: Vec<Arc<dyn DynToolset<D>>>) -> Self {
-        CombinedToolset { toolsets }
+        CombinedToolset { toolsets, derived: Default::default() }
     }
 }
 
@@ -137,22 +138,39 @@ impl<D: Clone + Send + Sync + 'static> Toolset<D> for CombinedToolset<D> {
                 results.into_iter().collect::<Result<Vec<_>, _>>()?
             }
         };
-        let total: usize = lists.iter().map(Vec::len).sum();
-        {
-            let mut seen: HashMap<&str, &ToolsetTool<D>> = HashMap::with_capacity(total);
-            for tool in lists.iter().flatten() {
-                if let Some(existing) = seen.insert(&tool.def.name, tool) {
-                    return Err(name_conflict(&tool.toolset_label, &existing.toolset_label, &tool.def.name));
-                }
-            }
-        }
+        check_names(lists.iter().map(Vec::as_slice))?;
         if lists.len() == 1 {
             return Ok(lists.pop().unwrap_or_default());
         }
-        let mut out = Vec::with_capacity(total);
-        for list in lists {
-            out.extend(list);
-        }
-        Ok(out)
+        Ok(lists.into_iter().flatten().collect())
     }
+
+    /// The combined list (and its name check) is made once per set of the toolsets' shared
+    /// lists.
+    async fn get_tools_shared(&self, ctx: &RunContext<D>) -> Result<Arc<[ToolsetTool<D>]>, UserError> {
+        let lists = match self.toolsets.as_slice() {
+            [] => return Ok(Arc::from(Vec::new())),
+            [only] => vec![only.get_tools_shared_boxed(ctx).await?],
+            many => {
+                let results = futures::future::join_all(many.iter().map(|t| t.get_tools_shared_boxed(ctx))).await;
+                results.into_iter().collect::<Result<Vec<_>, _>>()?
+            }
+        };
+        self.derived.get(&lists, || {
+            check_names(lists.iter().map(|l| &**l))?;
+            Ok(lists.iter().flat_map(|l| l.iter().cloned()).collect())
+        })
+    }
+}
+
+/// Two tools with the same name across (or within) the lists are an error.
+fn check_names<'a, D: 'a>(lists: impl Iterator<Item = &'a [ToolsetTool<D>]> + Clone) -> Result<(), UserError> {
+    let total: usize = lists.clone().map(<[_]>::len).sum();
+    let mut seen: HashMap<&str, &ToolsetTool<D>> = HashMap::with_capacity(total);
+    for tool in lists.flatten() {
+        if let Some(existing) = seen.insert(&tool.def.name, tool) {
+            return Err(name_conflict(&tool.toolset_label, &existing.toolset_label, &tool.def.name));
+        }
+    }
+    Ok(())
 }

@@ -33,12 +33,13 @@ use crate::toolset::{ToolSelector, Toolset, ToolsetTool};
 pub struct DeferredLoadingToolset<D, T> {
     inner: T,
     tools: ToolSelector<D>,
+    derived: super::derived::Derived,
 }
 
 impl<D, T> DeferredLoadingToolset<D, T> {
     /// Wraps `inner`, deferring the loading of every tool.
     pub fn new(inner: T) -> Self {
-        DeferredLoadingToolset { inner, tools: ToolSelector::All }
+        DeferredLoadingToolset { inner, tools: ToolSelector::All, derived: Default::default() }
     }
 
     /// Defers only the selected tools (names, or a predicate over the definition).
@@ -77,12 +78,27 @@ impl<D: Clone + Send + Sync + 'static, T: Toolset<D>> Toolset<D> for DeferredLoa
     }
 
     async fn get_tools(&self, ctx: &RunContext<D>) -> Result<Vec<ToolsetTool<D>>, UserError> {
-        let mut tools = self.inner.get_tools(ctx).await?;
+        Ok(self.apply(ctx, self.inner.get_tools(ctx).await?))
+    }
+
+    /// The marked list is made once per list of the inner toolset (with a predicate selector,
+    /// each step), so a large deferred catalogue costs nothing per step.
+    async fn get_tools_shared(&self, ctx: &RunContext<D>) -> Result<Arc<[ToolsetTool<D>]>, UserError> {
+        let inner = self.inner.get_tools_shared(ctx).await?;
+        if !self.tools.is_static() {
+            return Ok(self.apply(ctx, inner.to_vec()).into());
+        }
+        self.derived.get(std::slice::from_ref(&inner), || Ok(self.apply(ctx, inner.to_vec())))
+    }
+}
+
+impl<D: Clone + Send + Sync + 'static, T> DeferredLoadingToolset<D, T> {
+    fn apply(&self, ctx: &RunContext<D>, mut tools: Vec<ToolsetTool<D>>) -> Vec<ToolsetTool<D>> {
         for tool in &mut tools {
             if !tool.def.defer_loading && self.tools.matches(ctx, &tool.def) {
                 Arc::make_mut(&mut tool.def).defer_loading = true;
             }
         }
-        Ok(tools)
+        tools
     }
 }

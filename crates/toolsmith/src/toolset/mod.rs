@@ -9,6 +9,7 @@ mod approval_required;
 mod boxed;
 mod combined;
 mod deferred_loading;
+mod derived;
 mod dynamic;
 mod ext;
 mod external;

@@ -34,6 +34,7 @@ pub struct PrefixedToolset<T> {
     inner: T,
     prefix: String,
     label: Arc<str>,
+    derived: super::derived::Derived,
 }
 
 impl<T> PrefixedToolset<T> {
@@ -43,7 +44,7 @@ impl<T> PrefixedToolset<T> {
         T: Toolset<D>,
     {
         let label = Arc::from(format!("PrefixedToolset({})", inner.label()));
-        PrefixedToolset { inner, prefix: prefix.into(), label }
+        PrefixedToolset { inner, prefix: prefix.into(), label, derived: Default::default() }
     }
 
     /// The wrapped toolset.
@@ -81,7 +82,17 @@ impl<D: Clone + Send + Sync + 'static, T: Toolset<D>> Toolset<D> for PrefixedToo
     }
 
     async fn get_tools(&self, ctx: &RunContext<D>) -> Result<Vec<ToolsetTool<D>>, UserError> {
-        let mut tools = self.inner.get_tools(ctx).await?;
+        Ok(self.apply(self.inner.get_tools(ctx).await?))
+    }
+
+    async fn get_tools_shared(&self, ctx: &RunContext<D>) -> Result<Arc<[ToolsetTool<D>]>, UserError> {
+        let inner = self.inner.get_tools_shared(ctx).await?;
+        self.derived.get(std::slice::from_ref(&inner), || Ok(self.apply(inner.to_vec())))
+    }
+}
+
+impl<T> PrefixedToolset<T> {
+    fn apply<D: Send + Sync + 'static>(&self, mut tools: Vec<ToolsetTool<D>>) -> Vec<ToolsetTool<D>> {
         for tool in &mut tools {
             let mut name = String::with_capacity(self.prefix.len() + 1 + tool.def.name.len());
             name.push_str(&self.prefix);
@@ -91,6 +102,6 @@ impl<D: Clone + Send + Sync + 'static, T: Toolset<D>> Toolset<D> for PrefixedToo
             tool.toolset_label = self.label.clone();
             tool.handler = call_as_original(tool.handler.clone(), original);
         }
-        Ok(tools)
+        tools
     }
 }

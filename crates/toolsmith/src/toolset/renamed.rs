@@ -49,6 +49,7 @@ pub struct RenamedToolset<T> {
     /// original name -> new name.
     reverse: HashMap<String, String>,
     label: Arc<str>,
+    derived: super::derived::Derived,
 }
 
 impl<T> RenamedToolset<T> {
@@ -68,7 +69,7 @@ impl<T> RenamedToolset<T> {
             map.insert(new, old);
         }
         let label = Arc::from(format!("RenamedToolset({})", inner.label()));
-        RenamedToolset { inner, name_map: map, reverse, label }
+        RenamedToolset { inner, name_map: map, reverse, label, derived: Default::default() }
     }
 
     /// The wrapped toolset.
@@ -106,7 +107,23 @@ impl<D: Clone + Send + Sync + 'static, T: Toolset<D>> Toolset<D> for RenamedTool
     }
 
     async fn get_tools(&self, ctx: &RunContext<D>) -> Result<Vec<ToolsetTool<D>>, UserError> {
-        let mut tools = self.inner.get_tools(ctx).await?;
+        self.apply(self.inner.get_tools(ctx).await?)
+    }
+
+    async fn get_tools_shared(&self, ctx: &RunContext<D>) -> Result<Arc<[ToolsetTool<D>]>, UserError> {
+        let inner = self.inner.get_tools_shared(ctx).await?;
+        if self.reverse.is_empty() {
+            return Ok(inner);
+        }
+        self.derived.get(std::slice::from_ref(&inner), || self.apply(inner.to_vec()))
+    }
+}
+
+impl<T> RenamedToolset<T> {
+    fn apply<D: Send + Sync + 'static>(
+        &self,
+        mut tools: Vec<ToolsetTool<D>>,
+    ) -> Result<Vec<ToolsetTool<D>>, UserError> {
         if self.reverse.is_empty() {
             return Ok(tools);
         }

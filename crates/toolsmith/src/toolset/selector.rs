@@ -58,6 +58,11 @@ impl<D> ToolSelector<D> {
         ToolSelector::Predicate(Arc::new(f))
     }
 
+    /// Whether the selection depends only on the tools (not on the run context): names or all.
+    pub(crate) fn is_static(&self) -> bool {
+        !matches!(self, ToolSelector::Predicate(_))
+    }
+
     /// Whether the selector selects this tool.
     pub fn matches(&self, ctx: &RunContext<D>, def: &ToolDefinition) -> bool {
         match self {

@@ -36,6 +36,7 @@ pub struct SetMetadataToolset<D, T> {
     metadata: Map<String, Value>,
     tools: ToolSelector<D>,
     problem: Option<String>,
+    derived: super::derived::Derived,
 }
 
 impl<D, T> SetMetadataToolset<D, T> {
@@ -45,7 +46,7 @@ impl<D, T> SetMetadataToolset<D, T> {
             Value::Object(m) => (m, None),
             other => (Map::new(), Some(format!("SetMetadataToolset needs a JSON object of metadata, got {other}"))),
         };
-        SetMetadataToolset { inner, metadata, tools: ToolSelector::All, problem }
+        SetMetadataToolset { inner, metadata, tools: ToolSelector::All, problem, derived: Default::default() }
     }
 
     /// Sets the metadata of the selected tools only (names, or a predicate over the definition).
@@ -91,9 +92,25 @@ impl<D: Clone + Send + Sync + 'static, T: Toolset<D>> Toolset<D> for SetMetadata
     }
 
     async fn get_tools(&self, ctx: &RunContext<D>) -> Result<Vec<ToolsetTool<D>>, UserError> {
-        let mut tools = self.inner.get_tools(ctx).await?;
+        Ok(self.apply(ctx, self.inner.get_tools(ctx).await?))
+    }
+
+    async fn get_tools_shared(&self, ctx: &RunContext<D>) -> Result<Arc<[ToolsetTool<D>]>, UserError> {
+        let inner = self.inner.get_tools_shared(ctx).await?;
         if self.metadata.is_empty() {
-            return Ok(tools);
+            return Ok(inner);
+        }
+        if !self.tools.is_static() {
+            return Ok(self.apply(ctx, inner.to_vec()).into());
+        }
+        self.derived.get(std::slice::from_ref(&inner), || Ok(self.apply(ctx, inner.to_vec())))
+    }
+}
+
+impl<D: Clone + Send + Sync + 'static, T> SetMetadataToolset<D, T> {
+    fn apply(&self, ctx: &RunContext<D>, mut tools: Vec<ToolsetTool<D>>) -> Vec<ToolsetTool<D>> {
+        if self.metadata.is_empty() {
+            return tools;
         }
         for tool in &mut tools {
             if !self.tools.matches(ctx, &tool.def) {
@@ -108,6 +125,6 @@ impl<D: Clone + Send + Sync + 'static, T: Toolset<D>> Toolset<D> for SetMetadata
                 other => *other = Some(Value::Object(self.metadata.clone())),
             }
         }
-        Ok(tools)
+        tools
     }
 }

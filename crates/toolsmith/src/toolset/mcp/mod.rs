@@ -217,13 +217,18 @@ struct Inner {
 /// ```
 pub struct McpToolset<D = ()> {
     inner: Arc<Inner>,
+    /// The tools made from the last catalogue listed, reused while the catalogue is the same.
+    shared: Arc<std::sync::Mutex<Option<SharedTools<D>>>>,
     _deps: PhantomData<fn() -> D>,
 }
+
+/// A catalogue and the tools made from it.
+type SharedTools<D> = (Arc<Vec<CatalogTool>>, Arc<[ToolsetTool<D>]>);
 
 impl<D> Clone for McpToolset<D> {
     /// A handle on the same toolset: clones share the session.
     fn clone(&self) -> Self {
-        McpToolset { inner: self.inner.clone(), _deps: PhantomData }
+        McpToolset { inner: self.inner.clone(), shared: self.shared.clone(), _deps: PhantomData }
     }
 }
 
@@ -253,6 +258,7 @@ impl<D> McpToolset<D> {
                 slot: tokio::sync::Mutex::new(Slot::default()),
                 connections: AtomicU64::new(0),
             }),
+            shared: Default::default(),
             _deps: PhantomData,
         }
     }
@@ -781,8 +787,30 @@ impl<D: Clone + Send + Sync + 'static> Toolset<D> for McpToolset<D> {
     async fn get_tools(&self, _ctx: &RunContext<D>) -> Result<Vec<ToolsetTool<D>>, UserError> {
         McpToolset::check(self)?;
         let (_, catalog) = self.inner.catalog().await?;
+        Ok(self.tools_of(&catalog))
+    }
+
+    /// The tools are made once per catalogue listed (with `cache_tools`, once per session and
+    /// list change), so a large MCP catalogue costs nothing per step.
+    async fn get_tools_shared(&self, _ctx: &RunContext<D>) -> Result<Arc<[ToolsetTool<D>]>, UserError> {
+        McpToolset::check(self)?;
+        let (_, catalog) = self.inner.catalog().await?;
+        let mut shared = self.shared.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((listed, tools)) = shared.as_ref()
+            && Arc::ptr_eq(listed, &catalog)
+        {
+            return Ok(tools.clone());
+        }
+        let tools: Arc<[ToolsetTool<D>]> = self.tools_of(&catalog).into();
+        *shared = Some((catalog, tools.clone()));
+        Ok(tools)
+    }
+}
+
+impl<D: Clone + Send + Sync + 'static> McpToolset<D> {
+    fn tools_of(&self, catalog: &[CatalogTool]) -> Vec<ToolsetTool<D>> {
         let settings = &self.inner.settings;
-        Ok(catalog
+        catalog
             .iter()
             .map(|tool| ToolsetTool {
                 def: tool.def.clone().into(),
@@ -794,6 +822,6 @@ impl<D: Clone + Send + Sync + 'static> Toolset<D> for McpToolset<D> {
                 args_validator: None,
                 handler: handler(&self.inner, tool),
             })
-            .collect())
+            .collect()
     }
 }
