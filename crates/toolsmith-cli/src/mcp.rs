@@ -4,9 +4,8 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 
-const TOKENS_HELP: &str = "Token costs are estimates: about 4 characters per token of each tool's definition as \
-a model is sent it (the JSON of its name, description and input schema). Exact counts with a real tokenizer \
-(tiktoken) will come later.";
+const TOKENS_HELP: &str = "Token costs are counted with a real tokenizer (tiktoken, --encoding) over each tool's \
+definition as OpenAI-style APIs are sent it (the JSON of its name, description and parameters).";
 
 const SERVER_HELP: &str = "The server is either a streamable HTTP endpoint (--url) or a command that starts a \
 stdio server, given after `--`:\n\n  toolsmith mcp tools --url http://127.0.0.1:3001/mcp\n  toolsmith mcp tools -- \
@@ -28,6 +27,9 @@ enum McpCommand {
         /// Print JSON (server, tools with their schemas and metadata, token costs) instead of a table.
         #[arg(long)]
         json: bool,
+        /// The tokenizer: o200k_base (GPT-4o and later) or cl100k_base (GPT-4, GPT-3.5).
+        #[arg(long, value_name = "NAME", default_value = "o200k_base")]
+        encoding: String,
         #[command(flatten)]
         server: ServerArgs,
     },
@@ -103,6 +105,7 @@ mod imp {
 
     use serde_json::{Value, json};
     use toolsmith::ToolDefinition;
+    use toolsmith::search::tokens::{self as token_count, Encoding, TokenCount};
     use toolsmith::toolset::{McpCallResult, McpToolset};
 
     use super::*;
@@ -117,13 +120,14 @@ mod imp {
         };
         runtime.block_on(async {
             match args.command {
-                McpCommand::Tools { json, server } => match toolset(&server) {
-                    Ok(mcp) => {
-                        let code = tools(&mcp, json).await;
+                McpCommand::Tools { json, encoding, server } => match (encoding.parse(), toolset(&server)) {
+                    (Err(e), _) => usage_error(e),
+                    (_, Err(code)) => code,
+                    (Ok(encoding), Ok(mcp)) => {
+                        let code = tools(&mcp, json, encoding).await;
                         mcp.close().await;
                         code
                     }
-                    Err(code) => code,
                 },
                 McpCommand::Call { tool, arguments, json, server } => {
                     let arguments: Value = match serde_json::from_str(&arguments) {
@@ -199,15 +203,10 @@ mod imp {
         Ok(mcp)
     }
 
-    /// The estimated token cost of a definition: its JSON (name, description, input schema) at
-    /// about 4 characters per token.
-    fn tokens(def: &ToolDefinition) -> usize {
-        let sent = json!({
-            "name": def.name,
-            "description": def.description,
-            "parameters": *def.parameters_json_schema,
-        });
-        sent.to_string().chars().count().div_ceil(4)
+    /// The token cost of a definition as OpenAI-style APIs are sent it (exact with the
+    /// `tiktoken` feature, which this binary enables).
+    fn tokens(def: &ToolDefinition, encoding: Encoding) -> TokenCount {
+        token_count::count_tokens(&token_count::tool_wire_text(def), encoding)
     }
 
     fn one_line(text: &str, max: usize) -> String {
@@ -232,7 +231,7 @@ mod imp {
         out
     }
 
-    async fn tools(mcp: &McpToolset, as_json: bool) -> ExitCode {
+    async fn tools(mcp: &McpToolset, as_json: bool, encoding: Encoding) -> ExitCode {
         let defs = match mcp.list_tools().await {
             Ok(defs) => defs,
             Err(e) => {
@@ -241,8 +240,11 @@ mod imp {
             }
         };
         let info = mcp.server_info().await.ok();
-        let costs: Vec<usize> = defs.iter().map(tokens).collect();
+        let counts: Vec<TokenCount> = defs.iter().map(|d| tokens(d, encoding)).collect();
+        let exact = counts.iter().all(|c| c.exact);
+        let costs: Vec<usize> = counts.iter().map(|c| c.tokens as usize).collect();
         let total: usize = costs.iter().sum();
+        let how = if exact { format!("{} (tiktoken)", encoding.name()) } else { "estimated at 4 bytes a token".into() };
         if as_json {
             let tools: Vec<Value> = defs
                 .iter()
@@ -262,7 +264,7 @@ mod imp {
                 .map(|i| json!({"name": i.name, "version": i.version, "protocol_version": i.protocol_version}));
             let out = json!({
                 "server": server,
-                "token_estimate": "characters / 4",
+                "token_count": {"encoding": encoding.name(), "exact": exact},
                 "total_tokens": total,
                 "tools": tools,
             });
@@ -279,14 +281,15 @@ mod imp {
             None => mcp.server_name().to_string(),
         };
         let plural = if defs.len() == 1 { "" } else { "s" };
-        println!("{server}: {} tool{plural}, ~{} tokens of definitions\n", defs.len(), thousands(total));
+        let approx = if exact { "" } else { "~" };
+        println!("{server}: {} tool{plural}, {approx}{} tokens of definitions\n", defs.len(), thousands(total));
         let width = defs.iter().map(|d| d.name.chars().count()).max().unwrap_or(4).max(4);
         println!("{:<width$}  {:>7}  DESCRIPTION", "TOOL", "TOKENS");
         for (def, cost) in defs.iter().zip(&costs) {
             let description = one_line(def.description.as_deref().unwrap_or(""), 80);
             println!("{:<width$}  {:>7}  {description}", def.name, thousands(*cost));
         }
-        println!("\n(estimated at ~4 characters per token)");
+        println!("\n(tokens: {how})");
         ExitCode::SUCCESS
     }
 

@@ -58,7 +58,7 @@ fn tools_json_over_streamable_http() {
     assert_eq!(echo["input_schema"]["properties"]["message"]["type"], "string");
     let sum: u64 = tools.iter().map(|t| t["tokens"].as_u64().unwrap()).sum();
     assert_eq!(listing["total_tokens"].as_u64().unwrap(), sum);
-    assert_eq!(listing["token_estimate"], "characters / 4");
+    assert_eq!(listing["token_count"], serde_json::json!({"encoding": "o200k_base", "exact": true}));
     assert!(listing["server"]["protocol_version"].is_string(), "{}", listing["server"]);
 }
 
@@ -116,5 +116,9 @@ fn connection_failures_exit_1_and_usage_mistakes_exit_2() {
 
     let out = toolsmith(&["mcp", "tools", "--help"]);
     assert!(out.status.success());
-    assert!(text(&out.stdout).contains("about 4 characters per token"), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).contains("counted with a real tokenizer"), "{}", text(&out.stdout));
+
+    let out = toolsmith(&["mcp", "tools", "--encoding", "p50k", "--", "node"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("p50k"), "{}", text(&out.stderr));
 }

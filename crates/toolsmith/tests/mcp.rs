@@ -245,9 +245,16 @@ async fn adaptors_prefix_filter_and_defer_mcp_tools() {
     assert!(output["ev_get-sum"].is_string(), "{output}");
 
     let deferred = everything_stdio::<()>().allowed_tools(["echo"]).defer_loading();
-    let tools = deferred.get_tools(&RunContext::detached()).await.unwrap();
+    let ctx = RunContext::detached();
+    let tools = deferred.get_tools(&ctx).await.unwrap();
     assert_eq!(tools.len(), 1);
     assert!(tools[0].def.defer_loading);
+    // With the catalogue cached, each step is handed the same list: nothing is rebuilt.
+    let first = deferred.get_tools_shared(&ctx).await.unwrap();
+    let second = deferred.get_tools_shared(&ctx).await.unwrap();
+    assert!(std::sync::Arc::ptr_eq(&first, &second));
+    assert!(first[0].def.defer_loading);
+    deferred.inner().close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
