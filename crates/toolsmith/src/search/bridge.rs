@@ -8,7 +8,7 @@
 //! In `auto` mode the bridge opens only when the hidden tools' schemas would take more than
 //! `threshold_pct` of the model's context window:
 //!
-//! - the schemas are counted in tokens as [`tokens`](super::tokens) counts them: exactly with
+//! - the schemas are counted in tokens as [`super::tokens`] counts them: exactly with
 //!   the `tiktoken` cargo feature (`o200k_base` or `cl100k_base` by the model's name), else
 //!   estimated at four bytes a token; once per set of deferrable tools, not per step;
 //! - the window is the configuration's ([`BridgeConfig::context_window`]), else the agent's
