@@ -642,3 +642,43 @@ async fn wrapper_toolsets_nest_with_the_first_capability_outermost() {
     let returned = result.all_messages()[2].as_request().unwrap();
     assert!(matches!(&returned.parts[0], ModelRequestPart::ToolReturn(t) if t.content_text() == "5"), "{returned:?}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Skipping the per-step preparation
+
+/// Says it prepares nothing, yet would hide every tool: the hint is taken at its word.
+struct Hint(bool);
+
+impl Capability<()> for Hint {
+    fn has_prepare_tools(&self) -> bool {
+        self.0
+    }
+
+    async fn prepare_tools(
+        &self,
+        _ctx: &RunContext<()>,
+        _tools: Vec<ToolDefinition>,
+    ) -> Result<Vec<ToolDefinition>, AgentRunError> {
+        Ok(Vec::new())
+    }
+}
+
+#[tokio::test]
+async fn prepare_tools_runs_only_when_a_capability_may_change_the_tools() {
+    let offered = log();
+    let model = |o: Log| {
+        FunctionModel::sync(move |_, info| {
+            push(&o, info.function_tools.len().to_string());
+            ModelResponse::text("ok")
+        })
+    };
+    for (hint, expected) in [(false, "1"), (true, "0")] {
+        let agent = Agent::builder(model(offered.clone())).tool(add).capability(Hint(hint)).build().unwrap();
+        agent.run("go").await.unwrap();
+        assert_eq!(entries(&offered).last().map(String::as_str), Some(expected), "hint {hint}");
+    }
+    // Hooks says so by whether it has prepare_tools closures.
+    let hooks = Hooks::new().prepare_tools(|_ctx, _tools| async { Ok(Vec::new()) });
+    assert!(Capability::<()>::has_prepare_tools(&hooks));
+    assert!(!Capability::<()>::has_prepare_tools(&Hooks::<()>::new()));
+}

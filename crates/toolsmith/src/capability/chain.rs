@@ -382,6 +382,11 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
         })
     }
 
+    /// Whether any capability's `prepare_tools` may change the tools.
+    pub(crate) fn has_prepare_tools(&self) -> bool {
+        self.caps.iter().any(|c| c.has_prepare_tools())
+    }
+
     pub(crate) async fn prepare_tools(
         &self,
         ctx: &RunContext<D>,

@@ -60,6 +60,10 @@ impl<D: Clone + Send + Sync + 'static> HandleDeferredToolCalls<D> {
 }
 
 impl<D: Clone + Send + Sync + 'static> Capability<D> for HandleDeferredToolCalls<D> {
+    fn has_prepare_tools(&self) -> bool {
+        false
+    }
+
     async fn handle_deferred_tool_calls(
         &self,
         ctx: &RunContext<D>,

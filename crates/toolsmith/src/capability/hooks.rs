@@ -820,6 +820,10 @@ impl<D: Clone + Send + Sync + 'static> Capability<D> for Hooks<D> {
         self.ordering.clone()
     }
 
+    fn has_prepare_tools(&self) -> bool {
+        !self.prepare_tools.is_empty()
+    }
+
     async fn handle_deferred_tool_calls(
         &self,
         ctx: &RunContext<D>,

@@ -166,6 +166,10 @@ fn record_error(span: &Span, kind: &str, message: &str) {
 }
 
 impl<D: Clone + Send + Sync + 'static> Capability<D> for Instrumentation {
+    fn has_prepare_tools(&self) -> bool {
+        false
+    }
+
     fn ordering(&self) -> Option<CapabilityOrdering> {
         Some(CapabilityOrdering::outermost())
     }

@@ -49,6 +49,9 @@
 /// The hook methods of a wrapper, each passed on to `self.$inner` (a `DynCapability`).
 macro_rules! delegate_hooks {
     ($inner:tt) => {
+        fn has_prepare_tools(&self) -> bool {
+            self.$inner.has_prepare_tools()
+        }
         fn wrapper_toolset(
             &self,
             toolset: $crate::toolset::BoxedToolset<D>,
@@ -858,6 +861,13 @@ pub trait Capability<D>: Send + Sync + 'static {
         async { Err(error) }
     }
 
+    /// Whether [`Capability::prepare_tools`] may change anything. The default `true` is always
+    /// right; a capability that does not override `prepare_tools` may say `false`, and a step
+    /// then skips copying every tool definition (which matters with large deferred catalogues).
+    fn has_prepare_tools(&self) -> bool {
+        true
+    }
+
     /// Filters or edits the function tool definitions offered this step.
     fn prepare_tools(
         &self,
@@ -1052,6 +1062,7 @@ pub(crate) trait DynCapability<D>: Send + Sync {
     fn apply(&self, visitor: &mut dyn FnMut(&dyn Any));
     fn for_run(&self, ctx: &RunContext<D>) -> Option<BoxedCapability<D>>;
     fn toolset(&self) -> Option<BoxedToolset<D>>;
+    fn has_prepare_tools(&self) -> bool;
     fn wrapper_toolset(&self, toolset: BoxedToolset<D>) -> Option<BoxedToolset<D>>;
     fn instructions<'a>(&'a self, ctx: &'a RunContext<D>) -> BoxFuture<'a, Option<String>>;
     fn model_settings(&self, ctx: &RunContext<D>) -> Option<ModelSettings>;
@@ -1258,6 +1269,9 @@ impl<D: Sync, C: Capability<D>> DynCapability<D> for C {
     }
     fn wrapper_toolset(&self, toolset: BoxedToolset<D>) -> Option<BoxedToolset<D>> {
         Capability::wrapper_toolset(self, toolset)
+    }
+    fn has_prepare_tools(&self) -> bool {
+        Capability::has_prepare_tools(self)
     }
     fn instructions<'a>(&'a self, ctx: &'a RunContext<D>) -> BoxFuture<'a, Option<String>> {
         Box::pin(Capability::instructions(self, ctx))

@@ -56,6 +56,10 @@ impl<D: Clone + Send + Sync + 'static> PrepareOutputTools<D> {
 }
 
 impl<D: Clone + Send + Sync + 'static> Capability<D> for PrepareOutputTools<D> {
+    fn has_prepare_tools(&self) -> bool {
+        false
+    }
+
     async fn prepare_output_tools(
         &self,
         ctx: &RunContext<D>,

@@ -104,6 +104,10 @@ impl ProcessEventStream {
 }
 
 impl<D: Clone + Send + Sync + 'static> Capability<D> for ProcessEventStream {
+    fn has_prepare_tools(&self) -> bool {
+        false
+    }
+
     fn wraps_event_stream(&self) -> bool {
         true
     }

@@ -60,6 +60,10 @@ impl<D: Clone + Send + Sync + 'static> ProcessHistory<D> {
 }
 
 impl<D: Clone + Send + Sync + 'static> Capability<D> for ProcessHistory<D> {
+    fn has_prepare_tools(&self) -> bool {
+        false
+    }
+
     async fn before_model_request(
         &self,
         ctx: &RunContext<D>,

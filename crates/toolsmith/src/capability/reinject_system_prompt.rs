@@ -113,6 +113,10 @@ impl ReinjectSystemPrompt {
 }
 
 impl<D: Clone + Send + Sync + 'static> Capability<D> for ReinjectSystemPrompt {
+    fn has_prepare_tools(&self) -> bool {
+        false
+    }
+
     async fn before_model_request(
         &self,
         _ctx: &RunContext<D>,

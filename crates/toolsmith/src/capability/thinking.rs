@@ -243,6 +243,10 @@ impl Thinking {
 }
 
 impl<D: Clone + Send + Sync + 'static> Capability<D> for Thinking {
+    fn has_prepare_tools(&self) -> bool {
+        false
+    }
+
     fn model_settings(&self, ctx: &RunContext<D>) -> Option<ModelSettings> {
         self.settings_for(&ctx.model.system, &ctx.model.name, ctx.model_settings.as_ref())
     }

@@ -59,4 +59,8 @@ impl ThreadExecutor {
     }
 }
 
-impl<D: Clone + Send + Sync + 'static> Capability<D> for ThreadExecutor {}
+impl<D: Clone + Send + Sync + 'static> Capability<D> for ThreadExecutor {
+    fn has_prepare_tools(&self) -> bool {
+        false
+    }
+}

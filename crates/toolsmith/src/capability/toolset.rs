@@ -47,6 +47,10 @@ impl<D> Clone for Toolset<D> {
 }
 
 impl<D: Clone + Send + Sync + 'static> Capability<D> for Toolset<D> {
+    fn has_prepare_tools(&self) -> bool {
+        false
+    }
+
     fn toolset(&self) -> Option<BoxedToolset<D>> {
         Some(self.toolset.clone())
     }
