@@ -601,32 +601,12 @@ fn map_messages(messages: &[ModelMessage], params: &ModelRequestParameters) -> R
     }
     for message in messages {
         match message {
-            ModelMessage::Request(request) => {
-                for part in &request.parts {
-                    match part {
-                        ModelRequestPart::SystemPrompt(p) => out.push(json!({"role": "system", "content": p.content})),
-                        ModelRequestPart::UserPrompt(p) => {
-                            out.push(json!({"role": "user", "content": map_user_content(&p.content)?}))
-                        }
-                        ModelRequestPart::ToolReturn(p) => out.push(json!({
-                            "role": "tool",
-                            "tool_call_id": p.tool_call_id,
-                            "content": wire::tool_return_text(p),
-                        })),
-                        ModelRequestPart::RetryFeedback(p) => {
-                            out.push(json!({"role": "user", "content": wire::feedback_text(p)}))
-                        }
-                        ModelRequestPart::RetryPrompt(p) => match &p.tool_call_id {
-                            Some(id) if p.tool_name.is_some() => out.push(json!({
-                                "role": "tool",
-                                "tool_call_id": id,
-                                "content": wire::retry_prompt_text(p),
-                            })),
-                            _ => out.push(json!({"role": "user", "content": wire::retry_prompt_text(p)})),
-                        },
-                    }
-                }
-            }
+            ModelMessage::Request(request) => wire::openai_request_items(
+                &request.parts,
+                map_user_content,
+                |id, text| json!({"role": "tool", "tool_call_id": id, "content": text}),
+                &mut out,
+            )?,
             ModelMessage::Response(response) => {
                 let texts: Vec<&str> = response
                     .parts

@@ -36,8 +36,8 @@ use serde_json::{Map, Value, json};
 
 use crate::error::UserError;
 use crate::messages::{
-    MediaContent, ModelMessage, ModelRequestPart, ModelResponse, ModelResponsePart, TextPart, ThinkingPart,
-    ToolCallPart, UserContent, UserPromptContent, generate_tool_call_id,
+    MediaContent, ModelMessage, ModelResponse, ModelResponsePart, TextPart, ThinkingPart, ToolCallPart, UserContent,
+    UserPromptContent, generate_tool_call_id,
 };
 use crate::model::http::{
     ConnectionOptions, HttpTransport, SseEvent, StreamProcessor, connection_builder_methods, drive, join_url,
@@ -277,34 +277,12 @@ impl OpenAIResponsesModel {
         let mut out = Vec::new();
         for message in messages {
             match message {
-                ModelMessage::Request(request) => {
-                    for part in &request.parts {
-                        match part {
-                            ModelRequestPart::SystemPrompt(p) => {
-                                out.push(json!({"role": "system", "content": p.content}))
-                            }
-                            ModelRequestPart::UserPrompt(p) => {
-                                out.push(json!({"role": "user", "content": map_user_content(&p.content)?}))
-                            }
-                            ModelRequestPart::ToolReturn(p) => out.push(json!({
-                                "type": "function_call_output",
-                                "call_id": p.tool_call_id,
-                                "output": wire::tool_return_text(p),
-                            })),
-                            ModelRequestPart::RetryFeedback(p) => {
-                                out.push(json!({"role": "user", "content": wire::feedback_text(p)}))
-                            }
-                            ModelRequestPart::RetryPrompt(p) => match &p.tool_call_id {
-                                Some(id) if p.tool_name.is_some() => out.push(json!({
-                                    "type": "function_call_output",
-                                    "call_id": id,
-                                    "output": wire::retry_prompt_text(p),
-                                })),
-                                _ => out.push(json!({"role": "user", "content": wire::retry_prompt_text(p)})),
-                            },
-                        }
-                    }
-                }
+                ModelMessage::Request(request) => wire::openai_request_items(
+                    &request.parts,
+                    map_user_content,
+                    |id, text| json!({"type": "function_call_output", "call_id": id, "output": text}),
+                    &mut out,
+                )?,
                 ModelMessage::Response(response) => {
                     let own_response = self.own(&response.provider_name);
                     let raw_items: Vec<(usize, Value)> = if own_response {

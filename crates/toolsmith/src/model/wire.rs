@@ -50,6 +50,32 @@ pub(crate) fn retry_text(content: &Value, for_tool: bool) -> String {
     format!("{description}{FIX}")
 }
 
+/// A request's parts as the items of the OpenAI-shaped APIs (Chat Completions messages and
+/// Responses input items share them): system and user messages, retry feedback as a user
+/// message, and tool results (returns and tool retry prompts) as `tool_result(call_id, text)`
+/// shapes them.
+pub(crate) fn openai_request_items(
+    parts: &[crate::messages::ModelRequestPart],
+    user_content: impl Fn(&crate::messages::UserPromptContent) -> Result<Value, ModelError>,
+    tool_result: impl Fn(&str, String) -> Value,
+    out: &mut Vec<Value>,
+) -> Result<(), ModelError> {
+    use crate::messages::ModelRequestPart;
+    for part in parts {
+        out.push(match part {
+            ModelRequestPart::SystemPrompt(p) => json!({"role": "system", "content": p.content}),
+            ModelRequestPart::UserPrompt(p) => json!({"role": "user", "content": user_content(&p.content)?}),
+            ModelRequestPart::ToolReturn(p) => tool_result(&p.tool_call_id, tool_return_text(p)),
+            ModelRequestPart::RetryFeedback(p) => json!({"role": "user", "content": feedback_text(p)}),
+            ModelRequestPart::RetryPrompt(p) => match &p.tool_call_id {
+                Some(id) if p.tool_name.is_some() => tool_result(id, retry_prompt_text(p)),
+                _ => json!({"role": "user", "content": retry_prompt_text(p)}),
+            },
+        });
+    }
+    Ok(())
+}
+
 /// The text of a tool return as the model sees it: the value (strings as they are, other JSON
 /// compact) for a success; the retry text for a retried call; the message for a denial or a
 /// failure.
