@@ -43,10 +43,6 @@ fn params() -> ModelRequestParameters {
     p
 }
 
-fn user(text: &str) -> Vec<ModelMessage> {
-    vec![ModelRequest::user_prompt(text).into()]
-}
-
 #[tokio::test]
 async fn agent_run_maps_requests_and_round_trips_thinking() {
     let server = MockServer::start().await;

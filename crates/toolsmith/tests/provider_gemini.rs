@@ -41,10 +41,6 @@ fn params() -> ModelRequestParameters {
     p
 }
 
-fn user(text: &str) -> Vec<ModelMessage> {
-    vec![ModelRequest::user_prompt(text).into()]
-}
-
 #[tokio::test]
 async fn agent_run_maps_requests_and_echoes_thought_signatures() {
     let server = MockServer::start().await;

@@ -52,10 +52,6 @@ fn weather_params() -> ModelRequestParameters {
     p
 }
 
-fn user(text: &str) -> Vec<ModelMessage> {
-    vec![ModelRequest::user_prompt(text).into()]
-}
-
 #[tokio::test]
 async fn chat_agent_run_maps_requests_and_responses() {
     let server = MockServer::start().await;

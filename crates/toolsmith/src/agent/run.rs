@@ -628,12 +628,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         if self.caps.is_empty() {
             return self.transition().await;
         }
-        let node = match &self.next {
-            Pending::Start => AgentNode::UserPrompt,
-            Pending::Request => AgentNode::ModelRequest,
-            Pending::Response(r, _) => AgentNode::CallTools { response: r.clone() },
-            Pending::Done => return Err(AgentRunError::User(UserError::new("the run has already ended"))),
-        };
+        let node = self.pending_node()?;
         let caps = self.caps.clone();
         let ctx = self.context();
         let result = {
@@ -661,12 +656,17 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         if let Some(output) = self.transition().await? {
             return Ok(NodeResult::End(output));
         }
-        Ok(NodeResult::Next(match &self.next {
+        Ok(NodeResult::Next(self.pending_node()?))
+    }
+
+    /// The node the run does next, as the node hooks see it.
+    fn pending_node(&self) -> Result<AgentNode, AgentRunError> {
+        Ok(match &self.next {
             Pending::Start => AgentNode::UserPrompt,
             Pending::Request => AgentNode::ModelRequest,
             Pending::Response(r, _) => AgentNode::CallTools { response: r.clone() },
             Pending::Done => return Err(AgentRunError::User(UserError::new("the run has already ended"))),
-        }))
+        })
     }
 
     /// Makes `node` the next thing the run does (a hook may have replaced it).

@@ -10,6 +10,11 @@ use toolsmith::model::{ModelStream, ModelStreamEvent};
 use toolsmith::prelude::*;
 use wiremock::{MockServer, Request, Respond, ResponseTemplate};
 
+/// A history of one user prompt.
+pub fn user(text: &str) -> Vec<ModelMessage> {
+    vec![toolsmith::messages::ModelRequest::user_prompt(text).into()]
+}
+
 /// A fixture file's text.
 pub fn fixture(provider: &str, name: &str) -> String {
     let path = format!("{}/tests/fixtures/{provider}/{name}", env!("CARGO_MANIFEST_DIR"));
