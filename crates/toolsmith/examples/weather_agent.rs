@@ -15,8 +15,8 @@
 use std::process::ExitCode;
 
 use toolsmith::messages::{ModelMessage, ModelRequestPart};
-use toolsmith::model::infer_model;
 use toolsmith::prelude::*;
+use toolsmith::providers::infer_model;
 
 /// Get the current weather in a city.
 ///

@@ -43,6 +43,7 @@ pub mod error;
 pub mod execution;
 pub mod messages;
 pub mod model;
+pub mod providers;
 pub mod search;
 pub mod tool;
 pub mod toolset;

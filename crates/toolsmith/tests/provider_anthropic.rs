@@ -11,10 +11,8 @@ use toolsmith::messages::{
     ModelMessage, ModelRequest, ModelRequestPart, ModelResponse, ModelResponsePart, RetryCause, RetryInfo,
     ToolCallPart, ToolReturnPart,
 };
-use toolsmith::model::{
-    AnthropicModel, Model, ModelRequestParameters, ModelSettings, ModelStreamEvent, NativeToolSearch, RetryConfig,
-    StreamingModel, ToolChoice,
-};
+use toolsmith::model::{Model, ModelRequestParameters, ModelSettings, ModelStreamEvent, StreamingModel, ToolChoice};
+use toolsmith::providers::{AnthropicModel, NativeToolSearch, RetryConfig};
 use toolsmith::tool::ToolDefinition;
 use wiremock::matchers::{header, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};

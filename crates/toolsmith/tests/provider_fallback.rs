@@ -6,9 +6,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use toolsmith::messages::{ModelRequest, ModelResponse};
 use toolsmith::model::{
     AnyModel, FallbackModel, FunctionModel, Model, ModelError, ModelRequestParameters, ModelStreamEvent,
-    StreamingModel, TestModel, collect_stream, infer_model,
+    StreamingModel, TestModel, collect_stream,
 };
 use toolsmith::prelude::*;
+use toolsmith::providers::infer_model;
 
 fn failing(kind: &'static str, calls: Arc<AtomicUsize>) -> AnyModel {
     AnyModel::from_model(

@@ -10,10 +10,8 @@ use toolsmith::messages::{
     ModelMessage, ModelRequest, ModelRequestPart, ModelResponse, ModelResponsePart, RetryCause, RetryInfo,
     ToolCallPart, ToolReturnPart,
 };
-use toolsmith::model::{
-    GeminiModel, Model, ModelRequestParameters, ModelSettings, ModelStreamEvent, RetryConfig, StreamingModel,
-    ToolChoice, gemini_schema,
-};
+use toolsmith::model::{Model, ModelRequestParameters, ModelSettings, ModelStreamEvent, StreamingModel, ToolChoice};
+use toolsmith::providers::{GeminiModel, RetryConfig, gemini_schema};
 use toolsmith::tool::ToolDefinition;
 use wiremock::matchers::{header, method, path, query_param};
 use wiremock::{Mock, MockServer, ResponseTemplate};

@@ -11,10 +11,8 @@ use toolsmith::messages::{
     ModelResponsePart, RetryCause, RetryFeedbackPart, RetryInfo, ToolCallPart, ToolReturnPart, UserContent,
     UserPromptPart,
 };
-use toolsmith::model::{
-    Model, ModelRequestParameters, ModelSettings, ModelStreamEvent, OpenAIChatModel, OpenAIResponsesModel, RetryConfig,
-    StreamingModel, ToolChoice,
-};
+use toolsmith::model::{Model, ModelRequestParameters, ModelSettings, ModelStreamEvent, StreamingModel, ToolChoice};
+use toolsmith::providers::{OpenAIChatModel, OpenAIResponsesModel, RetryConfig};
 use toolsmith::tool::ToolDefinition;
 use wiremock::matchers::{header, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};

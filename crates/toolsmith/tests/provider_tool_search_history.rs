@@ -10,9 +10,8 @@ use serde_json::{Value, json};
 use toolsmith::messages::{
     ModelMessage, ModelRequest, ModelRequestPart, ModelResponse, ModelResponsePart, ToolCallPart, ToolReturnPart,
 };
-use toolsmith::model::{
-    AnthropicModel, GeminiModel, Model, ModelRequestParameters, NativeToolSearch, OpenAIChatModel, OpenAIResponsesModel,
-};
+use toolsmith::model::{Model, ModelRequestParameters};
+use toolsmith::providers::{AnthropicModel, GeminiModel, NativeToolSearch, OpenAIChatModel, OpenAIResponsesModel};
 use toolsmith::search::{SearchStrategy, ToolSearch, discovered_in};
 use toolsmith::tool::ToolDefinition;
 use wiremock::matchers::method;

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use crate::error::UserError;
 use crate::messages::{ModelMessage, ModelResponse};
-use crate::model::infer::AnyModel;
+use crate::model::AnyModel;
 use crate::model::stream::{ModelStream, StreamingModel};
 use crate::model::{Model, ModelError, ModelRequestParameters, ModelSettings};
 

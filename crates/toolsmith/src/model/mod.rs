@@ -1,54 +1,29 @@
-//! Models: the [`Model`] trait, settings, and the offline models [`TestModel`] and [`FunctionModel`].
+//! Models: the [`Model`] and [`StreamingModel`] traits, settings, profiles, the offline models
+//! [`TestModel`] and [`FunctionModel`], and [`FallbackModel`]. Provider adapters are in
+//! [`providers`](crate::providers).
 
+mod any;
 mod fallback;
 mod function;
-mod infer;
 mod profile;
 mod settings;
 mod stream;
 mod test;
-
-#[cfg(feature = "anthropic")]
-mod anthropic;
-#[cfg(feature = "gemini")]
-mod gemini;
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
-mod http;
-#[cfg(feature = "openai")]
-mod openai;
-#[cfg(feature = "openai")]
-mod openai_responses;
-#[cfg(feature = "gemini")]
-mod partial_args;
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
-mod wire;
 
 use std::future::Future;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
-pub use function::{AgentInfo, FunctionModel};
-pub use settings::{ModelSettings, ResolvedToolChoice, ToolChoice, check_static_tool_choice, resolve_tool_choice};
-pub use test::{TestModel, generate_args};
-
+pub use any::AnyModel;
 pub use fallback::{FallbackModel, is_api_error};
-pub use infer::{AnyModel, infer_model};
+pub use function::{AgentInfo, FunctionModel};
 pub use profile::ModelProfile;
+pub use settings::{ModelSettings, ResolvedToolChoice, ToolChoice, check_static_tool_choice, resolve_tool_choice};
 pub use stream::{
     ModelStream, ModelStreamEvent, ResponseAssembler, StreamingModel, collect_stream, single_response_stream,
 };
-
-#[cfg(feature = "anthropic")]
-pub use anthropic::{ANTHROPIC_BASE_URL, AnthropicModel, AnthropicModelBuilder, NativeToolSearch};
-#[cfg(feature = "gemini")]
-pub use gemini::{GEMINI_BASE_URL, GeminiModel, GeminiModelBuilder, gemini_schema};
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
-pub use http::{ModelHttpError, RetryConfig};
-#[cfg(feature = "openai")]
-pub use openai::{MaxTokensField, OPENAI_BASE_URL, OpenAIChatModel, OpenAIChatModelBuilder, openai_strict_schema};
-#[cfg(feature = "openai")]
-pub use openai_responses::{OpenAIResponsesModel, OpenAIResponsesModelBuilder};
+pub use test::{TestModel, generate_args};
 
 use crate::messages::{ModelMessage, ModelResponse};
 use crate::tool::ToolDefinition;

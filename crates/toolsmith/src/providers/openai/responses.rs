@@ -34,19 +34,19 @@ use std::sync::Arc;
 use chrono::TimeZone;
 use serde_json::{Map, Value, json};
 
+use super::{OPENAI_BASE_URL, openai_options_from_env, openai_parameters, openai_transport};
 use crate::error::UserError;
 use crate::messages::{
     MediaContent, ModelMessage, ModelResponse, ModelResponsePart, TextPart, ThinkingPart, ToolCallPart, UserContent,
     UserPromptContent, generate_tool_call_id,
 };
-use crate::model::http::{
-    ConnectionOptions, HttpTransport, SseEvent, StreamProcessor, connection_builder_methods, drive, join_url,
-    parse_event_json, settings_timeout,
-};
-use crate::model::openai::{OPENAI_BASE_URL, openai_options_from_env, openai_parameters, openai_transport};
-use crate::model::stream::{ModelStream, ModelStreamEvent, ResponseAssembler, StreamingModel};
-use crate::model::wire::{self, put};
 use crate::model::{Model, ModelError, ModelRequestParameters, ModelSettings, ResolvedToolChoice};
+use crate::model::{ModelStream, ModelStreamEvent, ResponseAssembler, StreamingModel};
+use crate::providers::http::{
+    ConnectionOptions, HttpTransport, connection_builder_methods, join_url, settings_timeout,
+};
+use crate::providers::sse::{SseEvent, StreamProcessor, drive, parse_event_json};
+use crate::providers::wire::{self, put};
 use crate::search::discovered_in;
 use crate::search::native::natively_discovered;
 use crate::tool::ToolDefinition;
@@ -55,7 +55,7 @@ use crate::usage::RequestUsage;
 /// A model served by OpenAI's Responses API.
 ///
 /// ```no_run
-/// let model = toolsmith::model::OpenAIResponsesModel::from_env("gpt-5.2")?;
+/// let model = toolsmith::providers::OpenAIResponsesModel::from_env("gpt-5.2")?;
 /// # Ok::<(), toolsmith::UserError>(())
 /// ```
 #[derive(Debug, Clone)]

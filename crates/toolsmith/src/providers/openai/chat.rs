@@ -26,182 +26,23 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use chrono::TimeZone;
-use reqwest::header::HeaderMap;
 use serde_json::{Map, Value, json};
 
+use super::{OPENAI_BASE_URL, openai_options_from_env, openai_parameters, openai_transport};
 use crate::error::UserError;
 use crate::messages::{
     BinaryContent, MediaContent, ModelMessage, ModelRequestPart, ModelResponse, ModelResponsePart, TextPart,
     ThinkingPart, ToolCallPart, UserContent, UserPromptContent, generate_tool_call_id,
 };
-use crate::model::http::{
-    ConnectionOptions, DEFAULT_TIMEOUT, HttpTransport, SseEvent, StreamProcessor, connection_builder_methods, download,
-    drive, header, join_url, parse_event_json, settings_timeout,
-};
-use crate::model::stream::{ModelStream, ModelStreamEvent, ResponseAssembler, StreamingModel};
-use crate::model::wire::{self, put};
 use crate::model::{Model, ModelError, ModelRequestParameters, ModelSettings, ResolvedToolChoice};
+use crate::model::{ModelStream, ModelStreamEvent, ResponseAssembler, StreamingModel};
+use crate::providers::http::{
+    ConnectionOptions, HttpTransport, connection_builder_methods, download, join_url, settings_timeout,
+};
+use crate::providers::sse::{SseEvent, StreamProcessor, drive, parse_event_json};
+use crate::providers::wire::{self, put};
 use crate::tool::ToolDefinition;
 use crate::usage::RequestUsage;
-
-/// OpenAI's API.
-pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
-
-/// Reads `OPENAI_API_KEY` / `OPENAI_BASE_URL` into connection options. A key is required only
-/// for OpenAI's own API: a compatible server given by `OPENAI_BASE_URL` may need none.
-pub(crate) fn openai_options_from_env(mut opts: ConnectionOptions) -> Result<ConnectionOptions, UserError> {
-    if opts.base_url.is_none() {
-        opts.base_url = std::env::var("OPENAI_BASE_URL").ok().filter(|v| !v.trim().is_empty());
-    }
-    if opts.api_key.is_none() {
-        opts.api_key = std::env::var("OPENAI_API_KEY").ok().filter(|v| !v.trim().is_empty());
-    }
-    let official = opts.base_url.as_deref().is_none_or(|u| u.contains("api.openai.com"));
-    if opts.api_key.is_none() && official {
-        return Err(UserError::new(
-            "OPENAI_API_KEY is not set: export it with your OpenAI API key, pass it with `.api_key(...)`, or point OPENAI_BASE_URL (with its `/v1`) at an OpenAI-compatible server",
-        ));
-    }
-    Ok(opts)
-}
-
-pub(crate) fn openai_transport(
-    opts: &ConnectionOptions,
-    provider: &str,
-    model: &str,
-) -> Result<HttpTransport, UserError> {
-    let mut auth = HeaderMap::new();
-    if let Some(key) = opts.api_key.as_deref().filter(|k| !k.is_empty()) {
-        header(&mut auth, "authorization", &format!("Bearer {key}"), true)?;
-    }
-    opts.transport(provider, model, auth, DEFAULT_TIMEOUT)
-}
-
-const STRICT_INCOMPATIBLE_KEYS: &[&str] = &[
-    "minLength",
-    "maxLength",
-    "patternProperties",
-    "unevaluatedProperties",
-    "propertyNames",
-    "minProperties",
-    "maxProperties",
-    "unevaluatedItems",
-    "contains",
-    "minContains",
-    "maxContains",
-    "uniqueItems",
-];
-
-const STRICT_FORMATS: &[&str] = &["date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"];
-
-/// OpenAI's strict-mode form of a JSON schema, as Pydantic AI makes it: every object closed
-/// (`additionalProperties: false`) with every property required; `title`, `$schema`,
-/// `discriminator` and `default` removed; keywords strict mode rejects (`minLength`,
-/// `uniqueItems`, unsupported `format`s...) moved into the description as `key=value` notes;
-/// `oneOf` turned into `anyOf`; a `$ref` with siblings wrapped in `anyOf`.
-///
-/// ```
-/// use serde_json::json;
-/// let s = toolsmith::model::openai_strict_schema(&json!({
-///     "type": "object",
-///     "properties": {"a": {"type": "string", "minLength": 2}, "b": {"type": "integer"}},
-///     "required": ["a"]
-/// }));
-/// assert_eq!(s, json!({
-///     "type": "object",
-///     "properties": {"a": {"type": "string", "description": "minLength=2"}, "b": {"type": "integer"}},
-///     "required": ["a", "b"],
-///     "additionalProperties": false
-/// }));
-/// ```
-pub fn openai_strict_schema(schema: &Value) -> Value {
-    let mut out = schema.clone();
-    strictify(&mut out);
-    out
-}
-
-fn strictify(v: &mut Value) {
-    let Value::Object(m) = v else {
-        if let Value::Array(items) = v {
-            items.iter_mut().for_each(strictify);
-        }
-        return;
-    };
-    m.remove("title");
-    m.remove("$schema");
-    m.remove("discriminator");
-    m.remove("default");
-    if let Some(r) = m.get("$ref").cloned()
-        && m.len() > 1
-    {
-        m.remove("$ref");
-        let mut any = vec![json!({"$ref": r})];
-        if let Some(Value::Array(existing)) = m.remove("anyOf") {
-            any.extend(existing);
-        }
-        m.insert("anyOf".into(), Value::Array(any));
-    }
-    let mut notes = Vec::new();
-    for key in STRICT_INCOMPATIBLE_KEYS {
-        if let Some(value) = m.remove(*key) {
-            notes.push(format!("{key}={}", note_value(&value)));
-        }
-    }
-    if let Some(Value::String(f)) = m.get("format")
-        && !STRICT_FORMATS.contains(&f.as_str())
-    {
-        let f = f.clone();
-        m.remove("format");
-        notes.push(format!("format={f}"));
-    }
-    if !notes.is_empty() {
-        let joined = notes.join(", ");
-        let description = match m.get("description").and_then(Value::as_str) {
-            Some(d) if !d.is_empty() => format!("{d} ({joined})"),
-            _ => joined,
-        };
-        m.insert("description".into(), Value::String(description));
-    }
-    if let Some(one) = m.remove("oneOf") {
-        m.insert("anyOf".into(), one);
-    }
-    if m.get("type").and_then(Value::as_str) == Some("object") {
-        let keys: Vec<Value> = match m.entry("properties").or_insert_with(|| Value::Object(Map::new())) {
-            Value::Object(p) => p.keys().cloned().map(Value::String).collect(),
-            _ => vec![],
-        };
-        m.insert("required".into(), Value::Array(keys));
-        m.insert("additionalProperties".into(), Value::Bool(false));
-    }
-    for key in ["properties", "$defs", "definitions"] {
-        if let Some(Value::Object(children)) = m.get_mut(key) {
-            children.values_mut().for_each(strictify);
-        }
-    }
-    for key in ["items", "prefixItems", "anyOf", "allOf", "not"] {
-        if let Some(child) = m.get_mut(key) {
-            strictify(child);
-        }
-    }
-}
-
-fn note_value(v: &Value) -> String {
-    match v {
-        Value::Bool(true) => "True".into(),
-        Value::Bool(false) => "False".into(),
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
-/// An OpenAI function tool's `parameters` and `strict` flag.
-pub(crate) fn openai_parameters(def: &ToolDefinition) -> (Value, Option<bool>) {
-    if def.strict == Some(true) {
-        (openai_strict_schema(&def.parameters_json_schema), Some(true))
-    } else {
-        (def.parameters_json_schema.as_ref().clone(), None)
-    }
-}
 
 /// Maps an OpenAI finish reason to Pydantic AI's vocabulary.
 pub(crate) fn chat_finish_reason(raw: &str) -> &'static str {
@@ -261,7 +102,7 @@ pub enum MaxTokensField {
 /// OpenAI-compatible server.
 ///
 /// ```no_run
-/// use toolsmith::model::OpenAIChatModel;
+/// use toolsmith::providers::OpenAIChatModel;
 /// // OPENAI_API_KEY (and optionally OPENAI_BASE_URL, with its /v1) from the environment:
 /// let model = OpenAIChatModel::from_env("gpt-4o-mini")?;
 /// // or a local server that needs no key:

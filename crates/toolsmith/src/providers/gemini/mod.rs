@@ -28,6 +28,10 @@
 //!   an end without `willContinue`. They become the usual `ToolCallStart`, `ToolCallArgsDelta`
 //!   (JSON text) and `ToolCallEnd` events.
 
+mod partial_args;
+mod schema;
+mod stream;
+
 use std::sync::Arc;
 
 use reqwest::header::HeaderMap;
@@ -38,222 +42,27 @@ use crate::messages::{
     MediaContent, ModelMessage, ModelRequestPart, ModelResponse, ModelResponsePart, TextPart, ThinkingPart,
     ToolCallPart, ToolOutcome, ToolReturnPart, UserContent, UserPromptContent, generate_tool_call_id,
 };
-use crate::model::http::{
-    ConnectionOptions, DEFAULT_TIMEOUT, HttpTransport, SseEvent, StreamProcessor, connection_builder_methods, drive,
-    header, join_url, parse_event_json, settings_timeout,
-};
-use crate::model::partial_args::PartialArgs;
-use crate::model::stream::{ModelStream, ModelStreamEvent, ResponseAssembler, StreamingModel};
-use crate::model::wire::{self, put};
 use crate::model::{Model, ModelError, ModelRequestParameters, ModelSettings, ResolvedToolChoice};
+use crate::model::{ModelStream, StreamingModel};
+use crate::providers::http::{
+    ConnectionOptions, DEFAULT_TIMEOUT, HttpTransport, connection_builder_methods, header, join_url, settings_timeout,
+};
+use crate::providers::sse::drive;
+use crate::providers::wire::{self, put};
 use crate::tool::ToolDefinition;
 use crate::usage::RequestUsage;
+pub use schema::gemini_schema;
+use stream::GeminiStream;
 
 /// Google's Gemini API.
 pub const GEMINI_BASE_URL: &str = "https://generativelanguage.googleapis.com";
-const SYSTEM: &str = "google";
+pub(super) const SYSTEM: &str = "google";
 const SKIP_SIGNATURE: &str = "skip_thought_signature_validator";
-
-const ALLOWED_KEYS: &[&str] = &[
-    "type",
-    "format",
-    "description",
-    "nullable",
-    "enum",
-    "maxItems",
-    "minItems",
-    "properties",
-    "required",
-    "minProperties",
-    "maxProperties",
-    "minLength",
-    "maxLength",
-    "pattern",
-    "anyOf",
-    "items",
-    "minimum",
-    "maximum",
-    "propertyOrdering",
-];
-
-/// Converts a JSON schema to the OpenAPI subset Gemini accepts for function parameters:
-/// `$ref`s inlined (recursive ones cut to a plain object), `const` → one-value `enum`, enums as
-/// strings, `oneOf` → `anyOf`, a `null` alternative (`["string", "null"]`, `anyOf` with
-/// `{"type": "null"}`) → `nullable: true`, a single-schema `allOf` merged, unsupported
-/// `format`s and bounds moved into the description, and every keyword Gemini does not know
-/// (`additionalProperties`, `title`, `default`, `$schema`...) dropped.
-///
-/// ```
-/// use serde_json::json;
-/// let s = toolsmith::model::gemini_schema(&json!({
-///     "type": "object",
-///     "additionalProperties": false,
-///     "properties": {"unit": {"anyOf": [{"type": "string", "enum": ["c", "f"]}, {"type": "null"}]}},
-/// }));
-/// assert_eq!(s, json!({
-///     "type": "object",
-///     "properties": {"unit": {"type": "string", "enum": ["c", "f"], "nullable": true}},
-/// }));
-/// ```
-pub fn gemini_schema(schema: &Value) -> Value {
-    let defs = schema.get("$defs").or_else(|| schema.get("definitions")).cloned().unwrap_or(Value::Null);
-    convert(schema, &defs, 0)
-}
-
-fn resolve<'a>(r: &str, defs: &'a Value) -> Option<&'a Value> {
-    let name = r.rsplit('/').next()?;
-    defs.get(name)
-}
-
-fn convert(v: &Value, defs: &Value, depth: usize) -> Value {
-    let Value::Object(src) = v else { return v.clone() };
-    if depth > 32 {
-        return json!({"type": "object"});
-    }
-    let mut m = src.clone();
-    if let Some(Value::String(r)) = m.remove("$ref") {
-        match resolve(&r, defs) {
-            Some(target) if depth < 8 => {
-                let mut merged = target.as_object().cloned().unwrap_or_default();
-                for (k, val) in m {
-                    merged.insert(k, val);
-                }
-                return convert(&Value::Object(merged), defs, depth + 1);
-            }
-            _ => {
-                return json!({"type": "object", "description": format!("(a {} object)", r.rsplit('/').next().unwrap_or("nested"))});
-            }
-        }
-    }
-    if let Some(Value::Array(all)) = m.remove("allOf") {
-        if let [single] = all.as_slice()
-            && let Some(obj) = single.as_object()
-        {
-            for (k, val) in obj {
-                m.entry(k.clone()).or_insert_with(|| val.clone());
-            }
-            return convert(&Value::Object(m), defs, depth + 1);
-        }
-        m.insert("anyOf".into(), Value::Array(all));
-    }
-    if let Some(one) = m.remove("oneOf") {
-        m.insert("anyOf".into(), one);
-    }
-    if let Some(c) = m.remove("const") {
-        m.insert("enum".into(), Value::Array(vec![c]));
-    }
-    let mut notes: Vec<String> = Vec::new();
-    // Type lists with null.
-    if let Some(Value::Array(types)) = m.get("type").cloned() {
-        let non_null: Vec<Value> = types.iter().filter(|t| t.as_str() != Some("null")).cloned().collect();
-        if non_null.len() < types.len() {
-            m.insert("nullable".into(), true.into());
-        }
-        match non_null.as_slice() {
-            [one] => {
-                m.insert("type".into(), one.clone());
-            }
-            [] => {
-                m.remove("type");
-            }
-            many => {
-                m.remove("type");
-                m.insert("anyOf".into(), Value::Array(many.iter().map(|t| json!({"type": t})).collect()));
-            }
-        }
-    }
-    if let Some(Value::Array(any)) = m.remove("anyOf") {
-        let non_null: Vec<&Value> =
-            any.iter().filter(|s| s.get("type").and_then(Value::as_str) != Some("null")).collect();
-        if non_null.len() < any.len() {
-            m.insert("nullable".into(), true.into());
-        }
-        if let [one] = non_null.as_slice() {
-            let inner = convert(one, defs, depth + 1);
-            if let Value::Object(inner) = inner {
-                for (k, val) in inner {
-                    if k == "description" && m.contains_key("description") {
-                        continue;
-                    }
-                    m.entry(k).or_insert(val);
-                }
-            }
-        } else if !non_null.is_empty() {
-            m.insert("anyOf".into(), Value::Array(non_null.iter().map(|s| convert(s, defs, depth + 1)).collect()));
-        }
-    }
-    if let Some(Value::Array(values)) = m.get("enum").cloned()
-        && values.iter().any(|x| !x.is_string())
-    {
-        let strings: Vec<Value> = values
-            .iter()
-            .map(|x| match x {
-                Value::String(s) => Value::String(s.clone()),
-                other => Value::String(other.to_string()),
-            })
-            .collect();
-        m.insert("enum".into(), Value::Array(strings));
-        m.insert("type".into(), "string".into());
-    }
-    if let Some(Value::String(f)) = m.get("format").cloned() {
-        let ty = m.get("type").and_then(Value::as_str).unwrap_or("");
-        let ok = match ty {
-            "string" => f == "date-time" || f == "enum",
-            "integer" => f == "int32" || f == "int64",
-            "number" => f == "float" || f == "double",
-            _ => false,
-        };
-        if !ok {
-            m.remove("format");
-            notes.push(format!("format: {f}"));
-        }
-    }
-    for key in ["exclusiveMinimum", "exclusiveMaximum", "multipleOf"] {
-        if let Some(val) = m.remove(key) {
-            notes.push(format!("{key}: {val}"));
-        }
-    }
-    if !notes.is_empty() {
-        let joined = notes.join(", ");
-        let d = match m.get("description").and_then(Value::as_str) {
-            Some(d) if !d.is_empty() => format!("{d} ({joined})"),
-            _ => format!("({joined})"),
-        };
-        m.insert("description".into(), d.into());
-    }
-    if let Some(Value::Object(props)) = m.get("properties").cloned() {
-        let converted: Map<String, Value> =
-            props.iter().map(|(k, s)| (k.clone(), convert(s, defs, depth + 1))).collect();
-        m.insert("properties".into(), Value::Object(converted));
-    }
-    if let Some(items) = m.get("items").cloned() {
-        match items {
-            Value::Object(_) => {
-                m.insert("items".into(), convert(&items, defs, depth + 1));
-            }
-            Value::Array(list) if !list.is_empty() => {
-                m.insert("items".into(), convert(&list[0], defs, depth + 1));
-            }
-            _ => {
-                m.remove("items");
-            }
-        }
-    } else if let Some(Value::Array(prefix)) = m.get("prefixItems").cloned()
-        && let Some(first) = prefix.first()
-    {
-        m.insert("items".into(), convert(first, defs, depth + 1));
-    }
-    m.retain(|k, _| ALLOWED_KEYS.contains(&k.as_str()));
-    if m.get("type").and_then(Value::as_str) == Some("array") && !m.contains_key("items") {
-        m.insert("items".into(), json!({"type": "string"}));
-    }
-    Value::Object(m)
-}
 
 /// A Gemini model served by Google's Gemini API (Google AI Studio).
 ///
 /// ```no_run
-/// let model = toolsmith::model::GeminiModel::from_env("gemini-2.5-flash")?;
+/// let model = toolsmith::providers::GeminiModel::from_env("gemini-2.5-flash")?;
 /// # Ok::<(), toolsmith::UserError>(())
 /// ```
 #[derive(Debug, Clone)]
@@ -302,7 +111,7 @@ impl GeminiModelBuilder {
     /// Requests without streaming never carry it: Vertex's `generateContent` refuses it.
     ///
     /// ```
-    /// let model = toolsmith::model::GeminiModel::builder("gemini-3-pro-preview")
+    /// let model = toolsmith::providers::GeminiModel::builder("gemini-3-pro-preview")
     ///     .base_url("https://aiplatform.googleapis.com/v1/projects/my-project/locations/global/publishers/google")
     ///     .api_key("...")
     ///     .stream_function_call_arguments(true)
@@ -565,7 +374,7 @@ impl GeminiModel {
         Ok(turns.into_json("parts"))
     }
 
-    fn part_from_wire(&self, p: &Value) -> Option<ModelResponsePart> {
+    pub(super) fn part_from_wire(&self, p: &Value) -> Option<ModelResponsePart> {
         let signature = p.get("thoughtSignature").and_then(Value::as_str);
         if let Some(call) = p.get("functionCall") {
             let id = call
@@ -626,7 +435,7 @@ impl GeminiModel {
         Ok(response)
     }
 
-    fn fill(&self, response: &mut ModelResponse, v: &Value, finish: Option<&str>) {
+    pub(super) fn fill(&self, response: &mut ModelResponse, v: &Value, finish: Option<&str>) {
         response.usage = v.get("usageMetadata").map(usage).unwrap_or_default();
         response.model_name = Some(v.get("modelVersion").and_then(Value::as_str).unwrap_or(&self.name).to_string());
         response.provider_name = Some(SYSTEM.into());
@@ -726,171 +535,6 @@ impl StreamingModel for GeminiModel {
     ) -> Result<ModelStream, ModelError> {
         let body = self.request_body(messages, settings, params, true)?;
         let sse = self.http.post_sse(&self.url(true), &body, settings_timeout(settings)).await?;
-        Ok(drive(
-            sse,
-            GeminiStream {
-                model: self.clone(),
-                assembler: Some(ResponseAssembler::new()),
-                segment: 0,
-                calls: 0,
-                streamed: None,
-                last: Value::Null,
-                finish: None,
-            },
-        ))
-    }
-}
-
-struct GeminiStream {
-    model: GeminiModel,
-    assembler: Option<ResponseAssembler>,
-    /// Bumped after each function call, so that text after a call is a new part.
-    segment: usize,
-    calls: usize,
-    /// The call whose arguments are arriving as `partialArgs`.
-    streamed: Option<StreamedCall>,
-    last: Value,
-    finish: Option<String>,
-}
-
-struct StreamedCall {
-    key: String,
-    name: String,
-    args: PartialArgs,
-}
-
-impl GeminiStream {
-    /// Starts a call whose arguments follow in `partialArgs` entries.
-    fn start_streamed(&mut self, call: &Value, out: &mut Vec<ModelStreamEvent>) {
-        let Some(a) = self.assembler.as_mut() else { return };
-        let key = format!("call{}", self.calls);
-        self.calls += 1;
-        self.segment += 1;
-        let id = call
-            .get("id")
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-            .map(str::to_string)
-            .unwrap_or_else(generate_tool_call_id);
-        let name = call.get("name").and_then(Value::as_str).unwrap_or_default();
-        out.push(a.tool_call_start(&key, &id, name));
-        if let Some(ModelResponsePart::ToolCall(c)) = a.part_mut(&key) {
-            c.provider_name = Some(SYSTEM.into());
-        }
-        self.streamed = Some(StreamedCall { key, name: name.to_string(), args: PartialArgs::new() });
-    }
-
-    /// Adds a `functionCall` chunk to the streamed call: its entries, its signature, and its
-    /// end when it does not say `willContinue`.
-    fn continue_streamed(&mut self, part: &Value, call: &Value, out: &mut Vec<ModelStreamEvent>) {
-        let (Some(a), Some(s)) = (self.assembler.as_mut(), self.streamed.as_mut()) else { return };
-        if let Some(entries) = call.get("partialArgs").and_then(Value::as_array) {
-            let text = s.args.apply(entries);
-            out.extend(a.tool_call_args_delta(&s.key, &text));
-        }
-        if let Some(args) = call.get("args").filter(|v| v.as_object().is_some_and(|m| !m.is_empty())) {
-            s.args.replace(args.clone());
-        }
-        if let Some(sig) = part.get("thoughtSignature").and_then(Value::as_str)
-            && let Some(ModelResponsePart::ToolCall(c)) = a.part_mut(&s.key)
-        {
-            c.provider_details = Some(json!({"thought_signature": sig}));
-        }
-        if call.get("willContinue").and_then(Value::as_bool) != Some(true) {
-            self.end_streamed(out);
-        }
-    }
-
-    fn end_streamed(&mut self, out: &mut Vec<ModelStreamEvent>) {
-        let (Some(a), Some(s)) = (self.assembler.as_mut(), self.streamed.take()) else { return };
-        let (tail, args) = s.args.finish();
-        out.extend(a.tool_call_args_delta(&s.key, &tail));
-        out.extend(a.tool_call_end_with_args(&s.key, args));
-    }
-}
-
-impl StreamProcessor for GeminiStream {
-    fn on_event(&mut self, event: &SseEvent, out: &mut Vec<ModelStreamEvent>) -> Result<bool, ModelError> {
-        if event.data.trim().is_empty() {
-            return Ok(false);
-        }
-        let v = parse_event_json(SYSTEM, &event.data)?;
-        if let Some(err) = v.get("error") {
-            let message = err.get("message").and_then(Value::as_str).unwrap_or("no message");
-            return Err(ModelError::new("ModelAPIError", format!("the Gemini stream reported an error: {message}")));
-        }
-        if self.assembler.is_none() {
-            return Ok(true);
-        }
-        let candidate = v.get("candidates").and_then(|c| c.get(0));
-        for p in candidate.and_then(|c| c.pointer("/content/parts")).and_then(Value::as_array).into_iter().flatten() {
-            if let Some(call) = p.get("functionCall") {
-                let name = call.get("name").and_then(Value::as_str).filter(|n| !n.is_empty());
-                let partial = call.get("willContinue").and_then(Value::as_bool) == Some(true)
-                    || call.get("partialArgs").and_then(Value::as_array).is_some_and(|e| !e.is_empty());
-                // While a call is open (its last chunk said `willContinue`), chunks without a
-                // name, or with the same one, belong to it.
-                if self.streamed.as_ref().is_some_and(|s| name.is_none_or(|n| n == s.name)) {
-                    self.continue_streamed(p, call, out);
-                    continue;
-                }
-                self.end_streamed(out);
-                if partial {
-                    self.start_streamed(call, out);
-                    self.continue_streamed(p, call, out);
-                    continue;
-                }
-            }
-            let Some(a) = self.assembler.as_mut() else { return Ok(true) };
-            match self.model.part_from_wire(p) {
-                Some(ModelResponsePart::ToolCall(call)) => {
-                    let key = format!("call{}", self.calls);
-                    self.calls += 1;
-                    self.segment += 1;
-                    out.push(a.tool_call_start(&key, &call.tool_call_id, &call.tool_name));
-                    out.extend(a.tool_call_args_delta(&key, &call.args.to_string()));
-                    out.extend(a.tool_call_end(&key, true));
-                    if let Some(ModelResponsePart::ToolCall(c)) = a.part_mut(&key) {
-                        c.provider_name = call.provider_name;
-                        c.provider_details = call.provider_details;
-                    }
-                }
-                Some(ModelResponsePart::Thinking(t)) => {
-                    let key = format!("thought{}", self.segment);
-                    out.extend(a.thinking_delta(&key, &t.content));
-                    if let Some(sig) = &t.signature {
-                        a.thinking_signature_delta(&key, sig);
-                    }
-                    if let Some(ModelResponsePart::Thinking(part)) = a.part_mut(&key) {
-                        part.provider_name = Some(SYSTEM.into());
-                    }
-                }
-                Some(ModelResponsePart::Text(t)) => {
-                    let key = format!("text{}", self.segment);
-                    out.extend(a.text_delta(&key, &t.content));
-                    if t.provider_details.is_some()
-                        && let Some(ModelResponsePart::Text(part)) = a.part_mut(&key)
-                    {
-                        part.provider_name = t.provider_name;
-                        part.provider_details = t.provider_details;
-                    }
-                }
-                None => {}
-            }
-        }
-        if let Some(f) = candidate.and_then(|c| c.get("finishReason")).and_then(Value::as_str) {
-            self.finish = Some(f.to_string());
-        }
-        self.last = v;
-        Ok(false)
-    }
-
-    fn finish(&mut self, out: &mut Vec<ModelStreamEvent>) -> Result<ModelResponse, ModelError> {
-        self.end_streamed(out);
-        let (parts, ends) = self.assembler.take().unwrap_or_default().finish(true);
-        out.extend(ends);
-        let mut response = ModelResponse::new(parts);
-        self.model.fill(&mut response, &self.last, self.finish.as_deref());
-        Ok(response)
+        Ok(drive(sse, GeminiStream::new(self.clone())))
     }
 }

@@ -1,0 +1,141 @@
+//! [`AnyModel`], a shareable type-erased model.
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+
+use crate::messages::{ModelMessage, ModelResponse};
+use crate::model::stream::{ModelStream, StreamingModel, single_response_stream};
+use crate::model::{Model, ModelError, ModelRequestParameters, ModelSettings};
+
+trait ErasedModel: Send + Sync {
+    fn name(&self) -> &str;
+    fn system(&self) -> &str;
+    fn request<'a>(
+        &'a self,
+        messages: &'a [ModelMessage],
+        settings: Option<&'a ModelSettings>,
+        params: &'a ModelRequestParameters,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>>;
+    fn request_stream<'a>(
+        &'a self,
+        messages: &'a [ModelMessage],
+        settings: Option<&'a ModelSettings>,
+        params: &'a ModelRequestParameters,
+    ) -> BoxFuture<'a, Result<ModelStream, ModelError>>;
+}
+
+struct Streaming<M>(M);
+struct NonStreaming<M>(M);
+
+impl<M: StreamingModel> ErasedModel for Streaming<M> {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+    fn system(&self) -> &str {
+        self.0.system()
+    }
+    fn request<'a>(
+        &'a self,
+        messages: &'a [ModelMessage],
+        settings: Option<&'a ModelSettings>,
+        params: &'a ModelRequestParameters,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        Box::pin(self.0.request(messages, settings, params))
+    }
+    fn request_stream<'a>(
+        &'a self,
+        messages: &'a [ModelMessage],
+        settings: Option<&'a ModelSettings>,
+        params: &'a ModelRequestParameters,
+    ) -> BoxFuture<'a, Result<ModelStream, ModelError>> {
+        Box::pin(self.0.request_stream(messages, settings, params))
+    }
+}
+
+impl<M: Model> ErasedModel for NonStreaming<M> {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+    fn system(&self) -> &str {
+        self.0.system()
+    }
+    fn request<'a>(
+        &'a self,
+        messages: &'a [ModelMessage],
+        settings: Option<&'a ModelSettings>,
+        params: &'a ModelRequestParameters,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        Box::pin(self.0.request(messages, settings, params))
+    }
+    fn request_stream<'a>(
+        &'a self,
+        messages: &'a [ModelMessage],
+        settings: Option<&'a ModelSettings>,
+        params: &'a ModelRequestParameters,
+    ) -> BoxFuture<'a, Result<ModelStream, ModelError>> {
+        Box::pin(async move { self.0.request(messages, settings, params).await.map(single_response_stream) })
+    }
+}
+
+/// A model of any type behind a shared handle: what [`infer_model`](crate::providers::infer_model) returns, what
+/// [`FallbackModel`](crate::model::FallbackModel) holds, and what `Agent::builder` accepts like
+/// any other model. Cloning is cheap.
+///
+/// ```
+/// use toolsmith::model::{AnyModel, Model, TestModel};
+/// let model = AnyModel::from_model(TestModel::default());
+/// assert_eq!(model.system(), "test");
+/// ```
+#[derive(Clone)]
+pub struct AnyModel {
+    inner: Arc<dyn ErasedModel>,
+}
+
+impl std::fmt::Debug for AnyModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AnyModel").field("system", &self.inner.system()).field("name", &self.inner.name()).finish()
+    }
+}
+
+impl AnyModel {
+    /// Wraps a model that streams.
+    pub fn new<M: StreamingModel>(model: M) -> Self {
+        AnyModel { inner: Arc::new(Streaming(model)) }
+    }
+
+    /// Wraps a model that does not stream: its stream is the whole response as one event.
+    pub fn from_model<M: Model>(model: M) -> Self {
+        AnyModel { inner: Arc::new(NonStreaming(model)) }
+    }
+}
+
+impl Model for AnyModel {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn system(&self) -> &str {
+        self.inner.system()
+    }
+
+    async fn request(
+        &self,
+        messages: &[ModelMessage],
+        settings: Option<&ModelSettings>,
+        params: &ModelRequestParameters,
+    ) -> Result<ModelResponse, ModelError> {
+        self.inner.request(messages, settings, params).await
+    }
+}
+
+impl StreamingModel for AnyModel {
+    async fn request_stream(
+        &self,
+        messages: &[ModelMessage],
+        settings: Option<&ModelSettings>,
+        params: &ModelRequestParameters,
+    ) -> Result<ModelStream, ModelError> {
+        self.inner.request_stream(messages, settings, params).await
+    }
+}

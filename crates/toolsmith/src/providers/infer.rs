@@ -1,0 +1,135 @@
+//! [`infer_model`]: a model from a `provider:model` name.
+
+use crate::error::UserError;
+use crate::model::{AnyModel, TestModel};
+
+/// Makes a model from a `provider:model` name, with the key and base URL from the provider's
+/// usual environment variables.
+///
+/// | name | model | environment |
+/// |---|---|---|
+/// | `openai:gpt-4o-mini` (or `openai-chat:`) | [`OpenAIChatModel`](crate::providers::OpenAIChatModel) | `OPENAI_API_KEY`, `OPENAI_BASE_URL` (with its `/v1`) |
+/// | `openai-responses:gpt-5.2` | [`OpenAIResponsesModel`](crate::providers::OpenAIResponsesModel) | same |
+/// | `anthropic:claude-sonnet-4-5` | [`AnthropicModel`](crate::providers::AnthropicModel) | `ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL` |
+/// | `google:gemini-2.5-flash` (or `google-gla:`, `gemini:`) | [`GeminiModel`](crate::providers::GeminiModel) | `GEMINI_API_KEY` (or `GOOGLE_API_KEY`), `GEMINI_BASE_URL` |
+/// | `ollama:llama3.2` | `OpenAIChatModel` | `OLLAMA_BASE_URL` (default `http://localhost:11434/v1`) |
+/// | `groq:llama-3.3-70b-versatile` | `OpenAIChatModel` | `GROQ_API_KEY`, `GROQ_BASE_URL` |
+/// | `test` | [`TestModel`] | none |
+///
+/// A name without a provider is accepted for the usual prefixes (`gpt-`, `o1`/`o3`/`o4`,
+/// `claude`, `gemini`). The provider adapters are behind the crate features `openai`,
+/// `anthropic` and `gemini`; a provider whose feature is off is a [`UserError`] that says so.
+///
+/// ```
+/// let model = toolsmith::providers::infer_model("test").unwrap();
+/// let agent = toolsmith::Agent::builder(model).build().unwrap();
+/// # let _ = agent;
+/// assert!(toolsmith::providers::infer_model("nope:x").is_err());
+/// ```
+pub fn infer_model(name: &str) -> Result<AnyModel, UserError> {
+    let name = name.trim();
+    if name == "test" {
+        return Ok(AnyModel::from_model(TestModel::default()));
+    }
+    let (provider, model) = match name.split_once(':') {
+        Some((p, m)) => (p.to_string(), m.to_string()),
+        None => {
+            let inferred = if name.starts_with("gpt-")
+                || name.starts_with("o1")
+                || name.starts_with("o3")
+                || name.starts_with("o4")
+                || name.starts_with("chatgpt")
+            {
+                "openai"
+            } else if name.starts_with("claude") {
+                "anthropic"
+            } else if name.starts_with("gemini") {
+                "google"
+            } else {
+                return Err(UserError::new(format!(
+                    "cannot tell the provider of model `{name}`: write it as `provider:model`, e.g. `openai:gpt-4o-mini`, `anthropic:claude-sonnet-4-5` or `google:gemini-2.5-flash`"
+                )));
+            };
+            (inferred.to_string(), name.to_string())
+        }
+    };
+    if model.is_empty() {
+        return Err(UserError::new(format!("the model name is missing in `{name}`: write it as `{provider}:MODEL`")));
+    }
+    build(&provider, &model)
+}
+
+#[allow(unused_variables)]
+fn build(provider: &str, model: &str) -> Result<AnyModel, UserError> {
+    match provider {
+        "test" => Ok(AnyModel::from_model(TestModel::default())),
+        "openai" | "openai-chat" | "ollama" | "groq" => {
+            #[cfg(feature = "openai")]
+            {
+                let m = match provider {
+                    "ollama" => crate::providers::OpenAIChatModel::builder(model)
+                        .base_url(env_or("OLLAMA_BASE_URL", "http://localhost:11434/v1"))
+                        .provider_name("ollama")
+                        .build()?,
+                    "groq" => crate::providers::OpenAIChatModel::builder(model)
+                        .base_url(env_or("GROQ_BASE_URL", "https://api.groq.com/openai/v1"))
+                        .api_key(required_env("GROQ_API_KEY", "groq")?)
+                        .provider_name("groq")
+                        .build()?,
+                    _ => crate::providers::OpenAIChatModel::from_env(model)?,
+                };
+                Ok(AnyModel::new(m))
+            }
+            #[cfg(not(feature = "openai"))]
+            Err(feature_off(provider, "openai"))
+        }
+        "openai-responses" => {
+            #[cfg(feature = "openai")]
+            {
+                Ok(AnyModel::new(crate::providers::OpenAIResponsesModel::from_env(model)?))
+            }
+            #[cfg(not(feature = "openai"))]
+            Err(feature_off(provider, "openai"))
+        }
+        "anthropic" => {
+            #[cfg(feature = "anthropic")]
+            {
+                Ok(AnyModel::new(crate::providers::AnthropicModel::from_env(model)?))
+            }
+            #[cfg(not(feature = "anthropic"))]
+            Err(feature_off(provider, "anthropic"))
+        }
+        "google" | "google-gla" | "gemini" => {
+            #[cfg(feature = "gemini")]
+            {
+                Ok(AnyModel::new(crate::providers::GeminiModel::from_env(model)?))
+            }
+            #[cfg(not(feature = "gemini"))]
+            Err(feature_off(provider, "gemini"))
+        }
+        other => Err(UserError::new(format!(
+            "unknown model provider `{other}`: use one of openai, openai-responses, anthropic, google, ollama, groq or test (e.g. `openai:gpt-4o-mini`); for another OpenAI-compatible server use `openai:MODEL` with OPENAI_BASE_URL"
+        ))),
+    }
+}
+
+#[allow(dead_code)]
+fn feature_off(provider: &str, feature: &str) -> UserError {
+    UserError::new(format!(
+        "the `{provider}` provider needs toolsmith's `{feature}` feature: enable it in Cargo.toml (`toolsmith = {{ version = \"...\", features = [\"{feature}\"] }}`)"
+    ))
+}
+
+#[allow(dead_code)]
+pub(crate) fn env_or(var: &str, default: &str) -> String {
+    std::env::var(var).ok().filter(|v| !v.trim().is_empty()).unwrap_or_else(|| default.to_string())
+}
+
+#[allow(dead_code)]
+pub(crate) fn required_env(var: &str, provider: &str) -> Result<String, UserError> {
+    std::env::var(var).ok().filter(|v| !v.trim().is_empty()).ok_or_else(|| {
+        UserError::new(format!(
+            "{var} is not set: export it with your {provider} API key, or pass the key to the model's builder with `.api_key(...)`"
+        ))
+    })
+}

@@ -1,0 +1,37 @@
+//! Model providers: adapters for OpenAI (Chat Completions and Responses), Anthropic and Gemini,
+//! each behind its crate feature, with what they share — the HTTP transport (retries,
+//! `Retry-After`, timeouts, key redaction), server-sent events, and the mappings between
+//! toolsmith's messages and the providers' wire formats — and [`infer_model`], which makes a
+//! model from a `provider:model` name.
+//!
+//! The [`Model`](crate::model::Model) abstractions and the offline models live in
+//! [`model`](crate::model); this module only speaks to providers.
+
+mod infer;
+
+#[cfg(feature = "anthropic")]
+pub mod anthropic;
+#[cfg(feature = "gemini")]
+pub mod gemini;
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+mod http;
+#[cfg(feature = "openai")]
+pub mod openai;
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+mod sse;
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+mod wire;
+
+pub use infer::infer_model;
+
+#[cfg(feature = "anthropic")]
+pub use anthropic::{ANTHROPIC_BASE_URL, AnthropicModel, AnthropicModelBuilder, NativeToolSearch};
+#[cfg(feature = "gemini")]
+pub use gemini::{GEMINI_BASE_URL, GeminiModel, GeminiModelBuilder, gemini_schema};
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+pub use http::{ModelHttpError, RetryConfig};
+#[cfg(feature = "openai")]
+pub use openai::{
+    MaxTokensField, OPENAI_BASE_URL, OpenAIChatModel, OpenAIChatModelBuilder, OpenAIResponsesModel,
+    OpenAIResponsesModelBuilder, openai_strict_schema,
+};

@@ -1,0 +1,60 @@
+//! OpenAI: the Chat Completions adapter ([`OpenAIChatModel`], also for any OpenAI-compatible
+//! server) and the Responses adapter ([`OpenAIResponsesModel`]), with what they share: the
+//! connection from the environment, the bearer-token transport and strict-mode schemas.
+
+mod chat;
+mod responses;
+mod strict;
+
+use reqwest::header::HeaderMap;
+use serde_json::Value;
+
+pub use chat::{MaxTokensField, OpenAIChatModel, OpenAIChatModelBuilder};
+pub use responses::{OpenAIResponsesModel, OpenAIResponsesModelBuilder};
+pub use strict::openai_strict_schema;
+
+use crate::error::UserError;
+use crate::providers::http::{ConnectionOptions, DEFAULT_TIMEOUT, HttpTransport, header};
+use crate::tool::ToolDefinition;
+
+/// OpenAI's API.
+pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+
+/// Reads `OPENAI_API_KEY` / `OPENAI_BASE_URL` into connection options. A key is required only
+/// for OpenAI's own API: a compatible server given by `OPENAI_BASE_URL` may need none.
+pub(crate) fn openai_options_from_env(mut opts: ConnectionOptions) -> Result<ConnectionOptions, UserError> {
+    if opts.base_url.is_none() {
+        opts.base_url = std::env::var("OPENAI_BASE_URL").ok().filter(|v| !v.trim().is_empty());
+    }
+    if opts.api_key.is_none() {
+        opts.api_key = std::env::var("OPENAI_API_KEY").ok().filter(|v| !v.trim().is_empty());
+    }
+    let official = opts.base_url.as_deref().is_none_or(|u| u.contains("api.openai.com"));
+    if opts.api_key.is_none() && official {
+        return Err(UserError::new(
+            "OPENAI_API_KEY is not set: export it with your OpenAI API key, pass it with `.api_key(...)`, or point OPENAI_BASE_URL (with its `/v1`) at an OpenAI-compatible server",
+        ));
+    }
+    Ok(opts)
+}
+
+pub(crate) fn openai_transport(
+    opts: &ConnectionOptions,
+    provider: &str,
+    model: &str,
+) -> Result<HttpTransport, UserError> {
+    let mut auth = HeaderMap::new();
+    if let Some(key) = opts.api_key.as_deref().filter(|k| !k.is_empty()) {
+        header(&mut auth, "authorization", &format!("Bearer {key}"), true)?;
+    }
+    opts.transport(provider, model, auth, DEFAULT_TIMEOUT)
+}
+
+/// An OpenAI function tool's `parameters` and `strict` flag.
+pub(crate) fn openai_parameters(def: &ToolDefinition) -> (Value, Option<bool>) {
+    if def.strict == Some(true) {
+        (openai_strict_schema(&def.parameters_json_schema), Some(true))
+    } else {
+        (def.parameters_json_schema.as_ref().clone(), None)
+    }
+}
