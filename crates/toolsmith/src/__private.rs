@@ -7,60 +7,13 @@ pub use serde_json;
 
 pub use crate::context::{AnyRunContext, RunContext};
 pub use crate::tool::schema::{args_schema, model_schema};
-pub use crate::tool::spec::{DepsReq, Invocation, SpecOptions, ToolResult, ToolSpec};
+pub use crate::tool::spec::{
+    DepsReq, Invocation, SpecOptions, ToolResult, ToolSpec, parse_args, result_output, return_output,
+    return_result_output, typed_context, value_output,
+};
 pub use crate::tool::{ToolError, ToolOutput, ToolReturn};
 
 use serde_json::Value;
-
-/// Deserialises validated arguments into the generated argument struct.
-pub fn parse_args<T: serde::de::DeserializeOwned>(args: Value) -> Result<T, ToolError> {
-    serde_json::from_value(args)
-        .map_err(|e| ToolError::Validation(vec![crate::validation::ErrorDetail::value_error(e.to_string())]))
-}
-
-/// Recovers the typed context a tool asked for.
-pub fn typed_context<T: Clone + Send + Sync + 'static>(ctx: &dyn AnyRunContext) -> Result<RunContext<T>, ToolError> {
-    match ctx.as_any().downcast_ref::<RunContext<T>>() {
-        Some(c) => Ok(c.clone()),
-        None => Err(ToolError::Failed {
-            kind: "UserError".into(),
-            message: format!(
-                "the tool takes RunContext<{}> but the agent's dependencies are {}",
-                std::any::type_name::<T>(),
-                ctx.deps_type_name()
-            ),
-        }),
-    }
-}
-
-/// Turns a tool's plain return value into its output.
-pub fn value_output<T: serde::Serialize>(value: T) -> ToolResult {
-    match serde_json::to_value(value) {
-        Ok(v) => Ok(ToolOutput::Value(v)),
-        Err(e) => Err(ToolError::failed(format!("the tool's return value could not be serialised: {e}"))),
-    }
-}
-
-/// Turns a tool's `Result<T, E>` into its output.
-pub fn result_output<T: serde::Serialize, E: Into<ToolError>>(result: Result<T, E>) -> ToolResult {
-    match result {
-        Ok(v) => value_output(v),
-        Err(e) => Err(e.into()),
-    }
-}
-
-/// Turns a tool's `ToolReturn` into its output.
-pub fn return_output(value: ToolReturn) -> ToolResult {
-    Ok(ToolOutput::Return(value))
-}
-
-/// Turns a tool's `Result<ToolReturn, E>` into its output.
-pub fn return_result_output<E: Into<ToolError>>(result: Result<ToolReturn, E>) -> ToolResult {
-    match result {
-        Ok(v) => Ok(ToolOutput::Return(v)),
-        Err(e) => Err(e.into()),
-    }
-}
 
 /// Probes at compile time whether a return type has a JSON schema (autoref specialisation).
 pub struct ReturnSchemaProbe<T>(std::marker::PhantomData<T>);

@@ -7,8 +7,20 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::messages::ModelMessage;
-use crate::model::{ModelInfo, ModelSettings};
+use crate::settings::ModelSettings;
 use crate::usage::RunUsage;
+
+/// The model's name and provider, as seen from a [`RunContext`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ModelInfo {
+    /// The model's name.
+    pub name: Arc<str>,
+    /// The provider or system (`openai`, `anthropic`, `test`, `function`...).
+    pub system: Arc<str>,
+    /// The model's context window in tokens, when known.
+    pub context_window: Option<u64>,
+}
 
 /// Information about the current call to a tool, a `prepare` function or a capability hook.
 ///

@@ -1,6 +1,11 @@
 //! The three error families: configuration mistakes ([`UserError`]), what the model did wrong
 //! (never an error: it becomes retry feedback to the model), and what ends a run
-//! ([`AgentRunError`]).
+//! ([`AgentRunError`]); and [`ModelRetry`], which asks the model to try again from a tool, an
+//! output validator or a capability.
+
+use std::fmt;
+
+use serde_json::Value;
 
 /// A configuration mistake: reported by `build()`, by registration, or by a run whose settings
 /// are impossible. The message says what is wrong and what to do.
@@ -57,12 +62,12 @@ pub enum AgentRunError {
         /// The panic message.
         message: String,
     },
-    /// A capability asked the model to try again: a [`ModelRetry`](crate::ModelRetry) from a
+    /// A capability asked the model to try again: a [`ModelRetry`] from a
     /// model-request or output hook (`Err(ModelRetry::new("...").into())`). The run answers it
     /// with a retry prompt (counted against the output retries); it ends a run only where no
     /// retry is possible, such as in `before_run`.
     #[error("{0}")]
-    Retry(crate::tool::ModelRetry),
+    Retry(ModelRetry),
     /// The model (or its provider) failed.
     #[error("{message}")]
     Model {
@@ -105,8 +110,55 @@ impl AgentRunError {
     }
 }
 
-impl From<crate::tool::ModelRetry> for AgentRunError {
-    fn from(retry: crate::tool::ModelRetry) -> Self {
+impl From<ModelRetry> for AgentRunError {
+    fn from(retry: ModelRetry) -> Self {
         AgentRunError::Retry(retry)
+    }
+}
+
+/// Ask the model to try again: the message is sent back to the model as the tool's answer, and
+/// the call counts against the tool's retry budget.
+///
+/// ```
+/// use toolsmith::prelude::*;
+///
+/// /// Look something up.
+/// #[tool]
+/// fn lookup(query: String) -> Result<String, ModelRetry> {
+///     if query.is_empty() {
+///         return Err(ModelRetry::new("The query must not be empty."));
+///     }
+///     Ok(format!("found {query}"))
+/// }
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelRetry {
+    /// What the model is told: a string, or a structured value such as a list of errors.
+    pub content: Value,
+}
+
+impl ModelRetry {
+    /// A retry with a text message.
+    pub fn new(message: impl Into<String>) -> Self {
+        ModelRetry { content: Value::String(message.into()) }
+    }
+
+    /// A retry whose content is any JSON value.
+    pub fn with_content(content: Value) -> Self {
+        ModelRetry { content }
+    }
+
+    /// The message as text (JSON for structured content).
+    pub fn message(&self) -> String {
+        match &self.content {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for ModelRetry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message())
     }
 }

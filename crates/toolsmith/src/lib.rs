@@ -45,6 +45,7 @@ pub mod messages;
 pub mod model;
 pub mod providers;
 pub mod search;
+pub mod settings;
 pub mod tool;
 pub mod toolset;
 pub mod usage;

@@ -6,24 +6,26 @@ mod any;
 mod fallback;
 mod function;
 mod profile;
-mod settings;
 mod stream;
 mod test;
+mod tool_choice;
 
 use std::future::Future;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
+pub use crate::context::ModelInfo;
+pub use crate::settings::{ModelSettings, ToolChoice};
 pub use any::AnyModel;
 pub use fallback::{FallbackModel, is_api_error};
 pub use function::{AgentInfo, FunctionModel};
-pub use profile::ModelProfile;
-pub use settings::{ModelSettings, ResolvedToolChoice, ToolChoice, check_static_tool_choice, resolve_tool_choice};
+pub use profile::{Encoding, ModelProfile, UnknownEncoding};
 pub use stream::{
     ModelStream, ModelStreamEvent, ResponseAssembler, StreamingModel, collect_stream, single_response_stream,
 };
 pub use test::{TestModel, generate_args};
+pub use tool_choice::{ResolvedToolChoice, check_static_tool_choice, resolve_tool_choice};
 
 use crate::messages::{ModelMessage, ModelResponse};
 use crate::tool::ToolDefinition;
@@ -66,18 +68,6 @@ impl ModelError {
     pub fn new(kind: impl Into<String>, message: impl Into<String>) -> Self {
         ModelError { kind: kind.into(), message: message.into() }
     }
-}
-
-/// The model's name and provider, as seen from a [`RunContext`](crate::RunContext).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct ModelInfo {
-    /// The model's name.
-    pub name: Arc<str>,
-    /// The provider or system (`openai`, `anthropic`, `test`, `function`...).
-    pub system: Arc<str>,
-    /// The model's context window in tokens, when known.
-    pub context_window: Option<u64>,
 }
 
 /// A language model: answers a list of messages with a response.

@@ -29,79 +29,11 @@
 //! assert!(count.tokens == 43 || (count.tokens == 49 && !count.exact));
 //! ```
 
-use std::fmt;
-use std::str::FromStr;
-
 use serde_json::{Value, json};
 
 use crate::tool::ToolDefinition;
 
-/// A tiktoken vocabulary.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-#[non_exhaustive]
-pub enum Encoding {
-    /// `o200k_base`: GPT-4o and later OpenAI models; the stand-in for other providers.
-    #[default]
-    O200kBase,
-    /// `cl100k_base`: GPT-4, GPT-3.5 and OpenAI's embedding models.
-    Cl100kBase,
-}
-
-impl Encoding {
-    /// The vocabulary of a model, by its name (`gpt-4o`, `openai:gpt-4`, `ft:gpt-3.5-turbo:...`,
-    /// `claude-sonnet-4-5`...): `cl100k_base` for GPT-4 (not 4o, 4.1 or 4.5), GPT-3.5 and the
-    /// embedding models, `o200k_base` otherwise.
-    pub fn for_model(name: &str) -> Self {
-        let name = base_model_name(name);
-        let gpt4_family =
-            name.starts_with("gpt-4") && !["gpt-4o", "gpt-4.1", "gpt-4.5"].iter().any(|p| name.starts_with(p));
-        if gpt4_family || name.starts_with("gpt-3.5") || name.starts_with("text-embedding-") {
-            Encoding::Cl100kBase
-        } else {
-            Encoding::O200kBase
-        }
-    }
-
-    /// The vocabulary's tiktoken name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Encoding::O200kBase => "o200k_base",
-            Encoding::Cl100kBase => "cl100k_base",
-        }
-    }
-}
-
-impl fmt::Display for Encoding {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// An encoding name that is not `o200k_base` or `cl100k_base`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown encoding '{0}': expected o200k_base or cl100k_base")]
-pub struct UnknownEncoding(pub String);
-
-impl FromStr for Encoding {
-    type Err = UnknownEncoding;
-
-    fn from_str(s: &str) -> Result<Self, UnknownEncoding> {
-        match s {
-            "o200k_base" => Ok(Encoding::O200kBase),
-            "cl100k_base" => Ok(Encoding::Cl100kBase),
-            other => Err(UnknownEncoding(other.to_string())),
-        }
-    }
-}
-
-/// The model name without a `provider:` prefix or a fine-tune's `ft:` wrapping.
-pub(crate) fn base_model_name(name: &str) -> &str {
-    let name = match name.strip_prefix("ft:") {
-        Some(rest) => rest.split(':').next().unwrap_or(rest),
-        None => name.rsplit_once(':').map_or(name, |(_, model)| model),
-    };
-    name.rsplit_once('/').map_or(name, |(_, model)| model)
-}
+pub use crate::model::{Encoding, UnknownEncoding};
 
 /// A number of tokens, counted exactly or estimated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -1,55 +1,8 @@
 //! What a tool can answer besides a value: a retry request, a deferral, or a failure.
 
-use std::fmt;
-
 use serde_json::Value;
 
-/// Ask the model to try again: the message is sent back to the model as the tool's answer, and
-/// the call counts against the tool's retry budget.
-///
-/// ```
-/// use toolsmith::prelude::*;
-///
-/// /// Look something up.
-/// #[tool]
-/// fn lookup(query: String) -> Result<String, ModelRetry> {
-///     if query.is_empty() {
-///         return Err(ModelRetry::new("The query must not be empty."));
-///     }
-///     Ok(format!("found {query}"))
-/// }
-/// ```
-#[derive(Debug, Clone, PartialEq)]
-pub struct ModelRetry {
-    /// What the model is told: a string, or a structured value such as a list of errors.
-    pub content: Value,
-}
-
-impl ModelRetry {
-    /// A retry with a text message.
-    pub fn new(message: impl Into<String>) -> Self {
-        ModelRetry { content: Value::String(message.into()) }
-    }
-
-    /// A retry whose content is any JSON value.
-    pub fn with_content(content: Value) -> Self {
-        ModelRetry { content }
-    }
-
-    /// The message as text (JSON for structured content).
-    pub fn message(&self) -> String {
-        match &self.content {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        }
-    }
-}
-
-impl fmt::Display for ModelRetry {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message())
-    }
-}
+pub use crate::error::ModelRetry;
 
 /// Raised by a tool to say that this call needs a human's approval before it runs.
 ///

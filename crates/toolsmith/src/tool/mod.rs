@@ -122,10 +122,10 @@ impl<D: Clone + Send + Sync + 'static> Tool<D> {
         let (validator, problem) = compile_validator(&name, &schema);
         let mut def = ToolDefinition::new(name, schema);
         def.description = description;
-        let handler: Handler<D> = Arc::new(move |ctx, args| match crate::__private::parse_args::<A>(args) {
+        let handler: Handler<D> = Arc::new(move |ctx, args| match spec::parse_args::<A>(args) {
             Ok(a) => {
                 let fut = f(ctx, a);
-                Invocation::Async(Box::pin(async move { crate::__private::result_output(fut.await) }))
+                Invocation::Async(Box::pin(async move { spec::result_output(fut.await) }))
             }
             Err(e) => Invocation::Ready(Err(e)),
         });
