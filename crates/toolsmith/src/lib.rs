@@ -44,6 +44,7 @@ pub mod execution;
 pub mod messages;
 pub mod model;
 pub mod providers;
+mod run;
 pub mod search;
 pub mod settings;
 pub mod tool;

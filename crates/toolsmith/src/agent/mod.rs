@@ -1,6 +1,5 @@
 //! The [`Agent`]: a model, tools and settings, run on a prompt.
 
-mod events;
 pub(crate) mod output;
 pub(crate) mod run;
 
@@ -11,13 +10,14 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-pub(crate) use events::EventSink;
-pub use events::{AgentEvent, EventStream};
-pub use output::{Deferrable, OutputSpec, RunOutput};
+pub use crate::execution::{EndStrategy, ParallelMode};
+pub use crate::run::{AgentEvent, EventStream, OUTPUT_TOOL_NAME, OutputSpec, RunOutput};
+pub use output::Deferrable;
 pub use run::{AgentRun, Node, RunBuilder, RunRecord, RunResult};
 
 use crate::capability::{Capabilities, Capability};
 use crate::error::UserError;
+use crate::execution::StepConfig;
 use crate::model::{
     DynModel, DynStreamingModel, Model, ModelSettings, SharedModel, StreamingModel, check_static_tool_choice,
 };
@@ -27,30 +27,6 @@ use crate::tool::Tool;
 use crate::toolset::{DynToolset, FunctionToolset, Toolset};
 use crate::usage::UsageLimits;
 use output::Converter;
-
-/// What to do with the other calls of a response once a final result is found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum EndStrategy {
-    /// Stop at once: other function calls are not executed.
-    Early,
-    /// Execute the function calls of the response, then stop (the default).
-    #[default]
-    Graceful,
-    /// Execute every call, output tools included.
-    Exhaustive,
-}
-
-/// How a response's tool calls are executed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum ParallelMode {
-    /// Concurrently, split at sequential tools (the default).
-    #[default]
-    Parallel,
-    /// One after another, in the model's order.
-    Sequential,
-}
 
 pub(crate) struct AgentInner<D> {
     pub(crate) model: SharedModel,
@@ -63,21 +39,13 @@ pub(crate) struct AgentInner<D> {
     /// Where the capabilities' toolsets start in `toolsets` (a run whose capabilities make
     /// fresh instances uses theirs instead).
     pub(crate) capability_toolsets_from: usize,
-    pub(crate) retries: u32,
-    pub(crate) output_retries: u32,
-    pub(crate) tool_timeout: Option<f64>,
-    pub(crate) end_strategy: EndStrategy,
-    pub(crate) parallel_mode: ParallelMode,
-    pub(crate) output: OutputSpec,
+    /// What the step executor needs: retry budgets, timeouts, the end strategy, the output,
+    /// tool search and bridge mode.
+    pub(crate) step: StepConfig<D>,
     pub(crate) model_settings: Option<ModelSettings>,
     pub(crate) usage_limits: Option<UsageLimits>,
-    pub(crate) blocking: Arc<tokio::sync::Semaphore>,
     pub(crate) default_deps: Option<D>,
     pub(crate) name: Option<String>,
-    pub(crate) tool_search: Option<ToolSearch>,
-    pub(crate) tool_layout: crate::execution::LayoutCache<D>,
-    pub(crate) bridge: Option<BridgeConfig>,
-    pub(crate) bridge_cache: BridgeCache,
 }
 
 /// An agent: a model, a system prompt, tools and settings. Cheap to clone and safe to share
@@ -132,7 +100,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> Agent<D, O> {
 
     /// The output specification.
     pub fn output_spec(&self) -> &OutputSpec {
-        &self.inner.output
+        &self.inner.step.output
     }
 }
 
@@ -495,21 +463,23 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
                 instructions: self.instructions,
                 toolsets,
                 capability_toolsets_from,
-                retries: self.retries,
-                output_retries: self.output_retries.unwrap_or(self.retries),
-                tool_timeout: self.tool_timeout,
-                end_strategy: self.end_strategy,
-                parallel_mode: self.parallel_mode,
-                output: self.output,
                 model_settings: self.model_settings,
                 usage_limits: self.usage_limits,
-                blocking,
                 default_deps: self.default_deps,
                 name: self.name,
-                tool_search: self.tool_search,
-                tool_layout: Default::default(),
-                bridge: self.bridge,
-                bridge_cache: BridgeCache::default(),
+                step: StepConfig {
+                    retries: self.retries,
+                    output_retries: self.output_retries.unwrap_or(self.retries),
+                    tool_timeout: self.tool_timeout,
+                    end_strategy: self.end_strategy,
+                    parallel_mode: self.parallel_mode,
+                    output: self.output,
+                    blocking,
+                    tool_search: self.tool_search,
+                    tool_layout: Default::default(),
+                    bridge: self.bridge,
+                    bridge_cache: BridgeCache::default(),
+                },
             }),
             convert: self.convert,
         })

@@ -13,9 +13,9 @@ use std::sync::{Arc, Mutex};
 use rustc_hash::FxHashMap;
 
 use super::{Shown, ToolIndex, duplicate_error};
-use crate::agent::AgentInner;
 use crate::context::RunContext;
 use crate::error::{AgentRunError, UserError};
+use crate::execution::StepConfig;
 use crate::search::{self, Catalogue, SEARCH_TOOL_NAME};
 use crate::tool::ToolDefinition;
 use crate::toolset::ToolsetTool;
@@ -96,7 +96,7 @@ impl<D> LayoutCache<D> {
 
     /// The shape of these lists: the previous step's when the lists are the same, or hold the
     /// same tools; `None` when no tool is deferred.
-    fn shape(&self, inner: &AgentInner<D>, lists: &Lists<D>) -> Result<Option<Arc<Shape>>, AgentRunError> {
+    fn shape(&self, inner: &StepConfig<D>, lists: &Lists<D>) -> Result<Option<Arc<Shape>>, AgentRunError> {
         let mut slot = self.layout.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(layout) = slot.as_ref()
             && same_lists(&layout.lists, lists)
@@ -137,7 +137,7 @@ fn same_shape<D>(shape: &Shape, old: &Lists<D>, new: &Lists<D>) -> bool {
         })
 }
 
-fn build_shape<D>(inner: &AgentInner<D>, lists: &Lists<D>) -> Result<Shape, AgentRunError> {
+fn build_shape<D>(inner: &StepConfig<D>, lists: &Lists<D>) -> Result<Shape, AgentRunError> {
     let mut ordinary = Vec::new();
     let mut deferred = Vec::new();
     for (l, list) in lists.iter().enumerate() {
@@ -170,7 +170,7 @@ impl<D: Clone + Send + Sync + 'static> ToolIndex<D> {
     /// ones in catalogue order, then `search_tools`; the others stay hidden.
     pub(super) fn with_tool_search(
         lists: Lists<D>,
-        inner: &AgentInner<D>,
+        inner: &StepConfig<D>,
         ctx: &RunContext<D>,
     ) -> Result<Self, AgentRunError> {
         let Some(shape) = inner.tool_layout.shape(inner, &lists)? else {

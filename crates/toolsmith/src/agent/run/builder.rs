@@ -1,0 +1,286 @@
+//! [`RunBuilder`]: the options of one run; and what a run returns ([`RunResult`], [`RunRecord`]).
+
+use super::{AgentRun, Pending};
+use std::collections::HashMap;
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
+use std::sync::Arc;
+
+use crate::agent::{Agent, AgentEvent, EventStream};
+use crate::run::{EventSink, RunState};
+
+use crate::deferred::DeferredToolResults;
+use crate::error::{AgentRunError, UserError};
+use crate::messages::{ModelMessage, UserPromptContent};
+use crate::model::ModelSettings;
+use crate::usage::{RunUsage, UsageLimits};
+
+/// Options for one run; `.await` it to run to the end.
+#[must_use = "a run does nothing until it is awaited"]
+pub struct RunBuilder<'a, D, O> {
+    agent: &'a Agent<D, O>,
+    prompt: Option<UserPromptContent>,
+    deps: Option<D>,
+    history: Option<Vec<ModelMessage>>,
+    settings: Option<ModelSettings>,
+    limits: Option<UsageLimits>,
+    metadata: Option<serde_json::Value>,
+    deferred: Option<DeferredToolResults>,
+    events: Option<EventSink>,
+}
+
+impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, O> {
+    pub(crate) fn new(agent: &'a Agent<D, O>, prompt: Option<UserPromptContent>) -> Self {
+        RunBuilder {
+            agent,
+            prompt,
+            deps: None,
+            history: None,
+            settings: None,
+            limits: None,
+            metadata: None,
+            deferred: None,
+            events: None,
+        }
+    }
+
+    /// The dependencies tools receive.
+    pub fn deps(mut self, deps: D) -> Self {
+        self.deps = Some(deps);
+        self
+    }
+
+    /// Continues from a message history (the messages of an earlier run, or a history written
+    /// by Pydantic AI).
+    pub fn message_history(mut self, history: Vec<ModelMessage>) -> Self {
+        self.history = Some(history);
+        self
+    }
+
+    /// Model settings for this run, over the agent's.
+    pub fn model_settings(mut self, settings: ModelSettings) -> Self {
+        self.settings = Some(settings);
+        self
+    }
+
+    /// Usage limits for this run, instead of the agent's.
+    pub fn usage_limits(mut self, limits: UsageLimits) -> Self {
+        self.limits = Some(limits);
+        self
+    }
+
+    /// Results for the deferred calls the history ends with (approvals and external results):
+    /// the run settles those calls first, then continues.
+    pub fn deferred_tool_results(mut self, results: DeferredToolResults) -> Self {
+        self.deferred = Some(results);
+        self
+    }
+
+    /// Calls `handler` with every event of the run, as it happens (see [`AgentEvent`]).
+    pub fn event_handler(mut self, handler: impl Fn(AgentEvent) + Send + Sync + 'static) -> Self {
+        self.events = Some(Arc::new(handler));
+        self
+    }
+
+    /// The run's events as a stream, and the run itself: drive both, e.g. with `tokio::join!`.
+    ///
+    /// ```
+    /// use futures::StreamExt;
+    /// use toolsmith::prelude::*;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), AgentRunError> {
+    /// let agent = Agent::builder(TestModel::default()).build()?;
+    /// let (events, run) = agent.run("hi").stream();
+    /// let (result, events) = tokio::join!(run, events.collect::<Vec<_>>());
+    /// assert_eq!(result?.output(), "success (no tool calls)");
+    /// assert!(events.len() >= 3);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn stream(mut self) -> (EventStream, impl Future<Output = Result<RunResult<O>, AgentRunError>> + Send + 'a) {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        self.events = Some(Arc::new(move |e| {
+            let _ = tx.send(e);
+        }));
+        (EventStream { rx }, self.into_future())
+    }
+
+    /// Metadata attached to the run, readable by tools.
+    pub fn metadata(mut self, metadata: serde_json::Value) -> Self {
+        self.metadata = Some(metadata);
+        self
+    }
+
+    /// The run as a state machine, to step through its nodes with [`AgentRun::next`].
+    pub fn iter(self) -> Result<AgentRun<D, O>, AgentRunError> {
+        let inner = &self.agent.inner;
+        let deps = match self.deps.or_else(|| inner.default_deps.clone()) {
+            Some(d) => d,
+            None => match default_unit::<D>() {
+                Some(d) => d,
+                None => {
+                    return Err(AgentRunError::User(UserError::new(format!(
+                        "this agent's tools need dependencies of type {}: pass them with `.deps(...)` on the run, or set `default_deps` on the builder",
+                        std::any::type_name::<D>()
+                    ))));
+                }
+            },
+        };
+        let settings = match (&inner.model_settings, self.settings) {
+            (Some(a), Some(b)) => Some(a.merged(&b)),
+            (a, b) => b.or_else(|| a.clone()),
+        };
+        let history = self.history.unwrap_or_default();
+        let conversation_id = history
+            .iter()
+            .rev()
+            .find_map(|m| match m {
+                ModelMessage::Request(r) => r.conversation_id.clone(),
+                ModelMessage::Response(r) => r.conversation_id.clone(),
+            })
+            .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
+        let new_start = history.len();
+        let run_id = uuid::Uuid::now_v7().to_string();
+        let prompt_text = self.prompt.as_ref().map(|p| Arc::from(p.text()));
+        Ok(AgentRun {
+            agent: self.agent.clone(),
+            deps,
+            prompt: self.prompt,
+            settings,
+            limits: self.limits.or_else(|| inner.usage_limits.clone()).unwrap_or_default(),
+            metadata: self.metadata,
+            deferred: self.deferred,
+            state: RunState {
+                events: self.events,
+                messages: Arc::new(history),
+                new_start,
+                usage: RunUsage::default(),
+                retries: Arc::new(HashMap::new()),
+                output_retries: 0,
+                run_step: 0,
+                refused: Default::default(),
+                run_id: run_id.clone(),
+                conversation_id: conversation_id.clone(),
+            },
+            next: Pending::Start,
+            tools: None,
+            finished: None,
+            run_id: Arc::from(run_id.as_str()),
+            conversation_id: Arc::from(conversation_id.as_str()),
+            prompt_text,
+            caps: inner.capabilities.clone(),
+            toolsets: None,
+            begun: false,
+            toolsets_entered: false,
+            event_drain: None,
+        })
+    }
+
+    /// Runs to the end and returns the output, the messages and the usage whether the run
+    /// succeeded or not.
+    pub async fn run_capturing(self) -> RunRecord<O> {
+        let mut run = match self.iter() {
+            Ok(r) => r,
+            Err(e) => {
+                return RunRecord { result: Err(e), messages: Vec::new(), new_start: 0, usage: RunUsage::default() };
+            }
+        };
+        let result = run.drive().await;
+        let state = run.state;
+        RunRecord {
+            result,
+            messages: Arc::try_unwrap(state.messages).unwrap_or_else(|a| (*a).clone()),
+            new_start: state.new_start,
+            usage: state.usage,
+        }
+    }
+
+    /// Runs to the end on a new single-threaded runtime, blocking the current thread.
+    /// Do not call it from inside an async runtime; `.await` the builder there.
+    pub fn run_sync(self) -> Result<RunResult<O>, AgentRunError>
+    where
+        D: 'a,
+    {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| AgentRunError::User(UserError::new(format!("could not start a runtime for run_sync: {e}"))))?;
+        rt.block_on(self.into_future())
+    }
+}
+
+fn default_unit<D: 'static>() -> Option<D> {
+    let unit: Box<dyn std::any::Any> = Box::new(());
+    unit.downcast::<D>().ok().map(|b| *b)
+}
+
+impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> IntoFuture for RunBuilder<'a, D, O> {
+    type Output = Result<RunResult<O>, AgentRunError>;
+    type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send + 'a>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(async move {
+            let record = self.run_capturing().await;
+            let output = record.result?;
+            Ok(RunResult { output, messages: record.messages, new_start: record.new_start, usage: record.usage })
+        })
+    }
+}
+
+/// The result of a successful run.
+#[derive(Debug, Clone)]
+pub struct RunResult<O> {
+    pub(super) output: O,
+    pub(super) messages: Vec<ModelMessage>,
+    pub(super) new_start: usize,
+    pub(super) usage: RunUsage,
+}
+
+impl<O> RunResult<O> {
+    /// The output.
+    pub fn output(&self) -> &O {
+        &self.output
+    }
+
+    /// The output, by value.
+    pub fn into_output(self) -> O {
+        self.output
+    }
+
+    /// Every message, history included.
+    pub fn all_messages(&self) -> &[ModelMessage] {
+        &self.messages
+    }
+
+    /// The messages of this run only.
+    pub fn new_messages(&self) -> &[ModelMessage] {
+        &self.messages[self.new_start.min(self.messages.len())..]
+    }
+
+    /// The run's usage.
+    pub fn usage(&self) -> &RunUsage {
+        &self.usage
+    }
+}
+
+/// Everything a run produced, whether it succeeded or failed.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct RunRecord<O> {
+    /// The output or the error.
+    pub result: Result<O, AgentRunError>,
+    /// Every message, history included, up to the end or the error.
+    pub messages: Vec<ModelMessage>,
+    /// Where this run's new messages start in `messages`.
+    pub new_start: usize,
+    /// The run's usage.
+    pub usage: RunUsage,
+}
+
+impl<O> RunRecord<O> {
+    /// The messages of this run only.
+    pub fn new_messages(&self) -> &[ModelMessage] {
+        &self.messages[self.new_start.min(self.messages.len())..]
+    }
+}

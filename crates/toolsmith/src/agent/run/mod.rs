@@ -1,0 +1,376 @@
+//! One run of an agent: a state machine stepped by [`AgentRun::next`], driven to the end by
+//! awaiting a [`RunBuilder`].
+
+mod builder;
+mod request;
+
+use std::sync::Arc;
+
+use crate::agent::{Agent, AgentInner, EventStream};
+use crate::run::{RunOutput, RunState};
+use crate::toolset::DynToolset;
+use futures::future::BoxFuture;
+
+use crate::capability::{AgentNode, Capabilities, NodeResult};
+use crate::context::RunContext;
+use crate::deferred::DeferredToolResults;
+use crate::error::{AgentRunError, UserError};
+use crate::execution::{Resume, ToolIndex};
+use crate::messages::{ModelMessage, ModelRequestPart, ModelResponse, UserPromptContent};
+use crate::model::ModelSettings;
+use crate::usage::{RunUsage, UsageLimits};
+
+pub use builder::{RunBuilder, RunRecord, RunResult};
+
+enum Pending {
+    Start,
+    Request,
+    Response(ModelResponse, Option<Resume>),
+    Done,
+}
+
+/// A node of a run, as returned by [`AgentRun::next`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum Node {
+    /// The first request was built (system prompt, user prompt).
+    UserPrompt,
+    /// A request was sent to the model and answered.
+    ModelRequest {
+        /// The model's response.
+        response: ModelResponse,
+    },
+    /// The response's tool calls were handled; the next request has these parts.
+    CallTools {
+        /// The parts of the next request (tool returns, retries, content).
+        parts: Vec<ModelRequestPart>,
+    },
+    /// The run ended.
+    End,
+}
+
+/// A run in progress. Step it with [`AgentRun::next`] until [`Node::End`], then take the
+/// output with [`AgentRun::into_result`].
+pub struct AgentRun<D, O> {
+    agent: Agent<D, O>,
+    deps: D,
+    prompt: Option<UserPromptContent>,
+    settings: Option<ModelSettings>,
+    limits: UsageLimits,
+    metadata: Option<serde_json::Value>,
+    deferred: Option<DeferredToolResults>,
+    pub(crate) state: RunState,
+    next: Pending,
+    tools: Option<ToolIndex<D>>,
+    finished: Option<RunOutput>,
+    /// Shared copies of what every context carries.
+    run_id: Arc<str>,
+    conversation_id: Arc<str>,
+    prompt_text: Option<Arc<str>>,
+    /// The capabilities of this run (each one's `for_run` instance).
+    caps: Capabilities<D>,
+    /// The toolsets of this run, when its capabilities' `for_run` instances bring their own.
+    toolsets: Option<Vec<Arc<dyn DynToolset<D>>>>,
+    /// Whether the run has started (capabilities instanced, toolsets entered, `before_run`).
+    begun: bool,
+    /// Whether the run's toolsets were entered (and are to be exited at its end).
+    toolsets_entered: bool,
+    /// The task passing the run's events through the capabilities' `wrap_event_stream`.
+    event_drain: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
+    /// All messages so far.
+    pub fn messages(&self) -> &[ModelMessage] {
+        &self.state.messages
+    }
+
+    /// Usage so far.
+    pub fn usage(&self) -> &RunUsage {
+        &self.state.usage
+    }
+
+    pub(crate) fn context(&self) -> RunContext<D> {
+        let inner: &AgentInner<D> = &self.agent.inner;
+        RunContext {
+            deps: self.deps.clone(),
+            model: inner.model_info.clone(),
+            usage: self.state.usage.clone(),
+            prompt: self.prompt_text.clone(),
+            messages: self.state.messages.clone(),
+            retries: self.state.retries.clone(),
+            tool_call_id: None,
+            tool_name: None,
+            retry: 0,
+            max_retries: inner.step.retries,
+            run_step: self.state.run_step,
+            tool_call_approved: false,
+            tool_call_metadata: None,
+            run_id: self.run_id.clone(),
+            conversation_id: self.conversation_id.clone(),
+            metadata: self.metadata.clone(),
+            model_settings: self.settings.clone(),
+        }
+    }
+
+    async fn drive(&mut self) -> Result<O, AgentRunError> {
+        let output = self.drive_output().await?;
+        (self.agent.convert)(output)
+    }
+
+    /// The run to its end through the capabilities' `wrap_run`, with the run hooks around it.
+    async fn drive_output(&mut self) -> Result<RunOutput, AgentRunError> {
+        if let Err(e) = self.begin().await {
+            return self.finish(Err(e)).await;
+        }
+        if self.caps.is_empty() {
+            let result = self.advance_to_end().await;
+            return self.finish(result).await;
+        }
+        let caps = self.caps.clone();
+        let ctx = self.context();
+        let result = {
+            let cell = tokio::sync::Mutex::new(&mut *self);
+            let core = || -> BoxFuture<'_, Result<RunOutput, AgentRunError>> {
+                Box::pin(async {
+                    let mut run = cell.lock().await;
+                    run.advance_to_end().await
+                })
+            };
+            caps.run(0, &ctx, &core).await
+        };
+        self.finish(result).await
+    }
+
+    async fn advance_to_end(&mut self) -> Result<RunOutput, AgentRunError> {
+        loop {
+            if let Some(output) = self.advance().await? {
+                return Ok(output);
+            }
+        }
+    }
+
+    /// Advances the run by one node. After [`Node::End`], [`AgentRun::into_result`] gives the
+    /// output.
+    pub async fn next(&mut self) -> Result<Node, AgentRunError> {
+        if matches!(self.next, Pending::Done) {
+            return Ok(Node::End);
+        }
+        let advanced = match self.begin().await {
+            Ok(()) => self.advance().await,
+            Err(e) => Err(e),
+        };
+        let ended = match advanced {
+            Ok(None) => None,
+            Ok(Some(output)) => Some(Ok(output)),
+            Err(e) => Some(Err(e)),
+        };
+        if let Some(result) = ended {
+            self.finished = Some(self.finish(result).await?);
+            return Ok(Node::End);
+        }
+        Ok(match &self.next {
+            Pending::Response(r, _) => Node::ModelRequest { response: r.clone() },
+            Pending::Request => match self.state.messages.last() {
+                Some(ModelMessage::Request(r)) if self.state.run_step > 0 => Node::CallTools { parts: r.parts.clone() },
+                _ => Node::UserPrompt,
+            },
+            _ => Node::End,
+        })
+    }
+
+    /// The output of a run that reached [`Node::End`].
+    pub fn into_result(mut self) -> Result<RunResult<O>, AgentRunError> {
+        let out = self.finished.take().ok_or_else(|| {
+            AgentRunError::User(UserError::new("the run has not ended yet: call `next()` until it returns Node::End"))
+        })?;
+        let output = (self.agent.convert)(out)?;
+        let state = self.state;
+        Ok(RunResult {
+            output,
+            messages: Arc::try_unwrap(state.messages).unwrap_or_else(|a| (*a).clone()),
+            new_start: state.new_start,
+            usage: state.usage,
+        })
+    }
+
+    /// The start of a run, once: the capabilities' per-run instances (and their toolsets), the
+    /// event stream through the capabilities, the toolsets entered, then `before_run`.
+    async fn begin(&mut self) -> Result<(), AgentRunError> {
+        if self.begun {
+            return Ok(());
+        }
+        self.begun = true;
+        let ctx = self.context();
+        let (caps, fresh) = self.agent.inner.capabilities.for_run(&ctx);
+        self.caps = caps;
+        if fresh {
+            let inner = &self.agent.inner;
+            let mut toolsets = inner.toolsets[..inner.capability_toolsets_from].to_vec();
+            for ts in self.caps.toolsets() {
+                crate::toolset::Toolset::check(&ts)?;
+                toolsets.push(Arc::new(ts));
+            }
+            self.toolsets = Some(toolsets);
+        }
+        if !self.caps.is_empty() {
+            let combined = crate::toolset::CombinedToolset::from_dyn(self.run_toolsets().to_vec());
+            if let Some(wrapped) = self.caps.wrap_toolset(crate::toolset::BoxedToolset::new(combined)) {
+                self.toolsets = Some(vec![wrapped.0]);
+            }
+        }
+        if self.caps.wraps_event_stream() {
+            self.start_event_stream(&ctx)?;
+        }
+        let toolsets = self.run_toolsets().to_vec();
+        for (entered, ts) in toolsets.iter().enumerate() {
+            if let Err(e) = ts.enter_boxed().await {
+                for ts in toolsets[..entered].iter().rev() {
+                    ts.exit_boxed().await;
+                }
+                self.toolsets_entered = false;
+                return Err(AgentRunError::User(e));
+            }
+        }
+        self.toolsets_entered = true;
+        self.caps.before_run(&ctx).await
+    }
+
+    /// The end of a run: `after_run` on success, `on_run_error` on failure (which may recover
+    /// with an output), then the toolsets exited and the last events delivered.
+    async fn finish(&mut self, result: Result<RunOutput, AgentRunError>) -> Result<RunOutput, AgentRunError> {
+        self.next = Pending::Done;
+        let ctx = self.context();
+        let outcome = match result {
+            Ok(output) => match self.caps.after_run(&ctx, output).await {
+                Ok(output) => Ok(output),
+                Err(e) => self.caps.on_run_error(&ctx, e).await,
+            },
+            Err(e) => self.caps.on_run_error(&ctx, e).await,
+        };
+        if std::mem::take(&mut self.toolsets_entered) {
+            for ts in self.run_toolsets().iter().rev() {
+                ts.exit_boxed().await;
+            }
+        }
+        self.end_event_stream().await;
+        outcome
+    }
+
+    fn run_toolsets(&self) -> &[Arc<dyn DynToolset<D>>] {
+        self.toolsets.as_deref().unwrap_or(&self.agent.inner.toolsets)
+    }
+
+    /// Passes the run's events through the capabilities' `wrap_event_stream` on their way to
+    /// the run's handler (if it has one), in a task of the current runtime.
+    fn start_event_stream(&mut self, ctx: &RunContext<D>) -> Result<(), AgentRunError> {
+        use futures::StreamExt;
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| {
+            AgentRunError::User(UserError::new(
+                "a capability wraps the event stream, which needs a Tokio runtime: run the agent inside one (or with `run_sync`)",
+            ))
+        })?;
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut events = self.caps.wrap_event_stream(ctx, EventStream { rx }.boxed());
+        let handler = self.state.events.take();
+        self.event_drain = Some(runtime.spawn(async move {
+            while let Some(event) = events.next().await {
+                if let Some(handler) = &handler {
+                    handler(event);
+                }
+            }
+        }));
+        self.state.events = Some(Arc::new(move |e| {
+            let _ = tx.send(e);
+        }));
+        Ok(())
+    }
+
+    /// Waits until the wrapped event stream has delivered its last event.
+    async fn end_event_stream(&mut self) {
+        if let Some(drain) = self.event_drain.take() {
+            self.state.events = None;
+            let _ = drain.await;
+        }
+    }
+
+    /// One node of the run through the capabilities' node hooks; `Some` when the run has its
+    /// final output.
+    async fn advance(&mut self) -> Result<Option<RunOutput>, AgentRunError> {
+        if self.caps.is_empty() {
+            return self.transition().await;
+        }
+        let node = self.pending_node()?;
+        let caps = self.caps.clone();
+        let ctx = self.context();
+        let result = {
+            let cell = tokio::sync::Mutex::new(&mut *self);
+            let core = |node: AgentNode| -> BoxFuture<'_, Result<NodeResult, AgentRunError>> {
+                Box::pin(async {
+                    let mut run = cell.lock().await;
+                    run.run_node(node).await
+                })
+            };
+            caps.node(0, &ctx, node, &core).await?
+        };
+        match result {
+            NodeResult::End(output) => Ok(Some(output)),
+            NodeResult::Next(node) => {
+                self.set_next(node)?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// Runs `node` and says what comes next.
+    async fn run_node(&mut self, node: AgentNode) -> Result<NodeResult, AgentRunError> {
+        self.set_next(node)?;
+        if let Some(output) = self.transition().await? {
+            return Ok(NodeResult::End(output));
+        }
+        Ok(NodeResult::Next(self.pending_node()?))
+    }
+
+    /// The node the run does next, as the node hooks see it.
+    fn pending_node(&self) -> Result<AgentNode, AgentRunError> {
+        Ok(match &self.next {
+            Pending::Start => AgentNode::UserPrompt,
+            Pending::Request => AgentNode::ModelRequest,
+            Pending::Response(r, _) => AgentNode::CallTools { response: r.clone() },
+            Pending::Done => return Err(AgentRunError::User(UserError::new("the run has already ended"))),
+        })
+    }
+
+    /// Makes `node` the next thing the run does (a hook may have replaced it).
+    fn set_next(&mut self, node: AgentNode) -> Result<(), AgentRunError> {
+        self.next = match (node, std::mem::replace(&mut self.next, Pending::Done)) {
+            (AgentNode::UserPrompt, Pending::Start) => Pending::Start,
+            (AgentNode::UserPrompt, _) => {
+                return Err(AgentRunError::User(UserError::new(
+                    "a run starts with its UserPrompt node only: a node hook cannot go back to it (go on with AgentNode::ModelRequest instead)",
+                )));
+            }
+            (AgentNode::ModelRequest, _) => Pending::Request,
+            (AgentNode::CallTools { response }, Pending::Response(_, resume)) => Pending::Response(response, resume),
+            (AgentNode::CallTools { response }, _) => Pending::Response(response, None),
+        };
+        Ok(())
+    }
+
+    async fn transition(&mut self) -> Result<Option<RunOutput>, AgentRunError> {
+        match std::mem::replace(&mut self.next, Pending::Done) {
+            Pending::Start => {
+                self.start()?;
+                Ok(None)
+            }
+            Pending::Request => {
+                if let Some(response) = self.request().await? {
+                    self.next = Pending::Response(response, None);
+                }
+                Ok(None)
+            }
+            Pending::Response(response, resume) => self.handle_response(response, resume).await,
+            Pending::Done => Err(AgentRunError::User(UserError::new("the run has already ended"))),
+        }
+    }
+}

@@ -1,0 +1,421 @@
+//! A run's requests and responses: the first request, resumes with deferred results, the model
+//! request through the capabilities, and what a response leads to.
+
+use super::{AgentRun, Pending};
+
+use crate::agent::AgentEvent;
+use crate::run::RunOutput;
+use futures::future::BoxFuture;
+
+use crate::capability::{ModelRequestContext, OutputInfo, OutputKind};
+use crate::deferred::{DeferredToolRequests, DeferredToolResults, ToolApproval};
+use crate::error::{AgentRunError, UserError};
+use crate::execution::{self, Resolution, Resume, StepOutcome, ToolIndex};
+use crate::messages::{
+    ModelMessage, ModelRequest, ModelRequestPart, ModelResponse, RetryCause, RetryFeedbackPart, RetryInfo,
+    SystemPromptPart, UserPromptPart,
+};
+use crate::model::{ModelRequestParameters, check_static_tool_choice};
+use crate::tool::ToolError;
+
+impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
+    pub(super) fn start(&mut self) -> Result<(), AgentRunError> {
+        let output_names: Vec<&str> =
+            self.agent.inner.step.output.output_tool().map(|t| t.name.as_str()).into_iter().collect();
+        check_static_tool_choice(self.settings.as_ref().and_then(|s| s.tool_choice.as_ref()), &output_names)?;
+        if let Some(results) = self.deferred.take() {
+            return self.start_resume(results);
+        }
+        let inner = &self.agent.inner;
+        let mut parts = Vec::new();
+        if self.state.messages.is_empty() {
+            parts.extend(inner.system_prompts.iter().map(|p| ModelRequestPart::SystemPrompt(SystemPromptPart::new(p))));
+        }
+        if let Some(prompt) = &self.prompt {
+            parts.push(ModelRequestPart::UserPrompt(UserPromptPart::new(prompt.clone())));
+        }
+        if parts.is_empty() {
+            // No new prompt: continue from the history.
+            match self.state.messages.last() {
+                Some(ModelMessage::Response(r)) if r.tool_calls().next().is_some() => {
+                    self.next = Pending::Response(r.clone(), None);
+                    return Ok(());
+                }
+                Some(ModelMessage::Request(_)) => {
+                    self.next = Pending::Request;
+                    return Ok(());
+                }
+                _ => {
+                    return Err(AgentRunError::User(UserError::new(
+                        "nothing to run: give a prompt, or a message history that ends with a request or with unanswered tool calls",
+                    )));
+                }
+            }
+        }
+        let mut request = ModelRequest::new(parts);
+        request.run_id = Some(self.state.run_id.clone());
+        request.conversation_id = Some(self.state.conversation_id.clone());
+        self.state.push(request);
+        self.next = Pending::Request;
+        Ok(())
+    }
+
+    /// Settles the deferred calls the history ends with.
+    pub(super) fn start_resume(&mut self, results: DeferredToolResults) -> Result<(), AgentRunError> {
+        let (response, resume) = self.build_resume(results, None)?;
+        self.next = Pending::Response(response, Some(resume));
+        Ok(())
+    }
+
+    /// How each call of the latest response is settled by `results`. Only calls of that
+    /// response that have no result in the history yet can be settled; any other id is refused.
+    /// With `pending` (deferred calls being handled inline), calls left without a result are
+    /// deferred again.
+    pub(super) fn build_resume(
+        &self,
+        results: DeferredToolResults,
+        pending: Option<&DeferredToolRequests>,
+    ) -> Result<(ModelResponse, Resume), AgentRunError> {
+        let user = |m: String| AgentRunError::User(UserError::new(m));
+        let messages = &self.state.messages;
+        let Some(pos) = messages.iter().rposition(|m| matches!(m, ModelMessage::Response(_))) else {
+            return Err(user(if messages.is_empty() {
+                "Tool call results were provided, but the message history is empty.".into()
+            } else {
+                "Tool call results were provided, but the message history does not contain a `ModelResponse`.".into()
+            }));
+        };
+        let Some(ModelMessage::Response(response)) = messages.get(pos) else {
+            return Err(user("the message history changed while resuming".into()));
+        };
+        let response = response.clone();
+        if response.tool_calls().next().is_none() {
+            return Err(user(
+                "Tool call results were provided, but the message history does not contain any unprocessed tool calls."
+                    .into(),
+            ));
+        }
+        let mut resolutions = std::collections::HashMap::new();
+        for m in &messages[pos + 1..] {
+            if let ModelMessage::Request(r) = m {
+                for p in &r.parts {
+                    let id = match p {
+                        ModelRequestPart::ToolReturn(t) => Some(&t.tool_call_id),
+                        ModelRequestPart::RetryPrompt(t) => t.tool_call_id.as_ref(),
+                        _ => None,
+                    };
+                    if let Some(id) = id {
+                        if results.approvals.contains_key(id) || results.calls.contains_key(id) {
+                            return Err(user(format!(
+                                "Tool call '{id}' already has a result in the message history; remove it from the deferred tool results."
+                            )));
+                        }
+                        resolutions.insert(id.clone(), Resolution::Skip);
+                    }
+                }
+            }
+        }
+        let call_ids: std::collections::HashSet<&str> =
+            response.tool_calls().map(|c| c.tool_call_id.as_str()).collect();
+        for id in results.approvals.keys().chain(results.calls.keys()).chain(results.metadata.keys()) {
+            if !call_ids.contains(id.as_str()) {
+                return Err(user(format!(
+                    "Tool call '{id}' is not among the pending calls of the message history: results can only be given for calls that are waiting for them."
+                )));
+            }
+        }
+        let mut provided = Vec::new();
+        for (id, approval) in results.approvals {
+            let r = match approval {
+                ToolApproval::Approved { override_args } => {
+                    Resolution::Approved { args: override_args, metadata: results.metadata.get(&id).cloned() }
+                }
+                ToolApproval::Denied { message } => Resolution::Denied(message),
+            };
+            provided.push(id.clone());
+            resolutions.insert(id, r);
+        }
+        for (id, result) in results.calls {
+            provided.push(id.clone());
+            resolutions.insert(id, Resolution::External(result));
+        }
+        let prompt = if pending.is_none() { self.prompt.clone().map(UserPromptPart::new) } else { None };
+        Ok((response, Resume { resolutions, provided, prompt, pending: pending.cloned() }))
+    }
+
+    pub(super) async fn collect_tools(&mut self) -> Result<(), AgentRunError> {
+        let ctx = self.context();
+        let toolsets = self.toolsets.as_deref().unwrap_or(&self.agent.inner.toolsets);
+        self.tools = Some(ToolIndex::collect(&self.agent.inner.step, toolsets, &self.caps, &ctx).await?);
+        Ok(())
+    }
+
+    /// Sends the next request; `None` when a capability asked the model to try again (a retry
+    /// prompt is then the next request).
+    pub(super) async fn request(&mut self) -> Result<Option<ModelResponse>, AgentRunError> {
+        self.state.run_step += 1;
+        self.collect_tools().await?;
+        if let Some(limit) = self.limits.request_limit
+            && self.state.usage.requests + 1 > limit
+        {
+            return Err(AgentRunError::UsageLimitExceeded {
+                message: format!(
+                    "The next request would exceed the request_limit of {limit}. Consider raising the limit, or see the docs on usage limits for budget-aware patterns: https://pydantic.dev/docs/ai/core-concepts/agent/#usage-limits"
+                ),
+            });
+        }
+        let inner = &self.agent.inner;
+        let ctx = self.context();
+        let tools = self.tools.as_ref().map(|t| t.definitions()).unwrap_or_default();
+        let mut output_tools: Vec<_> = inner.step.output.output_tool().cloned().into_iter().collect();
+        if !output_tools.is_empty() && !self.caps.is_empty() {
+            output_tools = self.caps.prepare_output_tools(&ctx, output_tools).await?;
+        }
+        let mut instructions: Vec<String> = inner.instructions.iter().cloned().collect();
+        instructions.extend(self.caps.instructions(&ctx).await);
+        let instructions = if instructions.is_empty() { None } else { Some(instructions.join("\n\n")) };
+        let settings = self.caps.model_settings(&ctx, self.settings.clone());
+        // The context shares the history: dropped first, the history changes in place.
+        drop(ctx);
+        if let Some(last) = self.state.last_request_mut() {
+            last.instructions = instructions.clone();
+        }
+        let params = ModelRequestParameters {
+            function_tools: tools,
+            output_tools,
+            allow_text_output: inner.step.output.allows_text(),
+            instructions,
+        };
+        self.state.usage.requests += 1;
+        let step = self.state.run_step;
+        self.state.emit(|| AgentEvent::ModelRequest { step });
+        let ctx = self.context();
+        let model = &inner.model;
+        let streaming = self.state.events.as_ref().and_then(|sink| inner.streaming.as_ref().map(|m| (sink, m)));
+        // The model's answer, kept for a retry asked after it (the response stays in the history).
+        let answered: std::sync::Mutex<Option<ModelResponse>> = std::sync::Mutex::new(None);
+        let keep_answer = !self.caps.is_empty();
+        let core = |req: ModelRequestContext| -> BoxFuture<'_, Result<ModelResponse, AgentRunError>> {
+            let answered = &answered;
+            Box::pin(async move {
+                let result = match streaming {
+                    Some((sink, m)) => {
+                        match m.request_stream_boxed(&req.messages, req.settings.as_ref(), &req.params).await {
+                            Ok(mut stream) => {
+                                use futures::StreamExt;
+                                let mut last = Err(crate::model::ModelError::new(
+                                    "UnexpectedModelBehavior",
+                                    "the model's stream ended before its final response; the connection may have been cut, try again",
+                                ));
+                                while let Some(event) = stream.next().await {
+                                    match event {
+                                        Ok(crate::model::ModelStreamEvent::Final(r)) => {
+                                            last = Ok(r);
+                                            break;
+                                        }
+                                        Ok(e) => sink(AgentEvent::Stream(e)),
+                                        Err(e) => {
+                                            last = Err(e);
+                                            break;
+                                        }
+                                    }
+                                }
+                                last
+                            }
+                            Err(e) => Err(e),
+                        }
+                    }
+                    None => model.request_boxed(&req.messages, req.settings.as_ref(), &req.params).await,
+                };
+                if keep_answer && let Ok(r) = &result {
+                    *answered.lock().unwrap_or_else(|p| p.into_inner()) = Some(r.clone());
+                }
+                result.map_err(|e| match e.kind.as_str() {
+                    "UserError" => AgentRunError::User(UserError::new(e.message)),
+                    _ => AgentRunError::Model { kind: e.kind, message: e.message },
+                })
+            })
+        };
+        let request = ModelRequestContext { messages: self.state.messages.clone(), settings, params };
+        let outcome = self.caps.model_request(0, &ctx, request, &core).await;
+        // The context shares the history: dropped first, the history grows in place.
+        drop(ctx);
+        let response = match outcome {
+            Ok(response) => response,
+            Err(AgentRunError::Retry(retry)) => {
+                let answer = answered.into_inner().unwrap_or_else(|p| p.into_inner());
+                if let Some(response) = answer {
+                    self.record_response(response)?;
+                }
+                self.output_retry(retry.content, RetryCause::ModelRetry)?;
+                return Ok(None);
+            }
+            Err(e) => return Err(e),
+        };
+        self.record_response(response).map(Some)
+    }
+
+    /// Counts a response's usage (checking the token limits) and adds it to the history.
+    pub(super) fn record_response(&mut self, mut response: ModelResponse) -> Result<ModelResponse, AgentRunError> {
+        let usage = response.usage.clone();
+        self.state.usage.input_tokens += usage.input_tokens;
+        self.state.usage.output_tokens += usage.output_tokens;
+        self.state.usage.cache_read_tokens += usage.cache_read_tokens;
+        self.state.usage.cache_write_tokens += usage.cache_write_tokens;
+        self.check_token_limits()?;
+        response.run_id = Some(self.state.run_id.clone());
+        response.conversation_id = Some(self.state.conversation_id.clone());
+        if response.timestamp.is_none() {
+            response.timestamp = Some(chrono::Utc::now());
+        }
+        self.state.push(response.clone());
+        self.state.emit(|| AgentEvent::ModelResponse { response: response.clone() });
+        Ok(response)
+    }
+
+    pub(super) fn check_token_limits(&self) -> Result<(), AgentRunError> {
+        let u = &self.state.usage;
+        let checks = [
+            ("input_tokens_limit", self.limits.input_tokens_limit, u.input_tokens, "input_tokens"),
+            ("output_tokens_limit", self.limits.output_tokens_limit, u.output_tokens, "output_tokens"),
+            ("total_tokens_limit", self.limits.total_tokens_limit, u.total_tokens(), "total_tokens"),
+        ];
+        for (name, limit, value, counter) in checks {
+            if let Some(limit) = limit
+                && value > limit
+            {
+                return Err(AgentRunError::UsageLimitExceeded {
+                    message: format!("Exceeded the {name} of {limit} ({counter}={value})"),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) async fn handle_response(
+        &mut self,
+        response: ModelResponse,
+        resume: Option<Resume>,
+    ) -> Result<Option<RunOutput>, AgentRunError> {
+        if self.tools.is_none() {
+            self.collect_tools().await?;
+        }
+        if response.tool_calls().next().is_some() {
+            // The history has its own copy of the response: the calls move out of this one.
+            let calls: Vec<_> = response
+                .parts
+                .into_iter()
+                .filter_map(|p| match p {
+                    crate::messages::ModelResponsePart::ToolCall(c) => Some(c),
+                    _ => None,
+                })
+                .collect();
+            // The next request goes into the history first (a failure leaves it as it stood),
+            // before the contexts that share the history are made.
+            let mut request = ModelRequest::new(Vec::new());
+            request.run_id = Some(self.state.run_id.clone());
+            request.conversation_id = Some(self.state.conversation_id.clone());
+            self.state.push(request);
+            let ctx = self.context();
+            let tools = self.tools.take().unwrap_or_default();
+            let outcome = execution::process_tool_calls(
+                &self.agent.inner.step,
+                &self.caps,
+                &mut self.state,
+                &tools,
+                ctx,
+                &self.limits,
+                calls,
+                resume,
+            )
+            .await;
+            self.tools = Some(tools);
+            return match outcome? {
+                StepOutcome::Final(out) => {
+                    let tool_name = self.agent.inner.step.output.output_tool().map(|t| t.name.clone());
+                    self.state.emit(|| AgentEvent::FinalResult { tool_name });
+                    Ok(Some(out))
+                }
+                StepOutcome::Deferred(requests) => {
+                    if !self.caps.is_empty() {
+                        let ctx = self.context();
+                        let results = self.caps.handle_deferred(&ctx, &requests).await;
+                        if !results.is_empty() {
+                            let (response, resume) = self.build_resume(results, Some(&requests))?;
+                            self.next = Pending::Response(response, Some(resume));
+                            return Ok(None);
+                        }
+                    }
+                    if self.agent.inner.step.output.allows_deferred() {
+                        Ok(Some(RunOutput::Deferred(requests)))
+                    } else {
+                        Err(crate::agent::output::deferred_not_allowed())
+                    }
+                }
+                StepOutcome::Continue => {
+                    self.next = Pending::Request;
+                    Ok(None)
+                }
+            };
+        }
+        let inner = &self.agent.inner;
+        let Some(text) = response.text_content() else {
+            return self.output_retry(
+                serde_json::Value::String("Please return text or include your response in a tool call.".into()),
+                RetryCause::ValidationError,
+            );
+        };
+        let kind = if inner.step.output.allows_text() {
+            OutputKind::Text
+        } else if inner.step.output.output_tool().is_some() {
+            OutputKind::StructuredText
+        } else {
+            return Err(AgentRunError::unexpected("the model answered with text, but text output is not allowed"));
+        };
+        if kind == OutputKind::Text && self.caps.is_empty() {
+            self.state.emit(|| AgentEvent::FinalResult { tool_name: None });
+            return Ok(Some(RunOutput::Text(text)));
+        }
+        let mut ctx = self.context();
+        ctx.retry = self.state.output_retries;
+        ctx.max_retries = inner.step.output_retries;
+        let info = OutputInfo { kind, call: None, def: inner.step.output.output_tool() };
+        let settled =
+            execution::settle_output(&inner.step.output, &self.caps, &ctx, info, serde_json::Value::String(text)).await;
+        drop(ctx);
+        match settled {
+            Ok(value) if kind == OutputKind::Text => {
+                self.state.emit(|| AgentEvent::FinalResult { tool_name: None });
+                Ok(Some(RunOutput::Text(match value {
+                    serde_json::Value::String(s) => s,
+                    other => other.to_string(),
+                })))
+            }
+            Ok(value) => Ok(Some(RunOutput::Structured(value))),
+            Err(ToolError::Validation(errors)) => {
+                self.output_retry(serde_json::to_value(&errors).unwrap_or_default(), RetryCause::ValidationError)
+            }
+            Err(ToolError::Retry(retry)) => self.output_retry(retry.content, RetryCause::ModelRetry),
+            Err(other) => Err(execution::output_failure(other)),
+        }
+    }
+
+    pub(super) fn output_retry(
+        &mut self,
+        content: serde_json::Value,
+        cause: RetryCause,
+    ) -> Result<Option<RunOutput>, AgentRunError> {
+        let max = self.agent.inner.step.output_retries;
+        if self.state.output_retries >= max {
+            return Err(AgentRunError::unexpected(format!("Exceeded maximum output retries ({max})")));
+        }
+        self.state.output_retries += 1;
+        let part = RetryFeedbackPart::new(content, RetryInfo::new(cause, self.state.output_retries, max));
+        let mut request = ModelRequest::new(vec![ModelRequestPart::RetryFeedback(part)]);
+        request.run_id = Some(self.state.run_id.clone());
+        request.conversation_id = Some(self.state.conversation_id.clone());
+        self.state.push(request);
+        self.next = Pending::Request;
+        Ok(None)
+    }
+}

@@ -1,0 +1,233 @@
+//! One call: its validation and execution through the capabilities' hooks, the tool itself
+//! under its timeout with panics caught, the parts its result becomes, and the retry budget.
+
+use super::*;
+
+/// Per-step retry bookkeeping: failures of one tool in one step charge one attempt; a success
+/// resets the count; a tool not called keeps it.
+pub(super) struct RetryBook {
+    pub(super) failed: FxHashSet<String>,
+    pub(super) succeeded: FxHashSet<String>,
+}
+
+impl RetryBook {
+    /// Records a failure and returns the retry info for its part, or the exhaustion error.
+    pub(super) fn fail(
+        &mut self,
+        counts: &HashMap<String, u32>,
+        tool: &str,
+        max: u32,
+        cause: RetryCause,
+    ) -> Result<RetryInfo, AgentRunError> {
+        let current = counts.get(tool).copied().unwrap_or(0);
+        if current >= max {
+            return Err(exceeded(tool, max));
+        }
+        self.failed.insert(tool.to_string());
+        Ok(RetryInfo::new(cause, current + 1, max))
+    }
+
+    pub(super) fn apply(self, counts: &mut HashMap<String, u32>) {
+        for name in &self.failed {
+            *counts.entry(name.clone()).or_insert(0) += 1;
+        }
+        for name in self.succeeded {
+            if !self.failed.contains(&name) {
+                counts.remove(&name);
+            }
+        }
+    }
+}
+
+pub(super) fn retried_part(call: &ToolCallPart, content: Value, info: RetryInfo) -> ModelRequestPart {
+    ModelRequestPart::ToolReturn(ToolReturnPart::retried(&call.tool_name, content, &call.tool_call_id, info))
+}
+
+/// The part for a rich return (its metadata kept on the part), and the content sent after it.
+pub(super) fn return_part(call: &ToolCallPart, ret: ToolReturn) -> (ToolReturnPart, Option<Vec<UserContent>>) {
+    let mut part = ToolReturnPart::success(&call.tool_name, ret.return_value, &call.tool_call_id);
+    part.metadata = ret.metadata;
+    (part, ret.content)
+}
+
+pub(super) fn success_part(call: &ToolCallPart, content: Value) -> ModelRequestPart {
+    ModelRequestPart::ToolReturn(ToolReturnPart::success(&call.tool_name, content, &call.tool_call_id))
+}
+
+/// A call to a known function tool: raw arguments until validated, then the validated ones.
+pub(super) struct Ready<D> {
+    pub(super) index: usize,
+    pub(super) call: ToolCallPart,
+    pub(super) tool: ToolsetTool<D>,
+    pub(super) args: Value,
+    pub(super) max_retries: u32,
+    pub(super) timeout: Option<f64>,
+    /// The context the tool and its hooks see.
+    pub(super) ctx: RunContext<D>,
+}
+
+/// Turns a failed validation or execution into the next request's part, a deferral, or the
+/// error that ends the run.
+pub(super) fn settle_error<D>(
+    error: ToolError,
+    r: &Ready<D>,
+    counts: &HashMap<String, u32>,
+    book: &mut RetryBook,
+    parts: &mut Vec<(usize, ModelRequestPart)>,
+    deferred: &mut DeferredToolRequests,
+) -> Result<(), AgentRunError> {
+    let name = &r.call.tool_name;
+    match error {
+        ToolError::Retry(retry) => {
+            let info = book.fail(counts, name, r.max_retries, RetryCause::ModelRetry)?;
+            parts.push((r.index, retried_part(&r.call, retry.content, info)));
+        }
+        ToolError::Validation(errors) => {
+            let info = book.fail(counts, name, r.max_retries, RetryCause::ValidationError)?;
+            parts.push((r.index, retried_part(&r.call, serde_json::to_value(&errors).unwrap_or_default(), info)));
+        }
+        ToolError::ApprovalRequired(a) => {
+            if let Some(m) = a.metadata {
+                deferred.metadata.insert(r.call.tool_call_id.clone(), m);
+            }
+            deferred.approvals.push(r.call.clone());
+        }
+        ToolError::CallDeferred(d) => {
+            if let Some(m) = d.metadata {
+                deferred.metadata.insert(r.call.tool_call_id.clone(), m);
+            }
+            deferred.calls.push(r.call.clone());
+        }
+        ToolError::Failed { kind, message } => {
+            return Err(AgentRunError::ToolFailed { tool: name.clone(), kind, message });
+        }
+        ToolError::Panicked { message } => {
+            return Err(AgentRunError::ToolPanicked { tool: name.clone(), message });
+        }
+    }
+    Ok(())
+}
+
+/// Validates raw arguments against the tool's schema (when it has a validator), then runs its
+/// arguments validator.
+pub(super) fn validate_args<D>(tool: &ToolsetTool<D>, ctx: &RunContext<D>, raw: &Value) -> Result<Value, ToolError> {
+    let validated = match &tool.validator {
+        Some(v) => match raw {
+            Value::String(s) => v.validate_str(s),
+            Value::Null => v.validate(&Value::Object(Default::default())),
+            other => v.validate(other),
+        },
+        None => match raw {
+            Value::String(s) => crate::validation::parse_json_args(s).map_err(|e| vec![e]),
+            Value::Null => Ok(Value::Object(Default::default())),
+            other => Ok(other.clone()),
+        },
+    }
+    .map_err(ToolError::Validation)?;
+    if let Some(check) = &tool.args_validator {
+        check(ctx, &validated).map_err(ToolError::Retry)?;
+    }
+    Ok(validated)
+}
+
+/// Validation of one call's arguments (taken from `r`: the validated ones replace them)
+/// through the capabilities' validate hooks.
+pub(super) async fn validate_call<D: Clone + Send + Sync + 'static>(
+    caps: &Capabilities<D>,
+    r: &mut Ready<D>,
+) -> Result<Value, ToolError> {
+    let args = std::mem::take(&mut r.args);
+    let r = &*r;
+    let core = |raw: Value| -> BoxFuture<'_, Result<Value, ToolError>> {
+        let result = validate_args(&r.tool, &r.ctx, &raw);
+        Box::pin(async move { result })
+    };
+    let info = ToolCallInfo { call: &r.call, def: &r.tool.def };
+    caps.validate(0, &r.ctx, info, args, &core).await
+}
+
+/// Execution of one call (with its validated `args`) through the capabilities' execute hooks;
+/// also says whether the tool itself returned successfully (what `tool_calls` counts).
+pub(super) async fn execute_call<D: Clone + Send + Sync + 'static>(
+    inner: &StepConfig<D>,
+    caps: &Capabilities<D>,
+    r: &Ready<D>,
+    args: Value,
+) -> (Result<ToolOutput, ToolError>, bool) {
+    let ran_ok = AtomicBool::new(false);
+    let core = |args: Value| -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
+        let ran_ok = &ran_ok;
+        Box::pin(async move {
+            let result = run_tool(inner, r, args).await;
+            if result.is_ok() {
+                ran_ok.store(true, Ordering::Relaxed);
+            }
+            result
+        })
+    };
+    let info = ToolCallInfo { call: &r.call, def: &r.tool.def };
+    let result = caps.execute(0, &r.ctx, info, args, &core).await;
+    (result, ran_ok.load(Ordering::Relaxed))
+}
+
+/// Runs the tool itself: its handler, on the runtime or the blocking pool, under its timeout,
+/// with panics caught.
+pub(super) async fn run_tool<D: Clone + Send + Sync + 'static>(
+    inner: &StepConfig<D>,
+    r: &Ready<D>,
+    args: Value,
+) -> Result<ToolOutput, ToolError> {
+    let handler = r.tool.handler.clone();
+    let ctx = r.ctx.clone();
+    let invocation = match std::panic::catch_unwind(AssertUnwindSafe(move || handler(ctx, args))) {
+        Ok(i) => i,
+        Err(p) => return Err(ToolError::Panicked { message: panic_message(p) }),
+    };
+    let fut = run_invocation(inner, invocation);
+    let result = match r.timeout {
+        Some(t) => match tokio::time::timeout(Duration::from_secs_f64(t), fut).await {
+            Ok(res) => res,
+            Err(_) => {
+                return Err(ToolError::Retry(ModelRetry::new(format!("Timed out after {} seconds.", py_float(t)))));
+            }
+        },
+        None => fut.await,
+    };
+    match result {
+        Ok(r) => r,
+        Err(message) => Err(ToolError::Panicked { message }),
+    }
+}
+
+pub(super) async fn run_invocation<D>(inner: &StepConfig<D>, invocation: Invocation) -> Result<ToolResult, String> {
+    match invocation {
+        Invocation::Ready(r) => Ok(r),
+        Invocation::Async(fut) => AssertUnwindSafe(fut).catch_unwind().await.map_err(panic_message),
+        Invocation::Blocking(f) => {
+            let permit = inner.blocking.clone().acquire_owned().await;
+            // The tool runs on a pool thread with the caller's subscriber, inside the span it
+            // was called in (e.g. the `Instrumentation` span of its execution).
+            let dispatch = tracing::dispatcher::get_default(Clone::clone);
+            let span = tracing::Span::current();
+            let handle = tokio::task::spawn_blocking(move || {
+                let _permit = permit;
+                tracing::dispatcher::with_default(&dispatch, || span.in_scope(f))
+            });
+            match handle.await {
+                Ok(r) => Ok(r),
+                Err(e) if e.is_panic() => Err(panic_message(e.into_panic())),
+                Err(e) => Err(e.to_string()),
+            }
+        }
+    }
+}
+
+pub(super) fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic without a message".to_string()
+    }
+}

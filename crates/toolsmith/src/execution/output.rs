@@ -1,0 +1,56 @@
+//! Outputs through the capabilities' output hooks.
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+
+use crate::capability::{Capabilities, OutputInfo, OutputKind, OutputStage};
+use crate::context::RunContext;
+use crate::error::{AgentRunError, UserError};
+use crate::run::{OUTPUT_TOOL_NAME, OutputSpec};
+use crate::tool::ToolError;
+use crate::validation::ErrorDetail;
+
+/// An output through the capabilities' output hooks: validated (structured output only), then
+/// processed. Without capabilities, only the validation runs.
+pub(crate) async fn settle_output<D: Send + Sync + 'static>(
+    spec: &OutputSpec,
+    caps: &Capabilities<D>,
+    ctx: &RunContext<D>,
+    info: OutputInfo<'_>,
+    raw: Value,
+) -> Result<Value, ToolError> {
+    let validate = |raw: Value| -> BoxFuture<'_, Result<Value, ToolError>> {
+        let result = match (&raw, info.kind) {
+            // Text that should be the output's JSON: a parse error is one `json_invalid` error.
+            (Value::String(text), OutputKind::StructuredText) => match serde_json::from_str::<Value>(text) {
+                Ok(v) => spec.validate(&v),
+                Err(e) => Err(vec![ErrorDetail::json_invalid(text, &e)]),
+            },
+            _ => spec.validate(&raw),
+        };
+        Box::pin(async move { result.map_err(ToolError::Validation) })
+    };
+    let value = match info.kind {
+        OutputKind::Text => raw,
+        _ if caps.is_empty() => return validate(raw).await,
+        _ => caps.output(OutputStage::Validate, 0, ctx, info, raw, &validate).await?,
+    };
+    if caps.is_empty() {
+        return Ok(value);
+    }
+    let process = |value: Value| -> BoxFuture<'_, Result<Value, ToolError>> { Box::pin(async move { Ok(value) }) };
+    caps.output(OutputStage::Process, 0, ctx, info, value, &process).await
+}
+
+/// The run's error for an output hook's failure that is neither a validation error nor a retry.
+pub(crate) fn output_failure(error: ToolError) -> AgentRunError {
+    match error {
+        ToolError::Failed { kind, message } => {
+            AgentRunError::ToolFailed { tool: OUTPUT_TOOL_NAME.into(), kind, message }
+        }
+        ToolError::Panicked { message } => AgentRunError::ToolPanicked { tool: OUTPUT_TOOL_NAME.into(), message },
+        other => AgentRunError::User(UserError::new(format!(
+            "an output hook returned `{other}`, which the output cannot take: return the value, a validation error, `ToolError::Retry` or a failure"
+        ))),
+    }
+}

@@ -1,0 +1,602 @@
+//! One step: how a response's tool calls become the next request.
+
+use super::*;
+
+/// How a call of a resumed response is settled.
+#[derive(Debug, Clone)]
+pub(crate) enum Resolution {
+    /// The call already has its result in the history.
+    Skip,
+    /// Approved: validate and execute, with other arguments if given.
+    Approved { args: Option<Value>, metadata: Option<Value> },
+    /// Denied: the model is told why.
+    Denied(String),
+    /// Executed outside the agent.
+    External(ExternalResult),
+}
+
+/// The calls of a resumed response and how each is settled, plus the ids results were given for.
+pub(crate) struct Resume {
+    pub(crate) resolutions: HashMap<String, Resolution>,
+    pub(crate) provided: Vec<String>,
+    pub(crate) prompt: Option<UserPromptPart>,
+    /// Deferred calls being handled inline: those left without a result are deferred again.
+    pub(crate) pending: Option<DeferredToolRequests>,
+}
+
+pub(super) fn py_set(ids: &[String]) -> String {
+    if ids.is_empty() {
+        return "set()".into();
+    }
+    let mut ids: Vec<&String> = ids.iter().collect();
+    ids.sort();
+    ids.dedup();
+    format!("{{{}}}", ids.iter().map(|i| format!("'{i}'")).collect::<Vec<_>>().join(", "))
+}
+
+/// How one call of a response is to be handled this step.
+pub(super) enum Plan<D> {
+    /// An output tool call.
+    Output(usize, ToolCallPart),
+    /// A call to a function tool (or an approved call).
+    Function(Ready<D>),
+    /// A call the step answers with a retry without running anything (unknown or hidden tool).
+    Refused { index: usize, call: ToolCallPart, message: String, cause: RetryCause, charged: bool },
+    /// A result supplied from outside (resumed deferred calls: a denial or an external result).
+    Settled(usize, ModelRequestPart, Option<Vec<UserContent>>),
+    /// A call to an external tool: it waits for a result from outside.
+    External(usize, ToolCallPart),
+    /// A call that needs approval: validated after the step's executions, then it waits.
+    Unapproved(Ready<D>),
+}
+
+/// The working state of one step.
+pub(super) struct Step<'a, D> {
+    pub(super) inner: &'a StepConfig<D>,
+    pub(super) caps: &'a Capabilities<D>,
+    pub(super) tools: &'a ToolIndex<D>,
+    pub(super) counts: Arc<HashMap<String, u32>>,
+    pub(super) book: RetryBook,
+    /// The parts of the next request with their call's index, in the order the strategy
+    /// produces them.
+    pub(super) parts: Vec<(usize, ModelRequestPart)>,
+    /// Content sent with tool returns, one user prompt per call, in call order.
+    pub(super) content: Vec<(usize, Vec<UserContent>)>,
+    pub(super) deferred: DeferredToolRequests,
+    pub(super) kinded: FxHashMap<String, &'static str>,
+    /// Whether a function tool was retried this step (a retry wins over a final result).
+    pub(super) function_retried: bool,
+    /// The winning output, and the index of its call.
+    pub(super) final_output: Option<(Value, usize)>,
+}
+
+impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
+    /// Answers one output tool call: its arguments validated and processed through the
+    /// capabilities' output hooks.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn output(
+        &mut self,
+        state: &mut RunState,
+        ctx: &RunContext<D>,
+        index: usize,
+        call: &ToolCallPart,
+        strategy: EndStrategy,
+        absorbed: &mut Vec<usize>,
+    ) -> Result<(), AgentRunError> {
+        if self.final_output.is_some() && strategy != EndStrategy::Exhaustive {
+            self.parts.push((index, success_part(call, Value::String(OUTPUT_NOT_USED.into()))));
+            return Ok(());
+        }
+        let max = self.inner.output_retries;
+        let checked = if self.caps.is_empty() {
+            self.inner.output.validate(&call.args).map_err(ToolError::Validation)
+        } else {
+            // Output hooks see the output retry budget.
+            let mut ctx = ctx.clone();
+            ctx.tool_name = Some(call.tool_name.clone());
+            ctx.tool_call_id = Some(call.tool_call_id.clone());
+            ctx.retry = state.output_retries;
+            ctx.max_retries = max;
+            let info = OutputInfo { kind: OutputKind::Tool, call: Some(call), def: self.inner.output.output_tool() };
+            settle_output(&self.inner.output, self.caps, &ctx, info, call.args.clone()).await
+        };
+        match checked {
+            Ok(v) => {
+                if self.final_output.is_some() {
+                    self.parts.push((index, success_part(call, Value::String(OUTPUT_NOT_FINAL.into()))));
+                } else {
+                    self.final_output = Some((v, index));
+                    self.parts.push((index, success_part(call, Value::String(FINAL_PROCESSED.into()))));
+                }
+            }
+            Err(error) => {
+                let (content, cause) = match error {
+                    ToolError::Validation(errors) => {
+                        (serde_json::to_value(&errors).unwrap_or_default(), RetryCause::ValidationError)
+                    }
+                    ToolError::Retry(retry) => (retry.content, RetryCause::ModelRetry),
+                    other => return Err(output_failure(other)),
+                };
+                if state.output_retries >= max {
+                    if strategy == EndStrategy::Exhaustive {
+                        // Absorbed if another output of the step is valid; decided at the end.
+                        absorbed.push(index);
+                        self.parts.push((index, success_part(call, Value::String(OUTPUT_FAILED.into()))));
+                        return Ok(());
+                    }
+                    return Err(output_budget_exceeded(max));
+                }
+                state.output_retries += 1;
+                let info = self.book.fail(&self.counts, &call.tool_name, max, cause)?;
+                self.parts.push((index, retried_part(call, content, info)));
+            }
+        }
+        Ok(())
+    }
+
+    /// Validates, then runs, a batch of calls; their parts follow in call order.
+    pub(super) async fn flush(&mut self, state: &mut RunState, batch: Vec<Plan<D>>) -> Result<(), AgentRunError> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let mut out: Vec<(usize, ModelRequestPart)> = Vec::with_capacity(batch.len());
+        let mut to_run: Vec<Ready<D>> = Vec::with_capacity(batch.len());
+        for plan in batch {
+            match plan {
+                Plan::Settled(index, part, content) => {
+                    if let Some(c) = content {
+                        self.content.push((index, c));
+                    }
+                    out.push((index, part));
+                }
+                Plan::Refused { index, call, message, cause, charged } => {
+                    let info = if charged {
+                        let max = self.inner.retries;
+                        self.book.fail(&self.counts, &call.tool_name, max, cause)?
+                    } else {
+                        RetryInfo::uncounted(cause)
+                    };
+                    out.push((index, retried_part(&call, Value::String(message), info)));
+                }
+                Plan::Function(mut r) => {
+                    let validated = validate_call(self.caps, &mut r).await;
+                    state.emit(|| AgentEvent::FunctionToolCall { call: r.call.clone(), args_valid: validated.is_ok() });
+                    match validated {
+                        Ok(args) => {
+                            if let Some(kind) = self.tools.tool_kind(&r.call.tool_name) {
+                                self.kinded.insert(r.call.tool_call_id.clone(), kind);
+                                state.mark_call_kind(&r.call.tool_call_id, kind);
+                            }
+                            r.args = args;
+                            to_run.push(r);
+                        }
+                        Err(e) => self.settle(e, &r, &mut out)?,
+                    }
+                }
+                Plan::Output(..) | Plan::External(..) | Plan::Unapproved(_) => {}
+            }
+        }
+
+        // Execute in segments split at sequential tools.
+        let mut segments: Vec<Vec<Ready<D>>> = Vec::new();
+        let mut segment: Vec<Ready<D>> = Vec::with_capacity(to_run.len());
+        for r in to_run {
+            if r.tool.def.sequential || self.inner.parallel_mode == ParallelMode::Sequential {
+                if !segment.is_empty() {
+                    segments.push(std::mem::take(&mut segment));
+                }
+                segments.push(vec![r]);
+            } else {
+                segment.push(r);
+            }
+        }
+        if !segment.is_empty() {
+            segments.push(segment);
+        }
+        for mut segment in segments {
+            let args: Vec<Value> = segment.iter_mut().map(|r| std::mem::take(&mut r.args)).collect();
+            let results = futures::future::join_all(
+                segment.iter().zip(args).map(|(r, args)| execute_call(self.inner, self.caps, r, args)),
+            )
+            .await;
+            for (r, (result, ran_ok)) in segment.iter().zip(results) {
+                if ran_ok {
+                    state.usage.tool_calls += 1;
+                }
+                match result {
+                    Ok(output) => {
+                        if !self.book.succeeded.contains(&r.call.tool_name) {
+                            self.book.succeeded.insert(r.call.tool_name.clone());
+                        }
+                        let part = match output {
+                            ToolOutput::Value(v) => ToolReturnPart::success(&r.call.tool_name, v, &r.call.tool_call_id),
+                            ToolOutput::Return(ret) => {
+                                let (p, content) = return_part(&r.call, ret);
+                                if let Some(content) = content {
+                                    self.content.push((r.index, content));
+                                }
+                                p
+                            }
+                        };
+                        out.push((r.index, ModelRequestPart::ToolReturn(part)));
+                    }
+                    Err(e) => self.settle(e, r, &mut out)?,
+                }
+            }
+        }
+        out.sort_by_key(|(i, _)| *i);
+        self.parts.extend(out);
+        Ok(())
+    }
+
+    /// A failed validation or execution: a retry part, a deferral, or the error that ends the run.
+    pub(super) fn settle(
+        &mut self,
+        error: ToolError,
+        r: &Ready<D>,
+        out: &mut Vec<(usize, ModelRequestPart)>,
+    ) -> Result<(), AgentRunError> {
+        if matches!(error, ToolError::Retry(_) | ToolError::Validation(_)) && r.tool.def.kind != ToolKind::Unapproved {
+            self.function_retried = true;
+        }
+        settle_error(error, r, &self.counts, &mut self.book, out, &mut self.deferred)
+    }
+}
+
+pub(super) fn output_budget_exceeded(max: u32) -> AgentRunError {
+    AgentRunError::unexpected(format!("Exceeded maximum output retries ({max})"))
+}
+
+/// Handles the tool calls of one response; fills the next request (pushed at once, so that a
+/// failure leaves it in the history as it stood).
+///
+/// The end strategy decides the order: `early` answers the output calls first and runs the
+/// function calls only when none of them gave the final result; `graceful` walks the calls in
+/// the model's order, running the function calls met before each output call first, and
+/// never runs an output call after the final result; `exhaustive` also validates every output
+/// call. Under `graceful` and `exhaustive`, a function tool's retry wins over a final result
+/// from the same response: the model is asked again.
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
+    inner: &StepConfig<D>,
+    caps: &Capabilities<D>,
+    state: &mut RunState,
+    tools: &ToolIndex<D>,
+    ctx: RunContext<D>,
+    limits: &UsageLimits,
+    calls: Vec<ToolCallPart>,
+    resume: Option<Resume>,
+) -> Result<StepOutcome, AgentRunError> {
+    tools.prepare_lookups(calls.len());
+    let mut calls = calls;
+    let bridged_ids = tools.unwrap_bridge_calls(&mut calls);
+    let mut step = Step {
+        inner,
+        caps,
+        tools,
+        counts: state.retries.clone(),
+        book: RetryBook { failed: FxHashSet::default(), succeeded: FxHashSet::default() },
+        parts: Vec::with_capacity(calls.len()),
+        content: Vec::new(),
+        deferred: DeferredToolRequests::default(),
+        kinded: FxHashMap::default(),
+        function_retried: false,
+        final_output: None,
+    };
+
+    let (resolutions, resume_prompt) = match resume {
+        Some(mut r) => {
+            let expected: Vec<String> = calls
+                .iter()
+                .filter(|c| !matches!(r.resolutions.get(&c.tool_call_id), Some(Resolution::Skip)))
+                .map(|c| c.tool_call_id.clone())
+                .collect();
+            if let Some(pending) = r.pending.take() {
+                // Handled inline: what is left waits again, in the same lists.
+                let left = |c: &&ToolCallPart| !r.resolutions.contains_key(&c.tool_call_id);
+                step.deferred.approvals.extend(pending.approvals.iter().filter(left).cloned());
+                step.deferred.calls.extend(pending.calls.iter().filter(left).cloned());
+                for c in step.deferred.approvals.iter().chain(&step.deferred.calls) {
+                    if let Some(m) = pending.metadata.get(&c.tool_call_id) {
+                        step.deferred.metadata.insert(c.tool_call_id.clone(), m.clone());
+                    }
+                    r.resolutions.insert(c.tool_call_id.clone(), Resolution::Skip);
+                }
+            } else if expected.iter().any(|id| !r.resolutions.contains_key(id)) {
+                return Err(AgentRunError::User(UserError::new(format!(
+                    "Tool call results need to be provided for all deferred tool calls. Expected: {}, got: {}",
+                    py_set(&expected),
+                    py_set(&r.provided)
+                ))));
+            }
+            (Some(r.resolutions), r.prompt)
+        }
+        None => (None, None),
+    };
+
+    // Plan every call.
+    let output_tool = inner.output.output_tool().map(|t| t.name.clone());
+    let mut plans: Vec<Plan<D>> = Vec::with_capacity(calls.len());
+    for (index, call) in calls.into_iter().enumerate() {
+        let mut approved = false;
+        let mut call_metadata = None;
+        let mut args_override = None;
+        if let Some(res) = &resolutions {
+            match res.get(&call.tool_call_id) {
+                None | Some(Resolution::Skip) => continue,
+                Some(Resolution::Denied(message)) => {
+                    let mut p =
+                        ToolReturnPart::success(&call.tool_name, Value::String(message.clone()), &call.tool_call_id);
+                    p.outcome = ToolOutcome::Denied;
+                    plans.push(Plan::Settled(index, ModelRequestPart::ToolReturn(p), None));
+                    continue;
+                }
+                Some(Resolution::External(_))
+                    if tools.get(&call.tool_name).is_some_and(|t| t.def.kind == ToolKind::Unapproved) =>
+                {
+                    return Err(AgentRunError::User(UserError::new(format!(
+                        "Tool call '{}' waits for approval, not a result: give a decision in `approvals`.",
+                        call.tool_call_id
+                    ))));
+                }
+                Some(Resolution::External(result)) => {
+                    let (part, content) = match result {
+                        ExternalResult::Value(v) => {
+                            (ToolReturnPart::success(&call.tool_name, v.clone(), &call.tool_call_id), None)
+                        }
+                        ExternalResult::Return(ret) => return_part(&call, ret.clone()),
+                        ExternalResult::Retry(r) => (
+                            ToolReturnPart::retried(
+                                &call.tool_name,
+                                r.content.clone(),
+                                &call.tool_call_id,
+                                RetryInfo::uncounted(RetryCause::ModelRetry),
+                            ),
+                            None,
+                        ),
+                    };
+                    plans.push(Plan::Settled(index, ModelRequestPart::ToolReturn(part), content));
+                    continue;
+                }
+                Some(Resolution::Approved { args, metadata }) => {
+                    approved = true;
+                    call_metadata = metadata.clone();
+                    args_override = args.clone();
+                }
+            }
+        }
+        if output_tool.as_deref() == Some(call.tool_name.as_str()) {
+            plans.push(Plan::Output(index, call));
+            continue;
+        }
+        if tools.is_hidden(&call.tool_name) {
+            let message = format!(
+                "Tool '{}' is not available yet: search for it first, then call it again once you've seen its schema.",
+                call.tool_name
+            );
+            let charged = !state.refused.insert(call.tool_name.clone());
+            plans.push(Plan::Refused { index, call, message, cause: RetryCause::UnavailableTool, charged });
+            continue;
+        }
+        let Some(tool) = tools.get(&call.tool_name) else {
+            let available = tools.available_names(output_tool.as_deref());
+            let message = if available.is_empty() {
+                format!("Unknown tool name: '{}'. No tools available.", call.tool_name)
+            } else {
+                format!("Unknown tool name: '{}'. Available tools: {available}", call.tool_name)
+            };
+            plans.push(Plan::Refused { index, call, message, cause: RetryCause::UnknownTool, charged: true });
+            continue;
+        };
+        if approved && tool.def.kind == ToolKind::External {
+            return Err(AgentRunError::User(UserError::new(format!(
+                "Tool call '{}' waits for an external result, not an approval: give its result in `calls`.",
+                call.tool_call_id
+            ))));
+        }
+        if tool.def.kind == ToolKind::External {
+            plans.push(Plan::External(index, call));
+            continue;
+        }
+        let max_retries = tool.max_retries.unwrap_or(inner.retries);
+        let mut c = ctx.clone();
+        c.tool_name = Some(call.tool_name.clone());
+        c.tool_call_id = Some(call.tool_call_id.clone());
+        c.retry = step.counts.get(&call.tool_name).copied().unwrap_or(0);
+        c.max_retries = max_retries;
+        c.tool_call_approved = approved;
+        c.tool_call_metadata = call_metadata;
+        let args = args_override.unwrap_or_else(|| call.args.clone());
+        let r = Ready {
+            index,
+            call,
+            tool: tool.clone(),
+            args,
+            max_retries,
+            timeout: tool.def.timeout.or(tool.toolset_timeout).or(inner.tool_timeout),
+            ctx: c,
+        };
+        plans.push(if tool.def.kind == ToolKind::Unapproved && !approved {
+            Plan::Unapproved(r)
+        } else {
+            Plan::Function(r)
+        });
+    }
+
+    // The tool call limit counts every function and unknown call of the step, before anything runs.
+    if let Some(limit) = limits.tool_calls_limit {
+        let calls_now = plans.iter().filter(|p| matches!(p, Plan::Function(_) | Plan::Refused { .. })).count() as u32;
+        let projected = state.usage.tool_calls + calls_now;
+        if calls_now > 0 && projected > limit {
+            return Err(AgentRunError::UsageLimitExceeded {
+                message: format!(
+                    "The next tool call(s) would exceed the tool_calls_limit of {limit} (tool_calls={projected}). Consider raising the limit, or see the docs on usage limits for budget-aware patterns: https://pydantic.dev/docs/ai/core-concepts/agent/#usage-limits"
+                ),
+            });
+        }
+    }
+
+    // Run the strategy.
+    let strategy = if resolutions.is_some() { EndStrategy::Graceful } else { inner.end_strategy };
+    let mut deferred_kinds: Vec<Plan<D>> = Vec::new();
+    let n_plans = plans.len();
+    let mut absorbed: Vec<usize> = Vec::new();
+    let outcome: Result<(), AgentRunError> = async {
+        match strategy {
+            EndStrategy::Early => {
+                let mut rest = Vec::with_capacity(n_plans);
+                for plan in plans {
+                    match plan {
+                        Plan::Output(i, call) => step.output(state, &ctx, i, &call, strategy, &mut absorbed).await?,
+                        Plan::External(..) | Plan::Unapproved(_) => deferred_kinds.push(plan),
+                        other => rest.push(other),
+                    }
+                }
+                if step.final_output.is_some() {
+                    let mut out: Vec<(usize, ModelRequestPart)> = Vec::new();
+                    let mut refused = Vec::new();
+                    for plan in rest {
+                        match plan {
+                            Plan::Function(r) => {
+                                out.push((r.index, success_part(&r.call, Value::String(TOOL_NOT_EXECUTED.into()))))
+                            }
+                            other => refused.push(other),
+                        }
+                    }
+                    step.flush(state, refused).await?;
+                    out.sort_by_key(|(i, _)| *i);
+                    step.parts.extend(out);
+                } else {
+                    step.flush(state, rest).await?;
+                }
+            }
+            EndStrategy::Graceful => {
+                let mut pending = Vec::with_capacity(n_plans);
+                for plan in plans {
+                    match plan {
+                        Plan::Output(i, call) => {
+                            step.flush(state, std::mem::take(&mut pending)).await?;
+                            step.output(state, &ctx, i, &call, strategy, &mut absorbed).await?;
+                        }
+                        Plan::External(..) | Plan::Unapproved(_) => deferred_kinds.push(plan),
+                        other => pending.push(other),
+                    }
+                }
+                step.flush(state, pending).await?;
+            }
+            EndStrategy::Exhaustive => {
+                let mut pending = Vec::with_capacity(n_plans);
+                for plan in plans {
+                    match plan {
+                        Plan::Output(i, call) => step.output(state, &ctx, i, &call, strategy, &mut absorbed).await?,
+                        Plan::External(..) | Plan::Unapproved(_) => deferred_kinds.push(plan),
+                        other => pending.push(other),
+                    }
+                }
+                step.flush(state, pending).await?;
+            }
+        }
+        Ok(())
+    }
+    .await;
+    if strategy != EndStrategy::Early {
+        step.parts.sort_by_key(|(i, _)| *i);
+    }
+    if let Err(e) = outcome {
+        // What the step produced before the error stays in the history.
+        if matches!(&e, AgentRunError::UnexpectedModelBehavior { message } if message.starts_with("Exceeded maximum output retries"))
+            && let Some(req) = state.last_request_mut()
+        {
+            req.parts = step.parts.into_iter().map(|(_, p)| p).collect();
+        }
+        return Err(e);
+    }
+    if !absorbed.is_empty() && step.final_output.is_none() {
+        if let Some(req) = state.last_request_mut() {
+            req.parts = step.parts.into_iter().filter(|(i, _)| !absorbed.contains(i)).map(|(_, p)| p).collect();
+        }
+        return Err(output_budget_exceeded(inner.output_retries));
+    }
+
+    // A function tool's retry wins over a final result from the same response.
+    if strategy != EndStrategy::Early
+        && step.function_retried
+        && let Some((_, at)) = step.final_output.take()
+        && let Some((_, ModelRequestPart::ToolReturn(t))) = step.parts.iter_mut().find(|(i, _)| *i == at)
+    {
+        t.content = Value::String(RETRY_WINS.into());
+    }
+
+    // Calls that wait for approval or an external result.
+    if step.final_output.is_some() {
+        let mut stubs: Vec<(usize, ModelRequestPart)> = deferred_kinds
+            .iter()
+            .filter_map(|p| match p {
+                Plan::External(i, call) => Some((*i, success_part(call, Value::String(TOOL_NOT_EXECUTED.into())))),
+                Plan::Unapproved(r) => Some((r.index, success_part(&r.call, Value::String(TOOL_NOT_EXECUTED.into())))),
+                _ => None,
+            })
+            .collect();
+        stubs.sort_by_key(|(i, _)| *i);
+        step.parts.extend(stubs);
+    } else {
+        let mut out: Vec<(usize, ModelRequestPart)> = Vec::new();
+        for plan in deferred_kinds {
+            match plan {
+                Plan::External(_, call) => step.deferred.calls.push(call),
+                Plan::Unapproved(mut r) => match validate_call(caps, &mut r).await {
+                    Ok(_) => step.deferred.approvals.push(r.call),
+                    Err(e) => step.settle(e, &r, &mut out)?,
+                },
+                _ => {}
+            }
+        }
+        out.sort_by_key(|(i, _)| *i);
+        step.parts.extend(out);
+    }
+
+    // The contexts share the history: with the last of them gone, it is filled in without a copy.
+    drop(ctx);
+    let Step { book, parts, mut content, deferred, kinded, final_output, .. } = step;
+    let mut parts: Vec<ModelRequestPart> = parts.into_iter().map(|(_, p)| p).collect();
+    let mut counts_now = (*state.retries).clone();
+    book.apply(&mut counts_now);
+    state.retries = Arc::new(counts_now);
+
+    for part in parts.iter_mut() {
+        if let ModelRequestPart::ToolReturn(t) = part {
+            if let Some(kind) = kinded.get(&t.tool_call_id) {
+                t.tool_kind = Some((*kind).to_string());
+            }
+            // A call made through the bridge is answered as the `tool_call` it was.
+            if bridged_ids.contains(&t.tool_call_id) {
+                t.tool_name = bridge::TOOL_CALL.to_string();
+            }
+        }
+    }
+    content.sort_by_key(|(i, _)| *i);
+    parts.extend(content.into_iter().map(|(_, c)| ModelRequestPart::UserPrompt(UserPromptPart::new(c))));
+    parts.extend(resume_prompt.map(ModelRequestPart::UserPrompt));
+    let no_parts = parts.is_empty();
+    if state.events.is_some() {
+        for p in &parts {
+            if let ModelRequestPart::ToolReturn(t) = p {
+                state.emit(|| AgentEvent::FunctionToolResult { result: t.clone() });
+            }
+        }
+    }
+    if let Some(req) = state.last_request_mut() {
+        req.parts = parts;
+    }
+
+    if let Some((v, _)) = final_output {
+        return Ok(StepOutcome::Final(RunOutput::Structured(v)));
+    }
+    if !deferred.is_empty() {
+        if no_parts {
+            state.pop_last();
+        }
+        return Ok(StepOutcome::Deferred(deferred));
+    }
+    Ok(StepOutcome::Continue)
+}

@@ -1,0 +1,12 @@
+//! What the layers of a run share: its events, its output and the output's specification, and
+//! its mutable state. Below the capabilities, the step executor and the agent, which all use
+//! them; the public types are re-exported from [`agent`](crate::agent).
+
+mod events;
+mod output;
+mod state;
+
+pub(crate) use events::EventSink;
+pub use events::{AgentEvent, EventStream};
+pub use output::{OUTPUT_TOOL_NAME, OutputSpec, RunOutput};
+pub(crate) use state::RunState;
