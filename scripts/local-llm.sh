@@ -95,4 +95,4 @@ fi
 echo "== wire tests against the real server"
 # One at a time: the server answers one request at a time and drops a stream when another
 # request comes in.
-cargo test -q -p toolsmith --features openai --test provider_openai -- --ignored --test-threads=1 local_llm
+cargo test -q -p provider-tests --test provider_openai -- --ignored --test-threads=1 local_llm

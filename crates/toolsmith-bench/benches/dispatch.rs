@@ -1,7 +1,7 @@
 //! Micro-benchmarks of the tool hot paths, through the public API only.
 //!
 //! ```sh
-//! cargo bench -p toolsmith --bench dispatch
+//! cargo bench -p toolsmith-bench --bench dispatch
 //! ```
 //!
 //! - `validate_*`: argument validation of `{"x": 1, "y": 2}` against the schema of

@@ -1,7 +1,7 @@
 //! Tool search: index builds and searches per strategy at 1,000 and 10,000 deferred tools.
 //!
 //! ```sh
-//! cargo bench -p toolsmith --bench search
+//! cargo bench -p toolsmith-bench --bench search
 //! ```
 //!
 //! The catalogue is the tool-retrieval evaluation corpus (`$TOOLSMITH_SEARCH_CORPUS`, else
@@ -49,7 +49,7 @@ fn corpus() -> &'static [ToolDefinition] {
         let candidates = [
             std::env::var("TOOLSMITH_SEARCH_CORPUS").ok(),
             Some(format!("{manifest}/../../../shared/search-eval/corpus.jsonl")),
-            Some(format!("{manifest}/tests/fixtures/search/mcp_corpus.jsonl")),
+            Some(format!("{manifest}/../toolsmith/tests/fixtures/search/mcp_corpus.jsonl")),
         ];
         for path in candidates.into_iter().flatten() {
             if let Ok(tools) = eval::load_corpus(&path) {
