@@ -1,6 +1,8 @@
 //! [`McpToolset`]: the tools of an MCP server (feature `mcp`), through the official Rust SDK
 //! `rmcp`.
 
+mod config;
+mod connection;
 mod convert;
 mod error;
 mod session;
@@ -16,6 +18,10 @@ use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 use tokio::io::{AsyncRead, AsyncWrite};
 
+pub use config::{DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, SessionMode};
+pub(crate) use config::{HttpConfig, Settings, StdioConfig, TransportConfig};
+use config::{IoConnector, McpIo};
+use connection::{Inner, Slot, handler};
 pub use convert::McpCallResult;
 pub use error::McpError;
 pub use session::{ElicitationHandler, SamplingHandler};
@@ -26,126 +32,6 @@ use crate::context::RunContext;
 use crate::error::UserError;
 use crate::tool::{Handler, Invocation, ModelRetry, ToolDefinition, ToolError, ToolResult};
 use crate::toolset::{Toolset, ToolsetTool};
-
-/// How long connecting (spawning, or reaching the URL, and the `initialize` handshake) may take
-/// by default.
-pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
-/// How long one request (`tools/list`, `tools/call`...) may wait for its answer by default.
-pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
-
-/// Whether each run gets its own session or one session serves every run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum SessionMode {
-    /// A session per run: opened when the run starts, closed when it ends (runs that overlap in
-    /// time share one, closed when the last of them ends). As in Pydantic AI, where an agent run
-    /// enters its MCP servers.
-    #[default]
-    PerRun,
-    /// One session for every run (and every clone of the toolset), kept open between runs until
-    /// [`McpToolset::close`] or until the toolset is dropped, and reopened after a lost
-    /// connection. Saves starting a server for every run.
-    Shared,
-}
-
-/// A reader and a writer: the byte streams of a session made by [`McpToolset::from_io`].
-type McpIo = (Box<dyn AsyncRead + Send + Unpin>, Box<dyn AsyncWrite + Send + Unpin>);
-
-type IoConnector = Arc<dyn Fn() -> BoxFuture<'static, std::io::Result<McpIo>> + Send + Sync>;
-
-#[derive(Clone)]
-pub(crate) struct StdioConfig {
-    command: String,
-    args: Vec<String>,
-    env: Vec<(String, String)>,
-    cwd: Option<PathBuf>,
-    inherit_stderr: bool,
-}
-
-impl StdioConfig {
-    pub(crate) fn command_line(&self) -> String {
-        let mut parts = vec![self.command.clone()];
-        parts.extend(self.args.iter().cloned());
-        parts.join(" ")
-    }
-}
-
-#[derive(Clone)]
-pub(crate) struct HttpConfig {
-    url: String,
-    headers: Vec<(String, String)>,
-    bearer_token: Option<String>,
-}
-
-#[derive(Clone)]
-pub(crate) enum TransportConfig {
-    Stdio(StdioConfig),
-    Http(HttpConfig),
-    Io(IoConnector),
-}
-
-/// The toolset's configuration.
-#[derive(Clone)]
-pub(crate) struct Settings {
-    /// How the server is named in messages.
-    pub(crate) server: Arc<str>,
-    label: Arc<str>,
-    pub(crate) transport: TransportConfig,
-    pub(crate) connect_timeout: Duration,
-    request_timeout: Duration,
-    tool_timeout: Option<f64>,
-    max_retries: Option<u32>,
-    allowed_tools: Option<Vec<String>>,
-    session_mode: SessionMode,
-    cache_tools: bool,
-    validate_args: bool,
-    pub(crate) sampling: Option<SamplingHandler>,
-    pub(crate) elicitation: Option<ElicitationHandler>,
-    pub(crate) client_name: String,
-    pub(crate) client_version: String,
-    problems: Vec<String>,
-}
-
-impl Settings {
-    fn new(server: String, transport: TransportConfig) -> Self {
-        Settings {
-            label: Arc::from(format!("McpToolset({server})")),
-            server: Arc::from(server),
-            transport,
-            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
-            request_timeout: DEFAULT_REQUEST_TIMEOUT,
-            tool_timeout: None,
-            max_retries: None,
-            allowed_tools: None,
-            session_mode: SessionMode::PerRun,
-            cache_tools: true,
-            validate_args: true,
-            sampling: None,
-            elicitation: None,
-            client_name: "toolsmith".to_string(),
-            client_version: env!("CARGO_PKG_VERSION").to_string(),
-            problems: Vec::new(),
-        }
-    }
-
-    fn allowed(&self, name: &str) -> bool {
-        self.allowed_tools.as_ref().is_none_or(|names| names.iter().any(|n| n == name))
-    }
-}
-
-/// The open session, and how many runs use it.
-#[derive(Default)]
-struct Slot {
-    session: Option<Arc<Session>>,
-    runs: usize,
-}
-
-/// The state shared by a toolset and its clones.
-struct Inner {
-    settings: Settings,
-    slot: tokio::sync::Mutex<Slot>,
-    connections: AtomicU64,
-}
 
 /// The tools of an MCP server, as a [`Toolset`] (feature `mcp`), through the official Rust SDK
 /// `rmcp`.
@@ -593,174 +479,6 @@ pub struct McpServerInfo {
     pub instructions: Option<String>,
     /// The server's capabilities, as MCP JSON.
     pub capabilities: Value,
-}
-
-impl Inner {
-    /// The open session, opening one when there is none or it is dead.
-    async fn session(&self) -> Result<Arc<Session>, McpError> {
-        let mut slot = self.slot.lock().await;
-        self.open(&mut slot).await
-    }
-
-    async fn open(&self, slot: &mut Slot) -> Result<Arc<Session>, McpError> {
-        if let Some(session) = &slot.session {
-            if session.is_alive() {
-                return Ok(session.clone());
-            }
-            tracing::info!(server = %self.settings.server, "the MCP session was closed: reconnecting");
-        }
-        slot.session = None;
-        let id = self.connections.fetch_add(1, Ordering::Relaxed) + 1;
-        let session = Arc::new(session::connect(&self.settings, id).await?);
-        slot.session = Some(session.clone());
-        Ok(session)
-    }
-
-    /// A run starts: count it and make sure a session is open.
-    async fn enter(&self) -> Result<(), McpError> {
-        let mut slot = self.slot.lock().await;
-        slot.runs += 1;
-        self.open(&mut slot).await.map(|_| ())
-    }
-
-    /// A run ends: in per-run mode, the last run out closes the session.
-    async fn exit(&self) {
-        let session = {
-            let mut slot = self.slot.lock().await;
-            slot.runs = slot.runs.saturating_sub(1);
-            if slot.runs == 0 && self.settings.session_mode == SessionMode::PerRun { slot.session.take() } else { None }
-        };
-        if let Some(session) = session {
-            session::close(session).await;
-        }
-    }
-
-    /// Drops `session` if it is still the open one, so that the next request reconnects.
-    async fn discard(&self, session: &Session) {
-        let mut slot = self.slot.lock().await;
-        if slot.session.as_ref().is_some_and(|s| s.id == session.id) {
-            slot.session = None;
-        }
-    }
-
-    /// Runs one request with the request timeout, mapping errors (and dropping the session on a
-    /// connection error).
-    async fn request<T, F>(&self, session: &Session, method: &str, fut: F) -> Result<T, McpError>
-    where
-        F: Future<Output = Result<T, rmcp::ServiceError>>,
-    {
-        let server = &self.settings.server;
-        let result = match tokio::time::timeout(self.settings.request_timeout, fut).await {
-            Ok(Ok(v)) => return Ok(v),
-            Ok(Err(e)) => session.error(server, method, e).await,
-            Err(_) => McpError::Timeout {
-                server: server.to_string(),
-                method: method.to_string(),
-                timeout: self.settings.request_timeout,
-            },
-        };
-        if result.is_connection_error() {
-            self.discard(session).await;
-        }
-        Err(result)
-    }
-
-    /// The server's tools, from the session's cache when it is fresh.
-    async fn catalog(&self) -> Result<(Arc<Session>, Arc<Vec<CatalogTool>>), McpError> {
-        let mut retried = false;
-        loop {
-            let session = self.session().await?;
-            match self.list(&session).await {
-                Ok(catalog) => return Ok((session, catalog)),
-                // Listing has no side effects: a session found dead is reopened once.
-                Err(e) if e.is_connection_error() && !retried && !matches!(e, McpError::Timeout { .. }) => {
-                    tracing::info!(server = %self.settings.server, error = %e, "listing tools failed: reconnecting");
-                    retried = true;
-                }
-                Err(e) => return Err(e),
-            }
-        }
-    }
-
-    async fn list(&self, session: &Session) -> Result<Arc<Vec<CatalogTool>>, McpError> {
-        let _refresh = session.catalog_refresh.lock().await;
-        let changed = session.notes.tools_changed.swap(false, Ordering::AcqRel);
-        if self.settings.cache_tools && !changed {
-            let cached = session.catalog.lock().unwrap_or_else(|p| p.into_inner()).clone();
-            if let Some(catalog) = cached {
-                return Ok(catalog);
-            }
-        }
-        let tools = self.request(session, "tools/list", session.service.peer().list_all_tools()).await?;
-        let server = &self.settings.server;
-        if let Some(allowed) = &self.settings.allowed_tools {
-            for name in allowed.iter().filter(|n| !tools.iter().any(|t| t.name == n.as_str())) {
-                tracing::warn!(server = %server, tool = %name, "`allowed_tools` names a tool the MCP server does not list");
-            }
-        }
-        let catalog: Vec<CatalogTool> = tools
-            .iter()
-            .filter(|t| self.settings.allowed(&t.name))
-            .map(|t| convert::catalog_tool(server, t, self.settings.validate_args))
-            .collect();
-        let catalog = Arc::new(catalog);
-        *session.catalog.lock().unwrap_or_else(|p| p.into_inner()) = Some(catalog.clone());
-        Ok(catalog)
-    }
-
-    async fn call(&self, name: &str, arguments: Map<String, Value>) -> Result<(Arc<Session>, McpCallResult), McpError> {
-        let session = self.session().await?;
-        let mut params = rmcp::model::CallToolRequestParams::new(name.to_string());
-        if !arguments.is_empty() {
-            params = params.with_arguments(arguments);
-        }
-        let method = format!("tools/call '{name}'");
-        let result = self.request(&session, &method, session.service.call_tool(params)).await?;
-        Ok((session, McpCallResult::from_rmcp(result)))
-    }
-
-    /// Reads a resource link's contents (as MCP JSON), or `None` when the server cannot.
-    async fn read_link(&self, session: &Session, uri: String) -> Option<Vec<Value>> {
-        let method = format!("resources/read '{uri}'");
-        let params = rmcp::model::ReadResourceRequestParams::new(uri);
-        match self.request(session, &method, session.service.read_resource(params)).await {
-            Ok(result) => Some(result.contents.iter().filter_map(|c| serde_json::to_value(c).ok()).collect()),
-            Err(e) => {
-                tracing::debug!(server = %self.settings.server, error = %e, "could not read a resource link");
-                None
-            }
-        }
-    }
-
-    /// A call made by the model: the server's result as a tool output, `isError` and JSON-RPC
-    /// errors as retries.
-    async fn call_for_model(&self, name: &str, args: Value, wrap_result: bool) -> ToolResult {
-        let arguments = match args {
-            Value::Object(map) => map,
-            Value::Null => Map::new(),
-            other => {
-                return Err(ToolError::Retry(ModelRetry::new(format!(
-                    "The arguments of tool '{name}' must be a JSON object, got {other}"
-                ))));
-            }
-        };
-        let (session, result) = self.call(name, arguments).await.map_err(McpError::into_tool_error)?;
-        if result.is_error {
-            return Err(ToolError::Retry(ModelRetry::new(result.error_message())));
-        }
-        Ok(convert::tool_output(&result, wrap_result, |uri| self.read_link(&session, uri)).await)
-    }
-}
-
-fn handler<D>(inner: &Arc<Inner>, tool: &CatalogTool) -> Handler<D> {
-    let inner = inner.clone();
-    let name: Arc<str> = Arc::from(tool.def.name.as_str());
-    let wrap_result = tool.wrap_result;
-    Arc::new(move |_ctx: RunContext<D>, args: Value| {
-        let inner = inner.clone();
-        let name = name.clone();
-        Invocation::Async(Box::pin(async move { inner.call_for_model(&name, args, wrap_result).await }))
-    })
 }
 
 impl<D: Clone + Send + Sync + 'static> Toolset<D> for McpToolset<D> {

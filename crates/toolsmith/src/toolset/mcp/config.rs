@@ -1,0 +1,109 @@
+//! How an MCP toolset connects: the transport, timeouts and session mode.
+
+use super::*;
+
+/// How long connecting (spawning, or reaching the URL, and the `initialize` handshake) may take
+/// by default.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long one request (`tools/list`, `tools/call`...) may wait for its answer by default.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Whether each run gets its own session or one session serves every run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum SessionMode {
+    /// A session per run: opened when the run starts, closed when it ends (runs that overlap in
+    /// time share one, closed when the last of them ends). As in Pydantic AI, where an agent run
+    /// enters its MCP servers.
+    #[default]
+    PerRun,
+    /// One session for every run (and every clone of the toolset), kept open between runs until
+    /// [`McpToolset::close`] or until the toolset is dropped, and reopened after a lost
+    /// connection. Saves starting a server for every run.
+    Shared,
+}
+
+/// A reader and a writer: the byte streams of a session made by [`McpToolset::from_io`].
+pub(super) type McpIo = (Box<dyn AsyncRead + Send + Unpin>, Box<dyn AsyncWrite + Send + Unpin>);
+
+pub(super) type IoConnector = Arc<dyn Fn() -> BoxFuture<'static, std::io::Result<McpIo>> + Send + Sync>;
+
+#[derive(Clone)]
+pub(crate) struct StdioConfig {
+    pub(super) command: String,
+    pub(super) args: Vec<String>,
+    pub(super) env: Vec<(String, String)>,
+    pub(super) cwd: Option<PathBuf>,
+    pub(super) inherit_stderr: bool,
+}
+
+impl StdioConfig {
+    pub(crate) fn command_line(&self) -> String {
+        let mut parts = vec![self.command.clone()];
+        parts.extend(self.args.iter().cloned());
+        parts.join(" ")
+    }
+}
+
+#[derive(Clone)]
+pub(crate) struct HttpConfig {
+    pub(super) url: String,
+    pub(super) headers: Vec<(String, String)>,
+    pub(super) bearer_token: Option<String>,
+}
+
+#[derive(Clone)]
+pub(crate) enum TransportConfig {
+    Stdio(StdioConfig),
+    Http(HttpConfig),
+    Io(IoConnector),
+}
+
+/// The toolset's configuration.
+#[derive(Clone)]
+pub(crate) struct Settings {
+    /// How the server is named in messages.
+    pub(crate) server: Arc<str>,
+    pub(super) label: Arc<str>,
+    pub(crate) transport: TransportConfig,
+    pub(crate) connect_timeout: Duration,
+    pub(super) request_timeout: Duration,
+    pub(super) tool_timeout: Option<f64>,
+    pub(super) max_retries: Option<u32>,
+    pub(super) allowed_tools: Option<Vec<String>>,
+    pub(super) session_mode: SessionMode,
+    pub(super) cache_tools: bool,
+    pub(super) validate_args: bool,
+    pub(crate) sampling: Option<SamplingHandler>,
+    pub(crate) elicitation: Option<ElicitationHandler>,
+    pub(crate) client_name: String,
+    pub(crate) client_version: String,
+    pub(super) problems: Vec<String>,
+}
+
+impl Settings {
+    pub(super) fn new(server: String, transport: TransportConfig) -> Self {
+        Settings {
+            label: Arc::from(format!("McpToolset({server})")),
+            server: Arc::from(server),
+            transport,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            tool_timeout: None,
+            max_retries: None,
+            allowed_tools: None,
+            session_mode: SessionMode::PerRun,
+            cache_tools: true,
+            validate_args: true,
+            sampling: None,
+            elicitation: None,
+            client_name: "toolsmith".to_string(),
+            client_version: env!("CARGO_PKG_VERSION").to_string(),
+            problems: Vec::new(),
+        }
+    }
+
+    pub(super) fn allowed(&self, name: &str) -> bool {
+        self.allowed_tools.as_ref().is_none_or(|names| names.iter().any(|n| n == name))
+    }
+}
