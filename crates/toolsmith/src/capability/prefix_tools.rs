@@ -1,22 +1,11 @@
 //! [`PrefixTools`]: prefix the names of the tools a capability contributes.
 
 use std::any::Any;
-use std::future::Future;
 use std::sync::Arc;
 
-use serde_json::Value;
-
-use super::{
-    BoxedCapability, Capability, CapabilityOrdering, DynCapability, ModelRequestContext, ModelRequestNext,
-    ToolCallInfo, ToolExecuteNext, ToolValidateNext,
-};
-use crate::context::RunContext;
-use crate::deferred::{DeferredToolRequests, DeferredToolResults};
-use crate::error::AgentRunError;
-use crate::messages::ModelResponse;
-use crate::model::ModelSettings;
-use crate::tool::{ToolDefinition, ToolError, ToolOutput};
-use crate::toolset::{BoxedToolset, PrefixedToolset};
+use super::hook_list::hook_types::*;
+use super::{BoxedCapability, Capability, CapabilityOrdering, DynCapability};
+use crate::toolset::PrefixedToolset;
 
 /// A capability that wraps another and shows the tools of the wrapped capability's
 /// [`Capability::toolset`] as `{prefix}_{name}`. Only those tools are renamed; the agent's

@@ -68,19 +68,17 @@
 //! # }
 //! ```
 
+mod builtins;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::{
-    BoxedCapability, Capability, IncludeToolReturnSchemas, Instrumentation, InstrumentationSettings, PrefixTools,
-    ReinjectSystemPrompt, SetToolMetadata, Thinking, ThinkingEffort, ThinkingFormat, ThreadExecutor, Toolset,
-};
+use super::{BoxedCapability, Capability};
 use crate::error::UserError;
-use crate::search::{SearchStrategy, ToolSearch};
+use crate::search::ToolSearch;
 use crate::toolset::BoxedToolset;
 
 /// A parsed capability spec: its entries, not yet built. Build it with
@@ -310,146 +308,10 @@ impl<D: Clone + Send + Sync + 'static> Default for CapabilityRegistry<D> {
     }
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ToolsetArgs {
-    name: String,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PrefixArgs {
-    prefix: String,
-    capability: Value,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ReturnSchemaArgs {
-    #[serde(default)]
-    tools: Option<Value>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ReinjectArgs {
-    #[serde(default)]
-    replace_existing: bool,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "snake_case")]
-enum FormatArg {
-    Auto,
-    Anthropic,
-    Gemini,
-    #[serde(rename = "openai_chat")]
-    OpenAIChat,
-    #[serde(rename = "openai_responses")]
-    OpenAIResponses,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ThinkingArgs {
-    #[serde(default)]
-    effort: Option<ThinkingEffort>,
-    #[serde(default)]
-    format: Option<FormatArg>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ThreadArgs {
-    max_threads: usize,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "snake_case")]
-enum StrategyArg {
-    Keywords,
-    Bm25,
-    Regex,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ToolSearchArgs {
-    #[serde(default)]
-    strategy: Option<StrategyArg>,
-    #[serde(default)]
-    max_results: Option<usize>,
-    #[serde(default)]
-    tool_description: Option<String>,
-    #[serde(default)]
-    parameter_description: Option<String>,
-}
-
 impl<D: Clone + Send + Sync + 'static> CapabilityRegistry<D> {
     /// A registry of the built-in names.
     pub fn new() -> Self {
-        Self::empty()
-            .register("Toolset", |args| {
-                let a: ToolsetArgs = args.parse_with_main("name")?;
-                Ok(BoxedCapability::new(Toolset::new(args.toolset(&a.name)?)))
-            })
-            .register("PrefixTools", |args| {
-                let a: PrefixArgs = args.parse()?;
-                let inner = args.capability(&a.capability, "capability")?;
-                Ok(BoxedCapability::new(PrefixTools::new(a.prefix, inner)))
-            })
-            .register("SetToolMetadata", |args| match args.value() {
-                Value::Object(_) | Value::Null => Ok(BoxedCapability::new(SetToolMetadata::new(
-                    args.value().as_object().cloned().map(Value::Object).unwrap_or_else(|| Value::Object(Default::default())),
-                ))),
-                other => Err(args.error(format!(
-                    "SetToolMetadata takes the metadata as a mapping (e.g. {{SetToolMetadata: {{team: search}}}}), got {}",
-                    describe(other)
-                ))),
-            })
-            .register("IncludeToolReturnSchemas", |args| {
-                let a: ReturnSchemaArgs = args.parse_with_main("tools")?;
-                Ok(BoxedCapability::new(match a.tools {
-                    None | Some(Value::Null) => IncludeToolReturnSchemas::all(),
-                    Some(Value::String(s)) if s == "all" => IncludeToolReturnSchemas::all(),
-                    Some(Value::Array(items)) if items.iter().all(Value::is_string) => {
-                        IncludeToolReturnSchemas::for_tools(items.iter().filter_map(Value::as_str))
-                    }
-                    Some(other) => {
-                        return Err(args.error(format!(
-                            "IncludeToolReturnSchemas: `tools` must be \"all\" or a list of tool names, got {}",
-                            describe(&other)
-                        )));
-                    }
-                }))
-            })
-            .register("ReinjectSystemPrompt", |args| {
-                let a: ReinjectArgs = args.parse_with_main("replace_existing")?;
-                Ok(BoxedCapability::new(ReinjectSystemPrompt::new().replace_existing(a.replace_existing)))
-            })
-            .register("Thinking", |args| {
-                let a: ThinkingArgs = args.parse_with_main("effort")?;
-                let format = match a.format.unwrap_or(FormatArg::Auto) {
-                    FormatArg::Auto => ThinkingFormat::Auto,
-                    FormatArg::Anthropic => ThinkingFormat::Anthropic,
-                    FormatArg::Gemini => ThinkingFormat::Gemini,
-                    FormatArg::OpenAIChat => ThinkingFormat::OpenAIChat,
-                    FormatArg::OpenAIResponses => ThinkingFormat::OpenAIResponses,
-                };
-                Ok(BoxedCapability::new(Thinking::new(a.effort.unwrap_or_default()).format(format)))
-            })
-            .register("Instrumentation", |args| {
-                let settings: InstrumentationSettings = args.parse()?;
-                Ok(BoxedCapability::new(Instrumentation::new(settings)))
-            })
-            .register("ThreadExecutor", |args| {
-                let a: ThreadArgs = args.parse_with_main("max_threads")?;
-                if a.max_threads == 0 {
-                    return Err(args.error("max_threads must be at least 1"));
-                }
-                Ok(BoxedCapability::new(ThreadExecutor::new(a.max_threads)))
-            })
-            .with_entry("ToolSearch", Entry::ToolSearch)
+        builtins::register(Self::empty())
     }
 
     /// A registry without any name.
@@ -531,7 +393,7 @@ impl<D: Clone + Send + Sync + 'static> CapabilityRegistry<D> {
                             format!("ToolSearch appears twice (first at {first}): keep one"),
                         )));
                     }
-                    loaded.tool_search = Some(tool_search(args, &path).map_err(fail)?);
+                    loaded.tool_search = Some(builtins::tool_search(args, &path).map_err(fail)?);
                     tool_search_at = Some(path);
                 }
                 _ => loaded.capabilities.push(self.build_entry(entry, &path).map_err(fail)?),
@@ -590,45 +452,6 @@ fn split_entry<'v>(entry: &'v Value, path: &str) -> Result<(&'v str, &'v Value),
             format!("expected a capability name or a mapping {{Name: arguments}}, got {}", describe(other)),
         )),
     }
-}
-
-fn tool_search(args: &Value, path: &str) -> Result<ToolSearch, SpecError> {
-    let value = match args {
-        Value::Null => Value::Object(Default::default()),
-        Value::Object(_) => args.clone(),
-        other => {
-            return Err(SpecError::at(
-                path,
-                format!("ToolSearch takes named arguments (a mapping), got {}", describe(other)),
-            ));
-        }
-    };
-    let a: ToolSearchArgs = serde_json::from_value(value)
-        .map_err(|e| SpecError::at(path, format!("invalid arguments for ToolSearch: {e}")))?;
-    let mut config = ToolSearch::new();
-    match a.strategy {
-        None => {}
-        Some(StrategyArg::Keywords) => config = config.strategy(SearchStrategy::Keywords),
-        Some(StrategyArg::Bm25 | StrategyArg::Regex) => {
-            return Err(SpecError::at(
-                path,
-                "ToolSearch: the provider-native strategies 'bm25' and 'regex' are not supported; use 'keywords' or leave `strategy` out",
-            ));
-        }
-    }
-    if let Some(n) = a.max_results {
-        if n == 0 {
-            return Err(SpecError::at(path, "ToolSearch: max_results must be at least 1"));
-        }
-        config = config.max_results(n);
-    }
-    if let Some(d) = a.tool_description {
-        config = config.tool_description(d);
-    }
-    if let Some(d) = a.parameter_description {
-        config = config.parameter_description(d);
-    }
-    Ok(config)
 }
 
 fn describe(v: &Value) -> String {

@@ -1,0 +1,90 @@
+//! [`BoxedCapability`]: a capability of any type behind one type, and the dyn-compatible
+//! `DynCapability` (boxed futures) it holds. Their hook methods are generated from the hook
+//! list (`hook_list.rs`).
+
+use std::any::Any;
+use std::sync::Arc;
+
+use super::hook_list::hook_types::*;
+use super::{Capability, CapabilityOrdering};
+
+/// A capability of any type, behind one type (what [`Capability::for_run`] returns). It is a
+/// capability itself, delegating everything to the boxed one. Cheap to clone.
+///
+/// ```
+/// use toolsmith::capability::{BoxedCapability, Capability, SetToolMetadata, Thinking};
+///
+/// let caps: Vec<BoxedCapability<()>> = vec![
+///     BoxedCapability::new(Thinking::high()),
+///     BoxedCapability::new(SetToolMetadata::new(serde_json::json!({"team": "search"}))),
+/// ];
+/// assert_eq!(caps[0].name(), "Thinking");
+/// ```
+pub struct BoxedCapability<D>(pub(crate) Arc<dyn DynCapability<D>>);
+
+impl<D> std::fmt::Debug for BoxedCapability<D> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("BoxedCapability").field(&self.0.name()).finish()
+    }
+}
+
+impl<D> Clone for BoxedCapability<D> {
+    fn clone(&self) -> Self {
+        BoxedCapability(self.0.clone())
+    }
+}
+
+impl<D: Sync + 'static> BoxedCapability<D> {
+    /// Boxes a capability.
+    pub fn new(capability: impl Capability<D>) -> Self {
+        BoxedCapability(Arc::new(capability))
+    }
+}
+
+/// The dyn-compatible form of [`Capability`]: the same methods, each future boxed.
+pub(crate) trait DynCapability<D>: Send + Sync {
+    fn name(&self) -> String;
+    fn ordering(&self) -> Option<CapabilityOrdering>;
+    fn apply(&self, visitor: &mut dyn FnMut(&dyn Any));
+    fn for_run(&self, ctx: &RunContext<D>) -> Option<BoxedCapability<D>>;
+    fn toolset(&self) -> Option<BoxedToolset<D>>;
+    for_each_hook!('a, dyn_hooks);
+}
+
+impl<D: Sync, C: Capability<D>> DynCapability<D> for C {
+    fn name(&self) -> String {
+        Capability::name(self)
+    }
+    fn ordering(&self) -> Option<CapabilityOrdering> {
+        Capability::ordering(self)
+    }
+    fn apply(&self, visitor: &mut dyn FnMut(&dyn Any)) {
+        Capability::apply(self, visitor)
+    }
+    fn for_run(&self, ctx: &RunContext<D>) -> Option<BoxedCapability<D>> {
+        Capability::for_run(self, ctx)
+    }
+    fn toolset(&self) -> Option<BoxedToolset<D>> {
+        Capability::toolset(self)
+    }
+    for_each_hook!('a, forward_hooks);
+}
+
+impl<D: Send + Sync + 'static> Capability<D> for BoxedCapability<D> {
+    fn name(&self) -> String {
+        self.0.name()
+    }
+    fn ordering(&self) -> Option<CapabilityOrdering> {
+        self.0.ordering()
+    }
+    fn apply(&self, visitor: &mut dyn FnMut(&dyn Any)) {
+        self.0.apply(visitor)
+    }
+    fn for_run(&self, ctx: &RunContext<D>) -> Option<BoxedCapability<D>> {
+        self.0.for_run(ctx)
+    }
+    fn toolset(&self) -> Option<BoxedToolset<D>> {
+        self.0.toolset()
+    }
+    delegate_hooks!(0);
+}

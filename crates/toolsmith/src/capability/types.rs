@@ -1,0 +1,95 @@
+//! What the hooks are told: the tool call, the model request, the node of the run, the output.
+
+use std::sync::Arc;
+
+use crate::agent::{AgentEvent, RunOutput};
+use crate::messages::{ModelMessage, ModelResponse, ToolCallPart};
+use crate::model::{ModelRequestParameters, ModelSettings};
+use crate::tool::ToolDefinition;
+
+/// The call a tool hook is about: the model's call and the tool's definition.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct ToolCallInfo<'a> {
+    /// The call as the model made it (name, raw arguments, id).
+    pub call: &'a ToolCallPart,
+    /// The definition of the called tool, as shown to the model this step.
+    pub def: &'a ToolDefinition,
+}
+
+/// What is about to be sent to the model; `before_model_request` may change it.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ModelRequestContext {
+    /// The messages sent, history included.
+    pub messages: Arc<Vec<ModelMessage>>,
+    /// The model settings.
+    pub settings: Option<ModelSettings>,
+    /// The tools and output options.
+    pub params: ModelRequestParameters,
+}
+
+/// A node of a run, as the node hooks see it: what is about to happen.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum AgentNode {
+    /// The start: the first request is built from the prompt (or the deferred results given
+    /// to the run are settled).
+    UserPrompt,
+    /// The history is sent to the model.
+    ModelRequest,
+    /// The model's response is handled: its tool calls run, or its text becomes the output.
+    CallTools {
+        /// The response (already in the history).
+        response: ModelResponse,
+    },
+}
+
+impl AgentNode {
+    /// The node's name, as Pydantic AI names its graph nodes.
+    pub fn name(&self) -> &'static str {
+        match self {
+            AgentNode::UserPrompt => "UserPromptNode",
+            AgentNode::ModelRequest => "ModelRequestNode",
+            AgentNode::CallTools { .. } => "CallToolsNode",
+        }
+    }
+}
+
+/// What a node led to: the next node, or the end of the run with its output.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum NodeResult {
+    /// The run goes on with this node.
+    Next(AgentNode),
+    /// The run ends with this output.
+    End(RunOutput),
+}
+
+/// A run's events as a boxed stream, what
+/// [`Capability::wrap_event_stream`](super::Capability::wrap_event_stream) takes and returns.
+pub type EventBoxStream = futures::stream::BoxStream<'static, AgentEvent>;
+
+/// How the output being validated or processed came from the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OutputKind {
+    /// The arguments of an output tool call.
+    Tool,
+    /// Text parsed as the output schema (a model that answered with JSON text).
+    StructuredText,
+    /// Plain text output (processing hooks only: there is nothing to validate).
+    Text,
+}
+
+/// What an output hook is about.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct OutputInfo<'a> {
+    /// How the output came.
+    pub kind: OutputKind,
+    /// The output tool call, for tool output.
+    pub call: Option<&'a ToolCallPart>,
+    /// The output tool's definition, for structured output.
+    pub def: Option<&'a ToolDefinition>,
+}
