@@ -10,12 +10,12 @@ use super::{
     NodeResult, OutputInfo, OutputNext, ReinjectSystemPrompt, RunNext, ThreadExecutor, ToolCallInfo, ToolExecuteNext,
     ToolValidateNext, ordering,
 };
-use crate::agent::RunOutput;
 use crate::context::RunContext;
 use crate::deferred::{DeferredToolRequests, DeferredToolResults};
 use crate::error::{AgentRunError, UserError};
 use crate::messages::ModelResponse;
 use crate::model::ModelSettings;
+use crate::run::RunOutput;
 use crate::tool::{ToolDefinition, ToolError, ToolOutput};
 
 /// The model request at the centre of the chain.

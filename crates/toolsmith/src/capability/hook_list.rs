@@ -226,12 +226,12 @@ pub(super) mod hook_types {
         AgentNode, EventBoxStream, ModelRequestContext, ModelRequestNext, NodeNext, NodeResult, OutputInfo, OutputNext,
         RunNext, ToolCallInfo, ToolExecuteNext, ToolValidateNext,
     };
-    pub(crate) use crate::agent::RunOutput;
     pub(crate) use crate::context::RunContext;
     pub(crate) use crate::deferred::{DeferredToolRequests, DeferredToolResults};
     pub(crate) use crate::error::AgentRunError;
     pub(crate) use crate::messages::ModelResponse;
     pub(crate) use crate::model::ModelSettings;
+    pub(crate) use crate::run::RunOutput;
     pub(crate) use crate::tool::{ToolDefinition, ToolError, ToolOutput};
     pub(crate) use crate::toolset::BoxedToolset;
     pub(crate) use serde_json::Value;

@@ -12,12 +12,12 @@ use super::{
     BoxedCapability, Capability, CapabilityOrdering, ModelRequestContext, ModelRequestNext, ToolCallInfo,
     ToolExecuteNext,
 };
-use crate::agent::RunOutput;
 use crate::context::RunContext;
 use crate::error::AgentRunError;
 use crate::messages::{
     MediaContent, ModelMessage, ModelRequestPart, ModelResponse, ModelResponsePart, UserContent, UserPromptContent,
 };
+use crate::run::RunOutput;
 use crate::tool::{ToolError, ToolOutput};
 
 /// What [`Instrumentation`] records. Serialisable, for [specs](super::spec).

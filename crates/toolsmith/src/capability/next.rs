@@ -4,9 +4,9 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 use super::{AgentNode, ModelRequestContext, NodeResult};
-use crate::agent::RunOutput;
 use crate::error::AgentRunError;
 use crate::messages::ModelResponse;
+use crate::run::RunOutput;
 use crate::tool::{ToolError, ToolOutput};
 
 /// The rest of a `wrap_run` chain: call [`RunNext::run`] to run the agent to the end.

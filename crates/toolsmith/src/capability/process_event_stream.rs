@@ -6,8 +6,8 @@ use std::sync::Arc;
 use futures::StreamExt;
 
 use super::{Capability, EventBoxStream};
-use crate::agent::AgentEvent;
 use crate::context::RunContext;
+use crate::run::AgentEvent;
 
 type Processor = Arc<dyn Fn(EventBoxStream) -> EventBoxStream + Send + Sync>;
 

@@ -9,12 +9,12 @@ use super::{
     AgentNode, BoxedCapability, CapabilityOrdering, EventBoxStream, ModelRequestContext, ModelRequestNext, NodeNext,
     NodeResult, OutputInfo, OutputNext, PrefixTools, RunNext, ToolCallInfo, ToolExecuteNext, ToolValidateNext,
 };
-use crate::agent::RunOutput;
 use crate::context::RunContext;
 use crate::deferred::{DeferredToolRequests, DeferredToolResults};
 use crate::error::AgentRunError;
 use crate::messages::ModelResponse;
 use crate::model::ModelSettings;
+use crate::run::RunOutput;
 use crate::tool::{ToolDefinition, ToolError, ToolOutput};
 use crate::toolset::BoxedToolset;
 

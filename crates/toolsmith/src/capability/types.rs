@@ -2,9 +2,9 @@
 
 use std::sync::Arc;
 
-use crate::agent::{AgentEvent, RunOutput};
 use crate::messages::{ModelMessage, ModelResponse, ToolCallPart};
 use crate::model::{ModelRequestParameters, ModelSettings};
+use crate::run::{AgentEvent, RunOutput};
 use crate::tool::ToolDefinition;
 
 /// The call a tool hook is about: the model's call and the tool's definition.

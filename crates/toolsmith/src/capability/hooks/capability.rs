@@ -9,7 +9,6 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 use super::Hooks;
-use crate::agent::RunOutput;
 use crate::capability::{
     AgentNode, Capability, CapabilityOrdering, EventBoxStream, ModelRequestContext, ModelRequestNext, NodeNext,
     NodeResult, OutputInfo, OutputNext, RunNext, ToolCallInfo, ToolExecuteNext, ToolValidateNext,
@@ -18,6 +17,7 @@ use crate::context::RunContext;
 use crate::deferred::{DeferredToolRequests, DeferredToolResults};
 use crate::error::AgentRunError;
 use crate::messages::ModelResponse;
+use crate::run::RunOutput;
 use crate::tool::{ToolDefinition, ToolError, ToolOutput};
 
 /// Each closure on the previous one's value; the first error stops the chain.

@@ -16,11 +16,11 @@ use super::{
     AgentNode, CapabilityOrdering, ModelRequestContext, ModelRequestNext, NodeNext, NodeResult, OutputInfo, OutputKind,
     OutputNext, RunNext, ToolCallInfo, ToolExecuteNext, ToolValidateNext,
 };
-use crate::agent::{AgentEvent, RunOutput};
 use crate::context::RunContext;
 use crate::deferred::{DeferredToolRequests, DeferredToolResults};
 use crate::error::AgentRunError;
 use crate::messages::{ModelResponse, ToolCallPart};
+use crate::run::{AgentEvent, RunOutput};
 use crate::tool::{ToolDefinition, ToolError, ToolOutput};
 
 /// The call a [`Hooks`] tool hook is about, owned: the model's call and the tool's definition.
