@@ -164,7 +164,7 @@ fn make_tool(entry: &Value) -> Result<Tool<Deps>, Unsupported> {
         tool = tool.retries(r as u32);
     }
     if let Some(t) = get(entry, "timeout").and_then(Value::as_f64) {
-        tool = tool.timeout(t);
+        tool = tool.timeout(seconds(t));
     }
     if let Some(b) = get(entry, "requires_approval").and_then(Value::as_bool) {
         tool = tool.requires_approval(b);
@@ -230,7 +230,7 @@ fn make_toolset(cfg: &Value) -> Result<BoxedToolset<Deps>, Unsupported> {
                 ts = ts.max_retries(r as u32);
             }
             if let Some(t) = get(cfg, "timeout").and_then(Value::as_f64) {
-                ts = ts.timeout(t);
+                ts = ts.timeout(seconds(t));
             }
             BoxedToolset::new(ts)
         }
@@ -448,7 +448,7 @@ fn configure<O: Send + 'static>(mut b: AgentBuilder<Deps, O>, a: &Value) -> Resu
         b = b.output_retries(r as u32);
     }
     if let Some(t) = get(a, "tool_timeout").and_then(Value::as_f64) {
-        b = b.tool_timeout(t);
+        b = b.tool_timeout(seconds(t));
     }
     if let Some(s) = get(a, "end_strategy").and_then(Value::as_str) {
         b = b.end_strategy(match s {
@@ -707,4 +707,14 @@ fn main() -> ExitCode {
             ExitCode::from(3)
         }
     }
+}
+
+/// A scenario's timeout in seconds as a `Duration`: zero for a value that is not a positive
+/// duration (the builder then reports it, as the reference does), the longest one past its range.
+fn seconds(t: f64) -> std::time::Duration {
+    std::time::Duration::try_from_secs_f64(t).unwrap_or(if t > 0.0 {
+        std::time::Duration::MAX
+    } else {
+        std::time::Duration::ZERO
+    })
 }

@@ -557,7 +557,7 @@ async fn timeouts_and_unreachable_servers_are_api_errors() {
         .build()
         .unwrap();
     let mut settings = ModelSettings::new();
-    settings.timeout = Some(0.2);
+    settings.timeout = Some(Duration::from_millis(200));
     let err = model.request(&user("hi"), Some(&settings), &ModelRequestParameters::default()).await.unwrap_err();
     assert_eq!(err.kind, "ModelAPIError");
     assert!(err.message.contains("did not answer within 0.2 s"), "{}", err.message);

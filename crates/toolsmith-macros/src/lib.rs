@@ -116,7 +116,7 @@
 //! | `name = "str"`                            | the tool name (default: the function name)                              |
 //! | `description = "str"`                     | the description, instead of the doc comment                             |
 //! | `retries = 3`                             | the retry budget of this tool (default: the agent's)                    |
-//! | `timeout = 5.0`                           | seconds before a call times out (integer or float, greater than 0)      |
+//! | `timeout = 5.0` or `timeout = "250ms"`    | how long a call may run: seconds, or a string with a unit (`ms`, `s`, `m`, `h`); greater than 0 |
 //! | `strict`, `strict = bool`                 | provider strict mode for the schema                                     |
 //! | `sequential`, `sequential = bool`         | the tool runs alone, never concurrently with other calls                |
 //! | `requires_approval`, `= bool`             | every call needs a human's approval first                               |
@@ -206,7 +206,7 @@
 //!
 //! ```compile_fail
 //! # use toolsmith::prelude::*;
-//! #[tool(timeout = 0)] // error: timeout must be a number of seconds greater than 0, ...
+//! #[tool(timeout = 0)] // error: timeout must be a duration greater than 0: ...
 //! fn ping() {}
 //! ```
 //!

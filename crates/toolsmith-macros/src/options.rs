@@ -15,7 +15,7 @@ pub(crate) struct Options {
     pub name: Option<LitStr>,
     pub description: Option<LitStr>,
     pub retries: Option<u32>,
-    pub timeout: Option<f64>,
+    pub timeout: Option<std::time::Duration>,
     pub strict: Option<bool>,
     pub sequential: Option<bool>,
     pub requires_approval: Option<bool>,
@@ -118,8 +118,8 @@ impl Options {
             fields.push(quote!(retries: ::core::option::Option::Some(#retries)));
         }
         if let Some(timeout) = self.timeout {
-            let timeout = proc_macro2::Literal::f64_suffixed(timeout);
-            fields.push(quote!(timeout: ::core::option::Option::Some(#timeout)));
+            let (secs, nanos) = (timeout.as_secs(), timeout.subsec_nanos());
+            fields.push(quote!(timeout: ::core::option::Option::Some(::core::time::Duration::new(#secs, #nanos))));
         }
         if let Some(strict) = self.strict {
             fields.push(quote!(strict: ::core::option::Option::Some(#strict)));
@@ -167,13 +167,30 @@ fn flag(meta: &ParseNestedMeta<'_>) -> syn::Result<bool> {
 }
 
 /// A timeout in seconds: an integer or float literal greater than zero.
-fn timeout_value(expr: &Expr) -> syn::Result<f64> {
-    const MSG: &str = "timeout must be a number of seconds greater than 0, e.g. `timeout = 5.0`";
-    let value = match expr {
+fn timeout_value(expr: &Expr) -> syn::Result<std::time::Duration> {
+    const MSG: &str = "timeout must be a duration greater than 0: seconds (`timeout = 5.0`) or a string with a unit (`timeout = \"250ms\"`, `\"5s\"`, `\"2m\"`, `\"1h\"`)";
+    let seconds = match expr {
         Expr::Lit(ExprLit { lit: Lit::Float(f), .. }) => f.base10_parse::<f64>()?,
         Expr::Lit(ExprLit { lit: Lit::Int(i), .. }) => i.base10_parse::<f64>()?,
+        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => {
+            let text = s.value();
+            let text = text.trim();
+            let split = text.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(text.len());
+            let (number, unit) = text.split_at(split);
+            let scale = match unit.trim() {
+                "ms" => 0.001,
+                "s" => 1.0,
+                "m" | "min" => 60.0,
+                "h" => 3600.0,
+                _ => return Err(syn::Error::new_spanned(expr, MSG)),
+            };
+            number.trim().parse::<f64>().map_err(|_| syn::Error::new_spanned(expr, MSG))? * scale
+        }
         Expr::Unary(ExprUnary { op: UnOp::Neg(_), .. }) => return Err(syn::Error::new_spanned(expr, MSG)),
         _ => return Err(syn::Error::new_spanned(expr, MSG)),
     };
-    if value.is_finite() && value > 0.0 { Ok(value) } else { Err(syn::Error::new_spanned(expr, MSG)) }
+    match std::time::Duration::try_from_secs_f64(seconds) {
+        Ok(d) if !d.is_zero() => Ok(d),
+        _ => Err(syn::Error::new_spanned(expr, MSG)),
+    }
 }

@@ -46,6 +46,8 @@ fn valid_tools_expand_without_errors() {
         ("retries = 3, timeout = 5, strict, sequential = false, name = \"n\", description = \"d\"", "fn f() {}"),
         ("requires_approval, defer_loading = true, require_parameter_descriptions, flatten = false", "fn f() {}"),
         ("metadata = r#\"{\"a\": [1, {\"b\": null}]}\"#, timeout = 0.25, flatten = true", "fn f(x: Alias) {}"),
+        ("timeout = \"250ms\"", "fn f() {}"),
+        ("timeout = \"2m\"", "fn f() {}"),
     ] {
         assert_eq!(errors(args, item), Vec::<String>::new(), "#[tool({args})] {item}");
     }
@@ -68,7 +70,7 @@ fn expansion_shape() {
         ":: toolsmith :: __private :: result_output (foobar (__toolsmith_ctx , __toolsmith_parsed . a , __toolsmith_parsed . b) . await)",
         "ToolSpec :: __new (\"foobar\" , :: core :: option :: Option :: Some (\"Get me foobar.\") , & [\"b\"] ,",
         "DepsReq :: Typed { id : __toolsmith_deps_id , name : __toolsmith_deps_name }",
-        "retries : :: core :: option :: Option :: Some (3u32) , timeout : :: core :: option :: Option :: Some (5f64) ,",
+        "retries : :: core :: option :: Option :: Some (3u32) , timeout : :: core :: option :: Option :: Some (:: core :: time :: Duration :: new (5u64 , 0u32)) ,",
     ] {
         assert!(out.contains(expected), "missing {expected:?} in\n{out}");
     }
@@ -165,10 +167,11 @@ fn option_errors() {
          requires_approval, defer_loading, metadata, require_parameter_descriptions, flatten"
     );
     assert!(error("a::b = 1", "fn f() {}").starts_with("unknown option;"));
-    for timeout in ["0", "0.0", "-1", "-2.5", "\"5\"", "x", "1e999"] {
+    for timeout in ["0", "0.0", "-1", "-2.5", "\"5\"", "\"5 days\"", "\"0ms\"", "x", "1e999", "1e30", "\"1e30s\""] {
         assert_eq!(
             error(&format!("timeout = {timeout}"), "fn f() {}"),
-            "timeout must be a number of seconds greater than 0, e.g. `timeout = 5.0`",
+            "timeout must be a duration greater than 0: seconds (`timeout = 5.0`) or a string with a unit \
+             (`timeout = \"250ms\"`, `\"5s\"`, `\"2m\"`, `\"1h\"`)",
             "{timeout}"
         );
     }

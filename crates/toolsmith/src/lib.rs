@@ -46,6 +46,7 @@ pub mod model;
 pub mod providers;
 mod run;
 pub mod search;
+mod serde_secs;
 pub mod settings;
 pub mod tool;
 pub mod toolset;

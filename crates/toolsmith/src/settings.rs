@@ -3,6 +3,8 @@
 //! Plain data, below the models and the run context that carry them; how a provider resolves a
 //! tool choice for one request is [`resolve_tool_choice`](crate::model::resolve_tool_choice).
 
+use std::time::Duration;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -41,9 +43,9 @@ pub struct ModelSettings {
     /// Nucleus sampling.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub top_p: Option<f64>,
-    /// Request timeout in seconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timeout: Option<f64>,
+    /// How long one request may take (in JSON: seconds).
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::serde_secs")]
+    pub timeout: Option<Duration>,
     /// Whether the model may call several tools in one response.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parallel_tool_calls: Option<bool>,
@@ -73,6 +75,12 @@ impl ModelSettings {
     /// Sets the token limit.
     pub fn max_tokens(mut self, n: u32) -> Self {
         self.max_tokens = Some(n);
+        self
+    }
+
+    /// Sets how long one request may take.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
         self
     }
 

@@ -227,7 +227,7 @@ fn description_and_parameter_descriptions_from_the_doc_comment() {
             "additionalProperties": false
         })
     );
-    assert_eq!(d.timeout, Some(5.0));
+    assert_eq!(d.timeout, Some(std::time::Duration::from_secs(5)));
     let tool: Tool<String> = foobar.into();
     assert_eq!(tool.max_retries(), Some(3));
     assert!(tool.check().is_ok());

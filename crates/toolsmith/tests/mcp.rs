@@ -458,7 +458,7 @@ async fn slow_tool_hits_the_request_timeout_and_the_next_call_reconnects() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slow_tool_with_a_tool_timeout_is_a_retry_for_the_model() {
     let (mcp, _state) = edge_toolset::<()>();
-    let mcp = mcp.timeout(0.2);
+    let mcp = mcp.timeout(std::time::Duration::from_millis(200));
     let model = scripted(vec![vec![("slow", json!({"seconds": 3}))], vec![("slow", json!({"seconds": 0}))]]);
     let agent = Agent::builder(model).toolset(mcp).build().unwrap();
     let result = agent.run("go").await.unwrap();

@@ -5,6 +5,7 @@ pub(crate) mod run;
 
 use std::marker::PhantomData;
 use std::sync::Arc;
+use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -116,7 +117,7 @@ pub struct AgentBuilder<D, O> {
     capabilities: Capabilities<D>,
     retries: u32,
     output_retries: Option<u32>,
-    tool_timeout: Option<f64>,
+    tool_timeout: Option<Duration>,
     end_strategy: EndStrategy,
     parallel_mode: ParallelMode,
     output: OutputSpec,
@@ -349,12 +350,12 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
         self
     }
 
-    /// A default timeout (seconds) for every tool call; a call that takes longer is a retry.
-    pub fn tool_timeout(mut self, seconds: f64) -> Self {
-        if seconds <= 0.0 {
-            self.problems.push(format!("tool_timeout must be greater than 0, got {seconds}"));
+    /// A default timeout for every tool call; a call that takes longer is a retry.
+    pub fn tool_timeout(mut self, timeout: Duration) -> Self {
+        if timeout.is_zero() {
+            self.problems.push("tool_timeout must be greater than 0".to_string());
         }
-        self.tool_timeout = Some(seconds);
+        self.tool_timeout = Some(timeout);
         self
     }
 
@@ -437,9 +438,8 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
         // Capabilities sorted by their ordering constraints (a cycle or a missing requirement is
         // an error); a `ThreadExecutor` among them brings the blocking pool.
         let capabilities = self.capabilities.for_agent(self.name.as_deref(), &self.system_prompts)?;
-        let blocking = capabilities
-            .blocking_pool()
-            .unwrap_or_else(|| Arc::new(tokio::sync::Semaphore::new(self.blocking_threads)));
+        let blocking =
+            capabilities.blocking_pool().unwrap_or_else(|| crate::tool::pool::BlockingPool::new(self.blocking_threads));
         let mut toolsets: Vec<Arc<dyn DynToolset<D>>> = Vec::with_capacity(self.toolsets.len() + 1);
         toolsets.push(Arc::new(self.tools));
         toolsets.extend(self.toolsets);

@@ -113,14 +113,14 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
     }
 
     /// The pool of the first [`ThreadExecutor`], if any: the agent runs blocking tools under it.
-    pub(crate) fn blocking_pool(&self) -> Option<Arc<tokio::sync::Semaphore>> {
+    pub(crate) fn blocking_pool(&self) -> Option<Arc<crate::tool::pool::BlockingPool>> {
         let mut pool = None;
         for c in &self.caps {
             c.apply(&mut |leaf| {
                 if pool.is_none()
                     && let Some(t) = leaf.downcast_ref::<ThreadExecutor>()
                 {
-                    pool = Some(t.semaphore());
+                    pool = Some(t.pool());
                 }
             });
         }

@@ -2,9 +2,8 @@
 
 use std::sync::Arc;
 
-use tokio::sync::Semaphore;
-
 use super::Capability;
+use crate::tool::pool::BlockingPool;
 
 /// A capability that bounds how many synchronous tool calls run at once on the blocking
 /// thread pool, with a bound that can be shared between agents: clones of one
@@ -38,24 +37,31 @@ use super::Capability;
 /// ```
 #[derive(Debug, Clone)]
 pub struct ThreadExecutor {
-    permits: Arc<Semaphore>,
-    max_threads: usize,
+    pool: Arc<BlockingPool>,
 }
 
 impl ThreadExecutor {
     /// At most `max_threads` blocking calls at once (at least one).
     pub fn new(max_threads: usize) -> Self {
-        let max_threads = max_threads.max(1);
-        ThreadExecutor { permits: Arc::new(Semaphore::new(max_threads)), max_threads }
+        ThreadExecutor { pool: BlockingPool::new(max_threads) }
     }
 
     /// The bound.
     pub fn max_threads(&self) -> usize {
-        self.max_threads
+        self.pool.size()
     }
 
-    pub(crate) fn semaphore(&self) -> Arc<Semaphore> {
-        self.permits.clone()
+    /// How many synchronous tool calls are still running after their timeout. A synchronous
+    /// function cannot be stopped: its model was answered with a timeout, but its thread holds a
+    /// slot of the pool until the function returns. While every slot is held so, a call that
+    /// cannot start within its own timeout ends the run with a `BlockingPoolExhausted` error
+    /// naming this count, rather than a timeout of a tool that never ran.
+    pub fn running_past_timeout(&self) -> usize {
+        self.pool.overdue()
+    }
+
+    pub(crate) fn pool(&self) -> Arc<BlockingPool> {
+        self.pool.clone()
     }
 }
 

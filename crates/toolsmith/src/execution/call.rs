@@ -61,7 +61,7 @@ pub(super) struct Ready<D> {
     pub(super) tool: ToolsetTool<D>,
     pub(super) args: Value,
     pub(super) max_retries: u32,
-    pub(super) timeout: Option<f64>,
+    pub(super) timeout: Option<Duration>,
     /// The context the tool and its hooks see.
     pub(super) ctx: RunContext<D>,
 }
@@ -183,43 +183,36 @@ pub(super) async fn run_tool<D: Clone + Send + Sync + 'static>(
         Ok(i) => i,
         Err(p) => return Err(ToolError::Panicked { message: panic_message(p) }),
     };
-    let fut = run_invocation(inner, invocation);
-    let result = match r.timeout {
-        Some(t) => match tokio::time::timeout(Duration::from_secs_f64(t), fut).await {
-            Ok(res) => res,
-            Err(_) => {
-                return Err(ToolError::Retry(ModelRetry::new(format!("Timed out after {} seconds.", py_float(t)))));
-            }
-        },
-        None => fut.await,
+    // A timeout too large for the clock is no deadline.
+    let deadline = r.timeout.and_then(|t| tokio::time::Instant::now().checked_add(t));
+    let timed_out = || {
+        let secs = r.timeout.map_or(0.0, |t| t.as_secs_f64());
+        ToolError::Retry(ModelRetry::new(format!("Timed out after {} seconds.", py_float(secs))))
     };
-    match result {
-        Ok(r) => r,
-        Err(message) => Err(ToolError::Panicked { message }),
-    }
-}
-
-pub(super) async fn run_invocation<D>(inner: &StepConfig<D>, invocation: Invocation) -> Result<ToolResult, String> {
-    match invocation {
-        Invocation::Ready(r) => Ok(r),
-        Invocation::Async(fut) => AssertUnwindSafe(fut).catch_unwind().await.map_err(panic_message),
-        Invocation::Blocking(f) => {
-            let permit = inner.blocking.clone().acquire_owned().await;
-            // The tool runs on a pool thread with the caller's subscriber, inside the span it
-            // was called in (e.g. the `Instrumentation` span of its execution).
-            let dispatch = tracing::dispatcher::get_default(Clone::clone);
-            let span = tracing::Span::current();
-            let handle = tokio::task::spawn_blocking(move || {
-                let _permit = permit;
-                tracing::dispatcher::with_default(&dispatch, || span.in_scope(f))
-            });
-            match handle.await {
-                Ok(r) => Ok(r),
-                Err(e) if e.is_panic() => Err(panic_message(e.into_panic())),
-                Err(e) => Err(e.to_string()),
+    let result = match invocation {
+        Invocation::Ready(result) => Ok(result),
+        Invocation::Async(fut) => {
+            let fut = AssertUnwindSafe(fut).catch_unwind();
+            match deadline {
+                Some(d) => tokio::time::timeout_at(d, fut).await.map_err(|_| timed_out())?,
+                None => fut.await,
             }
         }
-    }
+        Invocation::Blocking(f) => match inner.blocking.run(f, deadline).await {
+            Ok(result) => result,
+            Err(PoolTimeout::Waiting { size, overdue }) if overdue > 0 => {
+                return Err(ToolError::Failed {
+                    kind: "BlockingPoolExhausted".into(),
+                    message: format!(
+                        "`{}` could not start within its timeout: the blocking pool's {size} threads are busy, {overdue} of them with synchronous tools still running after their timeout (a synchronous tool cannot be stopped). Make long tools async, or give the agent a larger pool (`AgentBuilder::blocking_threads`, `ThreadExecutor::new`)",
+                        r.call.tool_name
+                    ),
+                });
+            }
+            Err(_) => return Err(timed_out()),
+        },
+    };
+    result.map_err(|p| ToolError::Panicked { message: panic_message(p) })?
 }
 
 pub(super) fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {

@@ -1,11 +1,13 @@
 //! What the step executor needs of an agent.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::execution::LayoutCache;
 use crate::run::OutputSpec;
 use crate::search::ToolSearch;
 use crate::search::bridge::{BridgeCache, BridgeConfig};
+use crate::tool::pool::BlockingPool;
 
 /// What to do with the other calls of a response once a final result is found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -36,12 +38,12 @@ pub enum ParallelMode {
 pub(crate) struct StepConfig<D> {
     pub(crate) retries: u32,
     pub(crate) output_retries: u32,
-    pub(crate) tool_timeout: Option<f64>,
+    pub(crate) tool_timeout: Option<Duration>,
     pub(crate) end_strategy: EndStrategy,
     pub(crate) parallel_mode: ParallelMode,
     pub(crate) output: OutputSpec,
     /// The bounded pool for synchronous tools.
-    pub(crate) blocking: Arc<tokio::sync::Semaphore>,
+    pub(crate) blocking: Arc<BlockingPool>,
     pub(crate) tool_search: Option<ToolSearch>,
     pub(crate) tool_layout: LayoutCache<D>,
     pub(crate) bridge: Option<BridgeConfig>,

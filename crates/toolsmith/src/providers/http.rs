@@ -490,9 +490,9 @@ pub(crate) fn join_url(base: &str, path: &str) -> String {
     format!("{}/{}", base.trim_end_matches('/'), path.trim_start_matches('/'))
 }
 
-/// Converts the `timeout` of [`ModelSettings`](crate::model::ModelSettings) (seconds).
+/// The `timeout` of [`ModelSettings`](crate::model::ModelSettings), when set and not zero.
 pub(crate) fn settings_timeout(settings: Option<&crate::model::ModelSettings>) -> Option<Duration> {
-    settings.and_then(|s| s.timeout).filter(|t| t.is_finite() && *t > 0.0).map(Duration::from_secs_f64)
+    settings.and_then(|s| s.timeout).filter(|t| !t.is_zero())
 }
 
 #[cfg(test)]

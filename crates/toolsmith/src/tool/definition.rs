@@ -1,6 +1,7 @@
 //! [`ToolDefinition`]: what the model is shown about a tool.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -47,9 +48,9 @@ pub struct ToolDefinition {
     /// Free-form metadata, not sent to the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Value>,
-    /// A per-tool timeout in seconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timeout: Option<f64>,
+    /// How long one call may run before it is answered with a timeout retry (in JSON: seconds).
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::serde_secs")]
+    pub timeout: Option<Duration>,
     /// Whether the tool is hidden until found through tool search.
     #[serde(default)]
     pub defer_loading: bool,

@@ -8,11 +8,13 @@
 mod definition;
 mod error;
 mod output;
+pub(crate) mod pool;
 pub mod schema;
 pub(crate) mod spec;
 
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::future::BoxFuture;
 use schemars::JsonSchema;
@@ -211,10 +213,8 @@ impl<D: Clone + Send + Sync + 'static> Tool<D> {
                 Err(e) => problem = Some(format!("the metadata of tool '{}' is not valid JSON: {e}", def.name)),
             }
         }
-        if let Some(t) = def.timeout
-            && t <= 0.0
-        {
-            problem = Some(format!("the timeout of tool '{}' must be greater than 0, got {t}", def.name));
+        if def.timeout.is_some_and(|t| t.is_zero()) {
+            problem = Some(format!("the timeout of tool '{}' must be greater than 0", def.name));
         }
         let h = spec.handler;
         let handler: Handler<D> = Arc::new(move |ctx: RunContext<D>, args| h(&ctx, args));
@@ -299,13 +299,12 @@ impl<D> Tool<D> {
         self
     }
 
-    /// Sets a timeout in seconds; a call that takes longer is a retry for the model.
-    /// A value `<= 0` is reported by the agent builder.
-    pub fn timeout(mut self, seconds: f64) -> Self {
-        Arc::make_mut(&mut self.def).timeout = Some(seconds);
-        if seconds <= 0.0 {
-            self.problem =
-                Some(format!("the timeout of tool '{}' must be greater than 0, got {seconds}", self.def.name));
+    /// Sets a timeout; a call that takes longer is a retry for the model ("Timed out after 5.0
+    /// seconds."). A zero timeout is reported by the agent builder.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        Arc::make_mut(&mut self.def).timeout = Some(timeout);
+        if timeout.is_zero() {
+            self.problem = Some(format!("the timeout of tool '{}' must be greater than 0", self.def.name));
         }
         self
     }

@@ -1,6 +1,7 @@
 //! [`ToolSpec`]: the compile-time description of a tool made by [`macro@crate::tool`].
 
 use std::any::TypeId;
+use std::time::Duration;
 
 use futures::future::BoxFuture;
 use serde_json::Value;
@@ -45,7 +46,7 @@ pub struct SpecOptions {
     pub name: Option<&'static str>,
     pub description: Option<&'static str>,
     pub retries: Option<u32>,
-    pub timeout: Option<f64>,
+    pub timeout: Option<Duration>,
     pub strict: Option<bool>,
     pub sequential: bool,
     pub requires_approval: bool,

@@ -1,6 +1,7 @@
 //! [`FunctionToolset`]: tools defined in Rust.
 
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use crate::context::RunContext;
 use crate::error::UserError;
@@ -23,7 +24,7 @@ pub struct FunctionToolset<D> {
     tools: Vec<Tool<D>>,
     index: rustc_hash::FxHashMap<String, usize>,
     max_retries: Option<u32>,
-    timeout: Option<f64>,
+    timeout: Option<Duration>,
     problems: Vec<String>,
     label: Arc<str>,
     /// Whether a tool has a `prepare` function (its definition may then change per step).
@@ -101,12 +102,12 @@ impl<D: Clone + Send + Sync + 'static> FunctionToolset<D> {
         self
     }
 
-    /// Sets the timeout (seconds) of tools that do not set their own.
-    pub fn timeout(mut self, seconds: f64) -> Self {
-        if seconds <= 0.0 {
-            self.problems.push(format!("the toolset timeout must be greater than 0, got {seconds}"));
+    /// Sets the timeout of tools that do not set their own.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        if timeout.is_zero() {
+            self.problems.push("the toolset timeout must be greater than 0".to_string());
         }
-        self.timeout = Some(seconds);
+        self.timeout = Some(timeout);
         self.shared.take();
         self
     }

@@ -25,6 +25,7 @@ mod set_metadata;
 
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -64,7 +65,7 @@ pub struct ToolsetTool<D> {
     /// Whether calls need approval.
     pub requires_approval: bool,
     /// A toolset-wide timeout in seconds, used when the tool sets none.
-    pub toolset_timeout: Option<f64>,
+    pub toolset_timeout: Option<Duration>,
     /// The name of the toolset that offers the tool, for error messages.
     pub toolset_label: Arc<str>,
     pub(crate) validator: Option<Validator>,

@@ -197,16 +197,28 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
     }
 
     /// Runs to the end on a new single-threaded runtime, blocking the current thread.
-    /// Do not call it from inside an async runtime; `.await` the builder there.
+    ///
+    /// Inside an async runtime it returns a [`UserError`] at once (blocking a runtime's thread
+    /// on another runtime stalls both): `.await` the builder there. It returns as soon as the
+    /// run ends: a synchronous tool still running after its timeout is left to finish on its
+    /// own thread (see [`ThreadExecutor::running_past_timeout`](crate::capability::ThreadExecutor::running_past_timeout)).
     pub fn run_sync(self) -> Result<RunResult<O>, AgentRunError>
     where
         D: 'a,
     {
+        if tokio::runtime::Handle::try_current().is_ok() {
+            return Err(AgentRunError::User(UserError::new(
+                "`run_sync` was called inside an async runtime, where it would block the runtime's thread: `.await` the run instead (`agent.run(prompt).await`)",
+            )));
+        }
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|e| AgentRunError::User(UserError::new(format!("could not start a runtime for run_sync: {e}"))))?;
-        rt.block_on(self.into_future())
+        let result = rt.block_on(self.into_future());
+        // Dropping the runtime would wait for blocking tools still running after their timeout.
+        rt.shutdown_background();
+        result
     }
 }
 

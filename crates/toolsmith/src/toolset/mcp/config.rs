@@ -68,7 +68,7 @@ pub(crate) struct Settings {
     pub(crate) transport: TransportConfig,
     pub(crate) connect_timeout: Duration,
     pub(super) request_timeout: Duration,
-    pub(super) tool_timeout: Option<f64>,
+    pub(super) tool_timeout: Option<Duration>,
     pub(super) max_retries: Option<u32>,
     pub(super) allowed_tools: Option<Vec<String>>,
     pub(super) session_mode: SessionMode,

@@ -308,14 +308,14 @@ impl<D> McpToolset<D> {
         })
     }
 
-    /// The tool timeout in seconds, as for a function toolset: a call that takes longer is a
-    /// retry for the model ("Timed out after ... seconds.").
-    pub fn timeout(self, seconds: f64) -> Self {
+    /// The tool timeout, as for a function toolset: a call that takes longer is a retry for the
+    /// model ("Timed out after ... seconds.").
+    pub fn timeout(self, timeout: Duration) -> Self {
         self.configure(|s| {
-            if seconds.is_nan() || seconds <= 0.0 {
-                s.problems.push(format!("the toolset timeout must be greater than 0, got {seconds}"));
+            if timeout.is_zero() {
+                s.problems.push("the toolset timeout must be greater than 0".to_string());
             }
-            s.tool_timeout = Some(seconds);
+            s.tool_timeout = Some(timeout);
         })
     }
 
