@@ -40,10 +40,21 @@
 //! for a number give `finite_number` (Pydantic returns the float). `pattern`s use the `regex`
 //! crate's syntax (Pydantic falls back to Python's `re` for look-arounds and backreferences).
 //! Raw JSON is parsed by serde_json, which rejects `NaN`, `Infinity` and out-of-range numbers
-//! that Pydantic's parser accepts; its error messages are otherwise the same. Validation gives
-//! up with `recursion_loop` (with a `null` input) past a few hundred levels of nesting.
+//! that Pydantic's parser accepts; its error messages are otherwise the same.
+//!
+//! # Nesting limit
+//!
+//! Arguments may nest arrays and objects at most [`MAX_NESTING`] (127) levels deep: as deep as
+//! serde_json's parser reads from text (its recursion limit of 128 counts the level being
+//! read), so arguments sent as text and as a value have the same limit. Deeper text is
+//! `json_invalid` (`"Invalid JSON: recursion limit exceeded at line 1 column 128"`); a deeper
+//! value is refused before anything walks it, with one `recursion_loop` error (Pydantic's
+//! error when its recursion guard trips: `"Recursion error - cyclic reference detected"`) located
+//! at the first array or object past the limit, with a `null` input. Validation also gives up
+//! with that error when a schema sends it more than a few hundred subschemas deep.
 
 mod check;
+pub(crate) mod depth;
 mod schema;
 #[cfg(test)]
 mod tests;
@@ -54,6 +65,10 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+/// How deeply arrays and objects may nest in the arguments a [`Validator`] accepts (see the
+/// [module documentation](self#nesting-limit)).
+pub const MAX_NESTING: usize = 127;
 
 /// One validation error, serialised as `{"type", "loc", "msg", "input"}` like Pydantic's
 /// `ValidationError.errors(include_url=False, include_context=False)`.
