@@ -1,4 +1,5 @@
-//! Values at their limits: arguments nested deeper than a stack allows.
+//! Values at their limits: arguments and histories nested deeper than a stack allows, and
+//! histories that must read back.
 //!
 //! Deep values are built and taken apart without recursion, and the code under test runs on a
 //! thread with a 2 MiB stack (a tokio worker's), so a recursive walk that comes back shows as a
@@ -6,7 +7,8 @@
 
 use serde_json::{Value, json};
 use toolsmith::messages::{
-    ModelMessage, ModelRequestPart, ModelResponse, ModelResponsePart, ToolCallPart, ToolOutcome, ToolReturnPart,
+    MAX_HISTORY_DEPTH, ModelMessage, ModelRequest, ModelRequestPart, ModelResponse, ModelResponsePart, ToolCallPart,
+    ToolOutcome, ToolReturnPart, history_from_value, history_to_json, parse_history, try_history_to_json,
 };
 use toolsmith::prelude::*;
 use toolsmith::validation::{MAX_NESTING, Validator};
@@ -54,6 +56,29 @@ fn dismantle(value: Value) {
             Value::Array(items) => pending.extend(items),
             Value::Object(map) => pending.extend(map.into_iter().map(|(_, v)| v)),
             _ => {}
+        }
+    }
+}
+
+/// Takes every tool call's arguments and tool return's content out of a history and drops
+/// them without recursing.
+fn dismantle_history(messages: Vec<ModelMessage>) {
+    for mut m in messages {
+        match &mut m {
+            ModelMessage::Response(r) => {
+                for p in &mut r.parts {
+                    if let ModelResponsePart::ToolCall(c) = p {
+                        dismantle(std::mem::take(&mut c.args));
+                    }
+                }
+            }
+            ModelMessage::Request(r) => {
+                for p in &mut r.parts {
+                    if let ModelRequestPart::ToolReturn(t) = p {
+                        dismantle(std::mem::take(&mut t.content));
+                    }
+                }
+            }
         }
     }
 }
@@ -205,4 +230,117 @@ fn deep_arguments_from_a_function_model_are_retried_not_a_crash() {
     }
     assert_eq!(retried[2].outcome, ToolOutcome::Success);
     assert_eq!(retried[2].content, json!("true"));
+}
+
+/// A history whose one tool call has `args` as its arguments.
+fn history_with_args(args: Value) -> Vec<ModelMessage> {
+    vec![
+        ModelRequest::user_prompt("go").into(),
+        ModelResponse::new(vec![call("t", args, "c1")]).into(),
+        ModelRequest::new(vec![ModelRequestPart::ToolReturn(ToolReturnPart::success("t", json!("ok"), "c1"))]).into(),
+    ]
+}
+
+#[test]
+fn histories_nested_too_deeply_are_errors_when_read() {
+    for depth in [1_000, 100_000] {
+        let (from_value, from_text) = on_small_stack(move || {
+            let value = serde_json::json!([{"kind": "response", "parts": [
+                {"part_kind": "tool-call", "tool_name": "t", "tool_call_id": "c1", "args": {}}]}]);
+            let mut value = value;
+            value[0]["parts"][0]["args"]["x"] = deep_array(depth);
+            // Written by hand: serde_json's writer recurses.
+            let text = format!(
+                r#"[{{"kind": "response", "parts": [{{"part_kind": "tool-call", "tool_name": "t", "tool_call_id": "c1", "args": {{"x": {}null{}}}}}]}}]"#,
+                "[".repeat(depth),
+                "]".repeat(depth)
+            );
+            let from_value = history_from_value(value).map(|_| ()).unwrap_err();
+            let from_text = parse_history(&text).map(|_| ()).unwrap_err();
+            (from_value, from_text)
+        });
+        for err in [&from_value, &from_text] {
+            assert!(err.is_too_deep(), "{err}");
+            assert!(err.to_string().contains(&format!("more than {MAX_HISTORY_DEPTH} levels deep")), "{err}");
+        }
+        assert!(from_value.to_string().contains("(in message 0)"), "{from_value}");
+        assert!(from_text.to_string().contains("(at line 1 column "), "{from_text}");
+    }
+}
+
+#[test]
+fn histories_nested_too_deeply_are_refused_or_flattened_when_written() {
+    for depth in [1_000, 100_000] {
+        on_small_stack(move || {
+            let history = history_with_args(x(deep_array(depth)));
+            let err = try_history_to_json(&history).unwrap_err();
+            assert!(err.is_too_deep(), "{err}");
+            assert!(err.to_string().contains("(in message 1)"), "{err}");
+            // history_to_json writes what lies past the limit as a string of its JSON text...
+            let text = history_to_json(&history);
+            let read = parse_history(&text).unwrap();
+            // ...so that it reads back, and writes again unchanged.
+            assert_eq!(try_history_to_json(&read).unwrap(), text);
+            assert!(text.contains(r#""[[[["#), "the part past the limit is a string of JSON text");
+            assert_eq!(read.len(), 3);
+            dismantle_history(history);
+            dismantle_history(read);
+        });
+    }
+}
+
+#[test]
+fn histories_up_to_the_limit_are_read_and_written_on_a_small_stack() {
+    // The args sit at level 5 (list, message, parts, part, args).
+    let depth = MAX_HISTORY_DEPTH - 4;
+    on_small_stack(move || {
+        let history = history_with_args(deep_array(depth));
+        let text = try_history_to_json(&history).unwrap();
+        assert_eq!(history_to_json(&history), text);
+        assert_eq!(parse_history(&text).unwrap(), history);
+        let value: Value = {
+            let mut de = serde_json::Deserializer::from_str(&text);
+            de.disable_recursion_limit();
+            serde::Deserialize::deserialize(&mut de).unwrap()
+        };
+        assert_eq!(history_from_value(value).unwrap(), history);
+        // One level more is too deep for both.
+        let deeper = history_with_args(deep_array(depth + 1));
+        assert!(try_history_to_json(&deeper).unwrap_err().is_too_deep());
+        let text = history_to_json(&deeper);
+        assert!(parse_history(&text).is_ok());
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Every history written reads back, exactly (issue 15, item 13)
+// ---------------------------------------------------------------------------------------------
+
+/// Returns a document nested `levels` deep.
+#[tool]
+fn nested_document(levels: u32) -> Value {
+    deep_object(levels as usize)
+}
+
+#[test]
+fn a_tool_returning_a_deeply_nested_document_writes_a_readable_history() {
+    let messages = on_small_stack(|| {
+        let model = calls_then_done(vec![("nested_document", json!({"levels": 200}))]);
+        let agent = Agent::builder(model).tools([nested_document]).build().unwrap();
+        agent.run("go").run_sync().unwrap().all_messages().to_vec()
+    });
+    let returned = &returns(&messages)[0];
+    assert_eq!(returned.outcome, ToolOutcome::Success);
+    assert_eq!(returned.content, deep_object(200));
+    // Deeper than serde_json reads by default...
+    let text = history_to_json(&messages);
+    assert!(serde_json::from_str::<Value>(&text).is_err());
+    // ...and read back all the same, from text and from a value, on a small stack.
+    let (from_text, from_value) = on_small_stack(move || {
+        let from_text = parse_history(&text).unwrap();
+        let value = serde_json::to_value(&from_text).unwrap();
+        (from_text, history_from_value(value).unwrap())
+    });
+    assert_eq!(from_text, messages);
+    assert_eq!(from_value, messages);
 }

@@ -16,6 +16,16 @@ pub(crate) fn too_deep(value: &Value, max: usize) -> Option<Vec<LocItem>> {
     first
 }
 
+/// The locations of every array or object that nests deeper than `max` (none inside another).
+pub(crate) fn cut_points(value: &Value, max: usize) -> Vec<Vec<LocItem>> {
+    let mut all = Vec::new();
+    walk(value, max, &mut |loc| {
+        all.push(loc.to_vec());
+        true
+    });
+    all
+}
+
 /// Calls `found` with the location of each array or object past depth `max` (without looking
 /// inside it), until it returns `false`. Iterative: the walk's own memory is on the heap.
 fn walk(value: &Value, max: usize, found: &mut dyn FnMut(&[LocItem]) -> bool) {
@@ -65,6 +75,19 @@ fn walk(value: &Value, max: usize, found: &mut dyn FnMut(&[LocItem]) -> bool) {
     }
 }
 
+/// Drops a value of any depth without recursing (a plain drop of a value nested some thousands
+/// of levels deep overflows the stack).
+pub(crate) fn dispose(value: Value) {
+    let mut pending = vec![value];
+    while let Some(v) = pending.pop() {
+        match v {
+            Value::Array(items) => pending.extend(items),
+            Value::Object(map) => pending.extend(map.into_iter().map(|(_, v)| v)),
+            _ => {}
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -104,5 +127,14 @@ mod tests {
             too_deep(&json!([[[1]], [2], {"x": [[3]]}]), 3),
             Some(vec![LocItem::Index(2), LocItem::Key("x".into()), LocItem::Index(0)])
         );
+    }
+
+    #[test]
+    fn cut_points_are_every_outermost_container_past_the_limit() {
+        let v = json!([[[1]], [2], {"x": [[3], 4, [[5]]]}, [[[[6]]]]]);
+        let cuts = cut_points(&v, 2);
+        let idx = LocItem::Index;
+        assert_eq!(cuts, vec![vec![idx(0), idx(0)], vec![idx(2), LocItem::Key("x".into())], vec![idx(3), idx(0)],]);
+        assert_eq!(cut_points(&v, 5), Vec::<Vec<LocItem>>::new());
     }
 }
