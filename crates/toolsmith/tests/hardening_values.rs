@@ -1,10 +1,12 @@
 //! Values at their limits: arguments and histories nested deeper than a stack allows, and
-//! histories that must read back.
+//! histories that must read back exactly.
 //!
 //! Deep values are built and taken apart without recursion, and the code under test runs on a
 //! thread with a 2 MiB stack (a tokio worker's), so a recursive walk that comes back shows as a
 //! crash of this test binary.
 
+use proptest::prelude::*;
+use proptest::test_runner::Config;
 use serde_json::{Value, json};
 use toolsmith::messages::{
     MAX_HISTORY_DEPTH, ModelMessage, ModelRequest, ModelRequestPart, ModelResponse, ModelResponsePart, ToolCallPart,
@@ -109,6 +111,10 @@ fn returns(messages: &[ModelMessage]) -> Vec<ToolReturnPart> {
             _ => None,
         })
         .collect()
+}
+
+fn config(cases: u32) -> Config {
+    Config { cases, failure_persistence: None, ..Config::default() }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -343,4 +349,76 @@ fn a_tool_returning_a_deeply_nested_document_writes_a_readable_history() {
     });
     assert_eq!(from_text, messages);
     assert_eq!(from_value, messages);
+}
+
+/// Any JSON value: every kind of number (floats from every bit pattern), strings, nesting.
+fn any_json() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        any::<u64>().prop_map(Value::from),
+        any::<u64>()
+            .prop_map(f64::from_bits)
+            .prop_filter("JSON holds finite numbers", |f| f.is_finite())
+            .prop_map(Value::from),
+        any::<f64>().prop_filter("JSON holds finite numbers", |f| f.is_finite()).prop_map(Value::from),
+        any::<String>().prop_map(Value::String),
+    ];
+    leaf.prop_recursive(6, 64, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+            prop::collection::vec((any::<String>(), inner), 0..6)
+                .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+        ]
+    })
+}
+
+/// `None` for `null`: an optional field that is `null` reads back as absent.
+fn optional(v: Value) -> Option<Value> {
+    (!v.is_null()).then_some(v)
+}
+
+/// A history carrying the values where histories carry values.
+fn history_of(values: [Value; 5], text: String) -> Vec<ModelMessage> {
+    let [args, content, metadata, details, extra] = values;
+    let mut ret = ToolReturnPart::success("t", content, "c1");
+    ret.metadata = optional(metadata);
+    let mut response = ModelResponse::new(vec![
+        call("t", args, "c1"),
+        ModelResponsePart::Text(toolsmith::messages::TextPart::new(text.clone())),
+    ]);
+    response.provider_details = optional(details);
+    let mut request = ModelRequest::user_prompt(text);
+    request.metadata = optional(extra);
+    vec![request.into(), response.into(), ModelRequest::new(vec![ModelRequestPart::ToolReturn(ret)]).into()]
+}
+
+proptest! {
+    #![proptest_config(config(256))]
+
+    #[test]
+    fn every_f64_reads_back_exactly(bits in any::<u64>()) {
+        let x = f64::from_bits(bits);
+        prop_assume!(x.is_finite());
+        let history = history_with_args(json!({"x": x}));
+        let read = parse_history(&history_to_json(&history)).unwrap();
+        let ModelMessage::Response(r) = &read[1] else { panic!("a response") };
+        let ModelResponsePart::ToolCall(c) = &r.parts[0] else { panic!("a call") };
+        prop_assert_eq!(c.args["x"].as_f64().unwrap().to_bits(), x.to_bits());
+    }
+
+    #[test]
+    fn histories_with_random_values_read_back_exactly(
+        values in [any_json(), any_json(), any_json(), any_json(), any_json()],
+        text in any::<String>(),
+    ) {
+        let history = history_of(values, text);
+        let written = history_to_json(&history);
+        prop_assert_eq!(&try_history_to_json(&history).unwrap(), &written);
+        let read = parse_history(&written).unwrap();
+        prop_assert_eq!(&read, &history);
+        prop_assert_eq!(history_to_json(&read), written);
+        prop_assert_eq!(history_from_value(serde_json::to_value(&history).unwrap()).unwrap(), history);
+    }
 }
