@@ -1,5 +1,5 @@
-//! Values at their limits: arguments and histories nested deeper than a stack allows, and
-//! histories that must read back exactly.
+//! Values at their limits: arguments and histories nested deeper than a stack allows, histories
+//! that must read back exactly, and numbers outside the range of a tool's Rust parameter types.
 //!
 //! Deep values are built and taken apart without recursion, and the code under test runs on a
 //! thread with a 2 MiB stack (a tokio worker's), so a recursive walk that comes back shows as a
@@ -7,7 +7,10 @@
 
 use proptest::prelude::*;
 use proptest::test_runner::Config;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
+use toolsmith::ToolSpec;
 use toolsmith::messages::{
     MAX_HISTORY_DEPTH, ModelMessage, ModelRequest, ModelRequestPart, ModelResponse, ModelResponsePart, ToolCallPart,
     ToolOutcome, ToolReturnPart, history_from_value, history_to_json, parse_history, try_history_to_json,
@@ -421,4 +424,306 @@ proptest! {
         prop_assert_eq!(history_to_json(&read), written);
         prop_assert_eq!(history_from_value(serde_json::to_value(&history).unwrap()).unwrap(), history);
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Numbers outside a Rust parameter's range are errors naming the field (issue 15, item 14)
+// ---------------------------------------------------------------------------------------------
+
+macro_rules! echo_tools {
+    ($($name:ident: $ty:ty),* $(,)?) => {
+        $(
+            /// Returns its argument.
+            #[tool]
+            fn $name(v: $ty) -> $ty {
+                v
+            }
+        )*
+    };
+}
+
+echo_tools!(
+    echo_i8: i8, echo_u8: u8, echo_i16: i16, echo_u16: u16, echo_i32: i32, echo_u32: u32,
+    echo_i64: i64, echo_u64: u64, echo_isize: isize, echo_usize: usize, echo_f32: f32, echo_f64: f64,
+);
+
+/// The integer tools and their types' ranges.
+const INT_TOOLS: [(&str, i128, i128); 10] = [
+    ("echo_i8", i8::MIN as i128, i8::MAX as i128),
+    ("echo_u8", 0, u8::MAX as i128),
+    ("echo_i16", i16::MIN as i128, i16::MAX as i128),
+    ("echo_u16", 0, u16::MAX as i128),
+    ("echo_i32", i32::MIN as i128, i32::MAX as i128),
+    ("echo_u32", 0, u32::MAX as i128),
+    ("echo_i64", i64::MIN as i128, i64::MAX as i128),
+    ("echo_u64", 0, u64::MAX as i128),
+    ("echo_isize", isize::MIN as i128, isize::MAX as i128),
+    ("echo_usize", 0, usize::MAX as i128),
+];
+
+fn number_agent(calls: Vec<(&'static str, Value)>) -> Agent {
+    let model = calls_then_done(calls);
+    Agent::builder(model)
+        .tools([
+            echo_i8, echo_u8, echo_i16, echo_u16, echo_i32, echo_u32, echo_i64, echo_u64, echo_isize, echo_usize,
+            echo_f32, echo_f64,
+        ])
+        .build()
+        .unwrap()
+}
+
+/// Runs one call of each tool with the given argument and returns the tool returns.
+fn run_calls(calls: Vec<(&'static str, Value)>) -> Vec<ToolReturnPart> {
+    let n = calls.len();
+    let result = number_agent(calls).run("go").run_sync().unwrap();
+    let parts = returns(result.all_messages());
+    assert_eq!(parts.len(), n);
+    parts
+}
+
+/// A JSON integer: any i128 in the range JSON numbers hold exactly (i64 and u64).
+fn json_int(i: i128) -> Value {
+    match i64::try_from(i) {
+        Ok(i) => json!(i),
+        Err(_) => json!(u64::try_from(i).unwrap()),
+    }
+}
+
+/// The error a value out of `[min, max]` gets: Pydantic's, for `conint(ge=min, le=max)`.
+fn range_error(v: i128, min: i128, max: i128, input: Value) -> Value {
+    if v > max {
+        json!([{"type": "less_than_equal", "loc": ["v"], "msg": format!("Input should be less than or equal to {max}"), "input": input}])
+    } else {
+        assert!(v < min);
+        json!([{"type": "greater_than_equal", "loc": ["v"], "msg": format!("Input should be greater than or equal to {min}"), "input": input}])
+    }
+}
+
+/// Any integer a JSON number holds exactly.
+fn any_json_int() -> impl Strategy<Value = i128> {
+    prop_oneof![
+        any::<i64>().prop_map(i128::from),
+        any::<u64>().prop_map(i128::from),
+        any::<i8>().prop_map(i128::from),
+        any::<u16>().prop_map(i128::from),
+        any::<i32>().prop_map(i128::from),
+        // Right at the edges of every type.
+        prop::sample::select(vec![
+            -129,
+            -128,
+            127,
+            128,
+            255,
+            256,
+            -32769,
+            -32768,
+            32767,
+            32768,
+            65535,
+            65536,
+            -2147483649,
+            -2147483648,
+            2147483647,
+            2147483648,
+            4294967295,
+            4294967296,
+            -1,
+            0,
+        ]),
+    ]
+}
+
+proptest! {
+    #![proptest_config(config(64))]
+
+    #[test]
+    fn integers_in_range_reach_the_tool_and_others_are_range_errors(values in prop::collection::vec(any_json_int(), 10)) {
+        let calls = INT_TOOLS.iter().zip(&values).map(|((name, ..), v)| (*name, json!({"v": json_int(*v)}))).collect();
+        let parts = run_calls(calls);
+        for ((name, min, max), (v, part)) in INT_TOOLS.iter().zip(values.iter().zip(&parts)) {
+            let input = json_int(*v);
+            if (*min..=*max).contains(v) {
+                prop_assert_eq!(part.outcome, ToolOutcome::Success, "{} {}", name, v);
+                prop_assert_eq!(&part.content, &input);
+            } else {
+                prop_assert_eq!(part.outcome, ToolOutcome::Retried, "{} {}", name, v);
+                prop_assert_eq!(&part.content, &range_error(*v, *min, *max, input), "{}", name);
+            }
+        }
+    }
+
+    #[test]
+    fn integers_given_as_strings_are_checked_after_coercion(v in any_json_int()) {
+        let calls = INT_TOOLS.iter().map(|(name, ..)| (*name, json!({"v": v.to_string()}))).collect();
+        let parts = run_calls(calls);
+        for ((name, min, max), part) in INT_TOOLS.iter().zip(&parts) {
+            if (*min..=*max).contains(&v) {
+                prop_assert_eq!(&part.content, &json_int(v), "{}", name);
+            } else {
+                prop_assert_eq!(&part.content, &range_error(v, *min, *max, json!(v.to_string())), "{}", name);
+            }
+        }
+    }
+
+    #[test]
+    fn floats_reach_the_tool_exactly_and_f32_never_gets_infinity(bits in any::<u64>(), small in any::<u32>()) {
+        let x = f64::from_bits(bits);
+        prop_assume!(x.is_finite());
+        let y = f64::from(f32::from_bits(small));
+        prop_assume!(y.is_finite());
+        let parts = run_calls(vec![("echo_f64", json!({"v": x})), ("echo_f32", json!({"v": x})), ("echo_f32", json!({"v": y}))]);
+        // f64 takes every finite number, exactly.
+        prop_assert_eq!(parts[0].content.as_f64().unwrap().to_bits(), x.to_bits());
+        // f32 takes what it can hold (rounded to the nearest f32), and refuses the rest.
+        let max = f64::from(f32::MAX);
+        if x.abs() <= max {
+            prop_assert_eq!(parts[1].content.as_f64().unwrap(), f64::from(x as f32));
+        } else {
+            let (kind, msg) = if x > 0.0 {
+                ("less_than_equal", format!("Input should be less than or equal to {max}"))
+            } else {
+                ("greater_than_equal", format!("Input should be greater than or equal to {}", -max))
+            };
+            prop_assert_eq!(&parts[1].content, &json!([{"type": kind, "loc": ["v"], "msg": msg, "input": x}]));
+        }
+        prop_assert_eq!(parts[2].content.as_f64().unwrap().to_bits(), y.to_bits());
+    }
+}
+
+#[test]
+fn the_f32_bound_is_worded_as_pydantic_words_a_float_bound() {
+    let parts = run_calls(vec![("echo_f32", json!({"v": 1e300})), ("echo_f32", json!({"v": "-1e39"}))]);
+    assert_eq!(
+        parts[0].content,
+        json!([{"type": "less_than_equal", "loc": ["v"],
+                "msg": "Input should be less than or equal to 340282346638528860000000000000000000000", "input": 1e300}])
+    );
+    assert_eq!(parts[1].content[0]["type"], "greater_than_equal");
+    assert_eq!(parts[1].content[0]["input"], "-1e39");
+}
+
+/// Sizes of things.
+#[derive(Deserialize, JsonSchema)]
+struct Sizes {
+    /// A small count.
+    small: u8,
+    /// A big count.
+    big: i32,
+    /// A ratio.
+    ratio: f32,
+    /// Counts.
+    counts: Vec<u16>,
+    /// An optional limit.
+    limit: Option<u32>,
+}
+
+/// Takes sizes.
+#[tool]
+fn take_sizes(sizes: Sizes) -> String {
+    format!("{} {} {} {:?} {:?}", sizes.small, sizes.big, sizes.ratio, sizes.counts, sizes.limit)
+}
+
+#[test]
+fn a_struct_parameters_fields_are_bounded_and_named() {
+    let model = calls_then_done(vec![
+        ("take_sizes", json!({"small": 1, "big": 2, "ratio": 0.5, "counts": [1, 2], "limit": 3})),
+        ("take_sizes", json!({"small": 1000, "big": 3000000000u64, "ratio": 1e40, "counts": [1, 70000], "limit": -1})),
+        (
+            "take_sizes",
+            json!({"sizes": {"small": 1, "big": -3000000000i64, "ratio": 0, "counts": [], "limit": 5000000000u64}}),
+        ),
+    ]);
+    let agent = Agent::builder(model).tools([take_sizes]).build().unwrap();
+    let parts = returns(agent.run("go").run_sync().unwrap().all_messages());
+    assert_eq!(parts[0].content, json!("1 2 0.5 [1, 2] Some(3)"));
+    let errors: Vec<(String, String, String)> = parts[1]
+        .content
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["type"].as_str().unwrap().into(), e["loc"].to_string(), e["msg"].as_str().unwrap().into()))
+        .collect();
+    let expect = |t: &str, loc: &str, msg: &str| (t.to_string(), loc.to_string(), msg.to_string());
+    assert_eq!(
+        errors,
+        vec![
+            expect("less_than_equal", r#"["small"]"#, "Input should be less than or equal to 255"),
+            expect("less_than_equal", r#"["big"]"#, "Input should be less than or equal to 2147483647"),
+            expect(
+                "less_than_equal",
+                r#"["ratio"]"#,
+                "Input should be less than or equal to 340282346638528860000000000000000000000"
+            ),
+            expect("less_than_equal", r#"["counts",1]"#, "Input should be less than or equal to 65535"),
+            expect("greater_than_equal", r#"["limit"]"#, "Input should be greater than or equal to 0"),
+        ]
+    );
+    // Wrapped under the parameter's name, the errors point inside the wrapper.
+    let errors = parts[2].content.as_array().unwrap();
+    assert_eq!(errors.len(), 2);
+    assert_eq!(errors[0]["loc"], json!(["big"]));
+    assert_eq!(errors[0]["msg"], "Input should be greater than or equal to -2147483648");
+    assert_eq!(errors[1]["loc"], json!(["limit"]));
+    assert_eq!(errors[1]["msg"], "Input should be less than or equal to 4294967295");
+}
+
+#[test]
+fn tool_new_bounds_its_argument_struct_too() {
+    let tool: Tool<()> =
+        Tool::new("sizes", |_ctx: RunContext<()>, s: Sizes| async move { Ok::<_, ModelRetry>(format!("{}", s.big)) });
+    let model = calls_then_done(vec![("sizes", json!({"small": 1, "big": 1e10, "ratio": 0, "counts": []}))]);
+    let agent = Agent::builder(model).tools([tool]).build().unwrap();
+    let parts = returns(agent.run("go").run_sync().unwrap().all_messages());
+    assert_eq!(
+        parts[0].content,
+        json!([{"type": "less_than_equal", "loc": ["big"], "msg": "Input should be less than or equal to 2147483647", "input": 1e10}])
+    );
+}
+
+/// What `#[tool]` makes of `fn(v: T)`.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+#[allow(dead_code)]
+struct V<T> {
+    v: T,
+}
+
+#[test]
+fn the_schemas_the_model_sees_are_unchanged() {
+    // Byte for byte what the schema functions without formats (the code path used before the
+    // validator read formats) give: the formats the validator reads are not in the definitions.
+    use toolsmith::tool::schema::{args_schema, model_schema};
+    let text = |v: &Value| serde_json::to_string(v).unwrap();
+    let def = |t: Tool<()>| text(&t.definition().parameters_json_schema);
+    assert_eq!(def(take_sizes.into()), text(&model_schema::<Sizes>().0));
+    assert!(!def(take_sizes.into()).contains("format"));
+    let sizes: Tool<()> =
+        Tool::new("sizes", |_ctx: RunContext<()>, s: Sizes| async move { Ok::<_, ModelRetry>(s.small) });
+    assert_eq!(def(sizes), text(&args_schema::<Sizes>().0));
+    let echoes: [(ToolSpec, Value); 12] = [
+        (echo_i8, args_schema::<V<i8>>().0),
+        (echo_u8, args_schema::<V<u8>>().0),
+        (echo_i16, args_schema::<V<i16>>().0),
+        (echo_u16, args_schema::<V<u16>>().0),
+        (echo_i32, args_schema::<V<i32>>().0),
+        (echo_u32, args_schema::<V<u32>>().0),
+        (echo_i64, args_schema::<V<i64>>().0),
+        (echo_u64, args_schema::<V<u64>>().0),
+        (echo_isize, args_schema::<V<isize>>().0),
+        (echo_usize, args_schema::<V<usize>>().0),
+        (echo_f32, args_schema::<V<f32>>().0),
+        (echo_f64, args_schema::<V<f64>>().0),
+    ];
+    for (tool, expected) in echoes {
+        assert_eq!(def(tool.into()), text(&expected), "{}", tool.name());
+    }
+    // As they were: i8 keeps schemars' bounds, i32 and f32 have none.
+    assert_eq!(
+        def(echo_i8.into()),
+        r#"{"type":"object","additionalProperties":false,"properties":{"v":{"type":"integer","maximum":127,"minimum":-128}},"required":["v"]}"#
+    );
+    let v = |t: ToolSpec| Tool::<()>::from(t).definition().parameters_json_schema["properties"]["v"].to_string();
+    assert_eq!(v(echo_i32), r#"{"type":"integer"}"#);
+    assert_eq!(v(echo_u64), r#"{"type":"integer","minimum":0}"#);
+    assert_eq!(v(echo_f32), r#"{"type":"number"}"#);
 }

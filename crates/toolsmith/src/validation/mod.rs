@@ -31,7 +31,11 @@
 //! errors then name it), and a `TypedDict` otherwise; extra keys are dropped unless
 //! `additionalProperties` is `true` or a schema (then they are kept, after validation) or
 //! `false` (then they are errors). An object without `properties` is a `dict`. `format` and
-//! unknown keywords are ignored.
+//! unknown keywords are ignored, except in the schemas of tools made from Rust functions and
+//! types (`#[tool]`, `Tool::new`), where the numeric formats schemars writes (`int32`, `uint8`,
+//! `float`...) bound values to the Rust type's range: an argument the type cannot hold is a
+//! `less_than_equal` / `greater_than_equal` error at its field, as for Pydantic's
+//! `conint(ge=..., le=...)` (the formats are taken out of the schema the model sees).
 //!
 //! # Differences from Pydantic
 //!
@@ -228,7 +232,17 @@ impl Validator {
 
     /// Compiles `schema` with the given [`Options`].
     pub fn compile_with(schema: &Value, options: Options) -> Result<Validator, SchemaError> {
-        Ok(Validator { inner: Arc::new(schema::compile(schema, options)?), envelope: None })
+        Ok(Validator { inner: Arc::new(schema::compile(schema, options, false)?), envelope: None })
+    }
+
+    /// Compiles the schema schemars generated for Rust arguments, `format`s still in it: the
+    /// numeric ones (`int32`, `uint8`, `float`...) bound each value to its Rust type's range, so
+    /// that an argument the type cannot hold is a `less_than_equal` / `greater_than_equal`
+    /// error naming the field and the bound (as for Pydantic's `conint(le=...)`), not a failure
+    /// to deserialise nor, for `f32`, an infinity. The union tags of errors stay `int` and
+    /// `float`, as for Pydantic's unconstrained `int` and `float`.
+    pub(crate) fn compile_for_rust_types(schema: &Value) -> Result<Validator, SchemaError> {
+        Ok(Validator { inner: Arc::new(schema::compile(schema, Options::default(), true)?), envelope: None })
     }
 
     /// Also accepts the arguments wrapped as `{key: {...}}`: a tool whose only parameter is a
