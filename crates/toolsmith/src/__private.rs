@@ -6,7 +6,9 @@ pub use serde;
 pub use serde_json;
 
 pub use crate::context::{AnyRunContext, RunContext};
-pub use crate::tool::schema::{args_schema, model_schema};
+// The macro's schemas keep the numeric formats: `Tool::from_spec` compiles the validator from
+// them (bounding values to the Rust type's range) and then takes them out.
+pub use crate::tool::schema::{args_schema_with_formats as args_schema, model_schema_with_formats as model_schema};
 pub use crate::tool::spec::{
     DepsReq, Invocation, SpecOptions, ToolResult, ToolSpec, parse_args, result_output, return_output,
     return_result_output, typed_context, value_output,

@@ -15,12 +15,14 @@
 //! ```
 
 mod content;
+mod json;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use content::{BinaryContent, FileUrl, MediaContent, UserContent, UserPromptContent};
+pub use json::MAX_HISTORY_DEPTH;
 
 use crate::usage::RequestUsage;
 
@@ -558,24 +560,91 @@ pub fn generate_tool_call_id() -> String {
     format!("pyd_ai_{}", uuid::Uuid::new_v4().simple())
 }
 
-/// A message history that could not be read.
-#[derive(Debug, thiserror::Error)]
-#[error(
-    "the message history is not valid JSON in the expected shape: {0}. Pass a JSON list of messages as written by `ModelMessage` serialisation (or Pydantic AI's ModelMessagesTypeAdapter)"
-)]
-pub struct HistoryError(#[from] serde_json::Error);
+/// A message history that could not be read (or written: see [`try_history_to_json`]).
+#[derive(Debug)]
+pub struct HistoryError(HistoryErrorKind);
+
+#[derive(Debug)]
+enum HistoryErrorKind {
+    Json(serde_json::Error),
+    /// Nested deeper than [`MAX_HISTORY_DEPTH`]; where.
+    TooDeep(String),
+}
+
+impl HistoryError {
+    fn too_deep(at: String) -> Self {
+        HistoryError(HistoryErrorKind::TooDeep(at))
+    }
+
+    /// Whether the history nests arrays and objects deeper than [`MAX_HISTORY_DEPTH`].
+    pub fn is_too_deep(&self) -> bool {
+        matches!(self.0, HistoryErrorKind::TooDeep(_))
+    }
+}
+
+impl From<serde_json::Error> for HistoryError {
+    fn from(e: serde_json::Error) -> Self {
+        HistoryError(HistoryErrorKind::Json(e))
+    }
+}
+
+impl std::fmt::Display for HistoryError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            HistoryErrorKind::Json(e) => write!(
+                f,
+                "the message history is not valid JSON in the expected shape: {e}. Pass a JSON list of messages as written by `ModelMessage` serialisation (or Pydantic AI's ModelMessagesTypeAdapter)"
+            ),
+            HistoryErrorKind::TooDeep(at) => write!(
+                f,
+                "the message history nests arrays and objects more than {MAX_HISTORY_DEPTH} levels deep ({at}): toolsmith reads and writes histories up to that depth"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for HistoryError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.0 {
+            HistoryErrorKind::Json(e) => Some(e),
+            HistoryErrorKind::TooDeep(_) => None,
+        }
+    }
+}
 
 /// Reads a message history from JSON text.
+///
+/// Histories nesting arrays and objects up to [`MAX_HISTORY_DEPTH`] levels are read (past
+/// serde_json's usual limit of 128, so every history [`history_to_json`] writes reads back);
+/// deeper ones are an error.
 pub fn parse_history(json: &str) -> Result<Vec<ModelMessage>, HistoryError> {
-    Ok(serde_json::from_str(json)?)
+    json::parse(json)
 }
 
 /// Reads a message history from a parsed JSON value.
+///
+/// A value nested deeper than [`MAX_HISTORY_DEPTH`] is an error (and is dropped without
+/// recursion, however deep it is).
 pub fn history_from_value(value: Value) -> Result<Vec<ModelMessage>, HistoryError> {
-    Ok(serde_json::from_value(value)?)
+    json::from_value(value)
 }
 
 /// Writes a message history as JSON text.
+///
+/// A history nested deeper than [`MAX_HISTORY_DEPTH`] (a tool argument or return value
+/// hundreds of levels deep) is written with each array or object past the limit replaced by a
+/// string holding its JSON text, so that [`parse_history`] reads the result back; use
+/// [`try_history_to_json`] to have an error instead. Never overflows the stack.
 pub fn history_to_json(messages: &[ModelMessage]) -> String {
-    serde_json::to_string(messages).unwrap_or_else(|_| "[]".to_string())
+    match json::to_json(messages) {
+        Ok(text) => text,
+        Err(e) if e.is_too_deep() => json::to_json_flattened(messages).unwrap_or_else(|_| "[]".to_string()),
+        Err(_) => "[]".to_string(),
+    }
+}
+
+/// Writes a message history as JSON text, or an error for a history nested deeper than
+/// [`MAX_HISTORY_DEPTH`] (which [`parse_history`] would refuse).
+pub fn try_history_to_json(messages: &[ModelMessage]) -> Result<String, HistoryError> {
+    json::to_json(messages)
 }

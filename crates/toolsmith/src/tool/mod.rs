@@ -102,7 +102,22 @@ impl<D> std::fmt::Debug for Tool<D> {
 }
 
 fn compile_validator(name: &str, schema: &Value) -> (Option<Validator>, Option<String>) {
-    match Validator::compile(schema) {
+    validator_or_problem(name, Validator::compile(schema))
+}
+
+/// The validator of a schema generated from Rust types, numeric `format`s still in it (they bound
+/// values to the Rust type's range); then takes the formats out, for the definition.
+fn compile_rust_validator(name: &str, schema: &mut Value) -> (Option<Validator>, Option<String>) {
+    let compiled = validator_or_problem(name, Validator::compile_for_rust_types(schema));
+    schema::strip_formats(schema);
+    compiled
+}
+
+fn validator_or_problem(
+    name: &str,
+    compiled: Result<Validator, crate::validation::SchemaError>,
+) -> (Option<Validator>, Option<String>) {
+    match compiled {
         Ok(v) => (Some(v), None),
         Err(e) => (None, Some(format!("the argument schema of tool '{name}' cannot be used: {e}"))),
     }
@@ -120,8 +135,8 @@ impl<D: Clone + Send + Sync + 'static> Tool<D> {
         E: Into<ToolError>,
     {
         let name = name.into();
-        let (schema, description) = schema::args_schema::<A>();
-        let (validator, problem) = compile_validator(&name, &schema);
+        let (mut schema, description) = schema::args_schema_with_formats::<A>();
+        let (validator, problem) = compile_rust_validator(&name, &mut schema);
         let mut def = ToolDefinition::new(name, schema);
         def.description = description;
         let handler: Handler<D> = Arc::new(move |ctx, args| match spec::parse_args::<A>(args) {
@@ -174,9 +189,10 @@ impl<D: Clone + Send + Sync + 'static> Tool<D> {
 
     /// A tool from a [`ToolSpec`] made by the macro.
     pub fn from_spec(spec: ToolSpec) -> Self {
-        let (schema, schema_description) = (spec.schema)();
+        // The macro's schema keeps the numeric formats for the validator (see `compile_rust_validator`).
+        let (mut schema, schema_description) = (spec.schema)();
         let name = spec.name().to_string();
-        let (mut validator, mut problem) = compile_validator(&name, &schema);
+        let (mut validator, mut problem) = compile_rust_validator(&name, &mut schema);
         // The wrapped form `{param: {...}}` is accepted unless the struct has a field of that name.
         if let Some(key) = spec.envelope
             && schema.get("properties").and_then(|p| p.get(key)).is_none()

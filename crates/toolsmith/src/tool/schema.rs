@@ -18,8 +18,10 @@ fn settings() -> SchemaSettings {
 }
 
 /// The schema of a type, normalised; returns `(schema, description)` where the root
-/// description has been taken out of the schema.
-fn normalised<T: JsonSchema>(keep_title: bool) -> (Value, Option<String>) {
+/// description has been taken out of the schema. With `keep_formats`, the numeric `format`s
+/// stay (for the validator, which bounds values to the Rust type's range; [`strip_formats`]
+/// then gives the schema the model sees).
+fn normalised<T: JsonSchema>(keep_title: bool, keep_formats: bool) -> (Value, Option<String>) {
     let schema = settings().into_generator().into_root_schema_for::<T>();
     let mut value = schema.to_value();
     let mut description = None;
@@ -35,7 +37,7 @@ fn normalised<T: JsonSchema>(keep_title: bool) -> (Value, Option<String>) {
             map.insert("type".into(), Value::String("object".into()));
         }
     }
-    normalise(&mut value);
+    normalise_with(&mut value, !keep_formats);
     if let Value::Object(map) = &mut value
         && !map.contains_key("properties")
         && map.get("type").and_then(Value::as_str) == Some("object")
@@ -55,13 +57,28 @@ fn normalised<T: JsonSchema>(keep_title: bool) -> (Value, Option<String>) {
 
 /// The argument schema of a generated argument struct (no title).
 pub fn args_schema<T: JsonSchema>() -> (Value, Option<String>) {
-    normalised::<T>(false)
+    normalised::<T>(false, false)
 }
 
 /// The schema of a single struct parameter: its own schema, with its title, and its doc
 /// comment as the description.
 pub fn model_schema<T: JsonSchema>() -> (Value, Option<String>) {
-    normalised::<T>(true)
+    normalised::<T>(true, false)
+}
+
+/// [`args_schema`] with the numeric `format`s kept (what `#[tool]` and [`Tool::new`] compile
+/// their validators from).
+///
+/// [`Tool::new`]: crate::tool::Tool::new
+#[doc(hidden)]
+pub fn args_schema_with_formats<T: JsonSchema>() -> (Value, Option<String>) {
+    normalised::<T>(false, true)
+}
+
+/// [`model_schema`] with the numeric `format`s kept.
+#[doc(hidden)]
+pub fn model_schema_with_formats<T: JsonSchema>() -> (Value, Option<String>) {
+    normalised::<T>(true, true)
 }
 
 /// The schema of a tool's return type: normalised, with its title kept and keys in sorted order
@@ -112,8 +129,49 @@ const NON_STANDARD_FORMATS: &[&str] = &[
 
 /// Applies the normalising rules to a schema in place (recursively).
 pub fn normalise(value: &mut Value) {
+    normalise_with(value, true);
+}
+
+/// Takes the non-standard numeric `format`s out of a schema normalised with them kept: the
+/// result is what [`normalise`] gives.
+pub(crate) fn strip_formats(value: &mut Value) {
+    visit(value, &mut |map| {
+        if let Some(Value::String(f)) = map.get("format")
+            && NON_STANDARD_FORMATS.contains(&f.as_str())
+        {
+            map.remove("format");
+        }
+    });
+}
+
+/// Calls `f` on every schema object that normalising visits.
+fn visit(value: &mut Value, f: &mut impl FnMut(&mut Map<String, Value>)) {
     let Value::Object(map) = value else { return };
-    if let Some(Value::String(f)) = map.get("format")
+    f(map);
+    if let Some(Value::Object(props)) = map.get_mut("properties") {
+        props.values_mut().for_each(|p| visit(p, f));
+    }
+    for key in ["items", "additionalProperties", "not", "if", "then", "else", "contains"] {
+        if let Some(v) = map.get_mut(key) {
+            visit(v, f);
+        }
+    }
+    for key in ["anyOf", "oneOf", "allOf", "prefixItems"] {
+        if let Some(Value::Array(items)) = map.get_mut(key) {
+            items.iter_mut().for_each(|v| visit(v, f));
+        }
+    }
+    for key in ["$defs", "definitions"] {
+        if let Some(Value::Object(defs)) = map.get_mut(key) {
+            defs.values_mut().for_each(|v| visit(v, f));
+        }
+    }
+}
+
+fn normalise_with(value: &mut Value, strip_formats: bool) {
+    let Value::Object(map) = value else { return };
+    if strip_formats
+        && let Some(Value::String(f)) = map.get("format")
         && NON_STANDARD_FORMATS.contains(&f.as_str())
     {
         map.remove("format");
@@ -131,22 +189,22 @@ pub fn normalise(value: &mut Value) {
                     strip_null(p);
                 }
             }
-            normalise(prop);
+            normalise_with(prop, strip_formats);
         }
     }
     for key in ["items", "additionalProperties", "not", "if", "then", "else", "contains"] {
         if let Some(v) = map.get_mut(key) {
-            normalise(v);
+            normalise_with(v, strip_formats);
         }
     }
     for key in ["anyOf", "oneOf", "allOf", "prefixItems"] {
         if let Some(Value::Array(items)) = map.get_mut(key) {
-            items.iter_mut().for_each(normalise);
+            items.iter_mut().for_each(|v| normalise_with(v, strip_formats));
         }
     }
     for key in ["$defs", "definitions"] {
         if let Some(Value::Object(defs)) = map.get_mut(key) {
-            defs.values_mut().for_each(normalise);
+            defs.values_mut().for_each(|v| normalise_with(v, strip_formats));
         }
     }
 }

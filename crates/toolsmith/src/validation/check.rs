@@ -11,8 +11,12 @@ use super::schema::{
 use super::text::{Num, plural};
 use super::{ErrorDetail, LocItem, Options};
 
-/// How many nodes deep validation may go before giving up with `recursion_loop`.
+/// How many nodes deep validation may go before giving up with `recursion_loop` (a schema
+/// that refers to itself without consuming input; inputs are at most `MAX_NESTING` deep).
 const MAX_DEPTH: u32 = 400;
+
+/// Pydantic's message for `recursion_loop`.
+const RECURSION_LOOP: &str = "Recursion error - cyclic reference detected";
 
 /// How exactly an input matched, as pydantic-core's smart unions rank it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -54,6 +58,16 @@ fn extend_at(all: &mut Errors, errors: Errors, item: impl Fn() -> LocItem) {
 /// Validates `input`; `json` selects the wording of pydantic's JSON mode (used for arguments
 /// that arrived as a JSON string) over its Python mode (arguments that arrived as a dict).
 pub(super) fn validate(compiled: &Compiled, input: &Value, json: bool) -> Result<Value, Vec<ErrorDetail>> {
+    // Everything below walks the input recursively (and copies parts of it into outputs and
+    // errors): a value nested too deeply is refused first, by a walk that does not recurse.
+    if let Some(loc) = super::depth::too_deep(input, super::MAX_NESTING) {
+        return Err(vec![ErrorDetail {
+            kind: "recursion_loop".to_owned(),
+            loc,
+            msg: RECURSION_LOOP.to_owned(),
+            input: Value::Null,
+        }]);
+    }
     let mut run = Run {
         nodes: &compiled.nodes,
         options: compiled.options,
@@ -102,8 +116,7 @@ impl Run<'_> {
         if self.depth >= MAX_DEPTH {
             // The input is left out: copying what is left of a value this deep could itself
             // exhaust the stack.
-            let msg = "Recursion error - cyclic reference detected";
-            return Err(error("recursion_loop", msg, &Value::Null));
+            return Err(error("recursion_loop", RECURSION_LOOP, &Value::Null));
         }
         self.depth += 1;
         let nodes = self.nodes;

@@ -31,7 +31,11 @@
 //! errors then name it), and a `TypedDict` otherwise; extra keys are dropped unless
 //! `additionalProperties` is `true` or a schema (then they are kept, after validation) or
 //! `false` (then they are errors). An object without `properties` is a `dict`. `format` and
-//! unknown keywords are ignored.
+//! unknown keywords are ignored, except in the schemas of tools made from Rust functions and
+//! types (`#[tool]`, `Tool::new`), where the numeric formats schemars writes (`int32`, `uint8`,
+//! `float`...) bound values to the Rust type's range: an argument the type cannot hold is a
+//! `less_than_equal` / `greater_than_equal` error at its field, as for Pydantic's
+//! `conint(ge=..., le=...)` (the formats are taken out of the schema the model sees).
 //!
 //! # Differences from Pydantic
 //!
@@ -40,10 +44,21 @@
 //! for a number give `finite_number` (Pydantic returns the float). `pattern`s use the `regex`
 //! crate's syntax (Pydantic falls back to Python's `re` for look-arounds and backreferences).
 //! Raw JSON is parsed by serde_json, which rejects `NaN`, `Infinity` and out-of-range numbers
-//! that Pydantic's parser accepts; its error messages are otherwise the same. Validation gives
-//! up with `recursion_loop` (with a `null` input) past a few hundred levels of nesting.
+//! that Pydantic's parser accepts; its error messages are otherwise the same.
+//!
+//! # Nesting limit
+//!
+//! Arguments may nest arrays and objects at most [`MAX_NESTING`] (127) levels deep: as deep as
+//! serde_json's parser reads from text (its recursion limit of 128 counts the level being
+//! read), so arguments sent as text and as a value have the same limit. Deeper text is
+//! `json_invalid` (`"Invalid JSON: recursion limit exceeded at line 1 column 128"`); a deeper
+//! value is refused before anything walks it, with one `recursion_loop` error (Pydantic's
+//! error when its recursion guard trips: `"Recursion error - cyclic reference detected"`) located
+//! at the first array or object past the limit, with a `null` input. Validation also gives up
+//! with that error when a schema sends it more than a few hundred subschemas deep.
 
 mod check;
+pub(crate) mod depth;
 mod schema;
 #[cfg(test)]
 mod tests;
@@ -54,6 +69,10 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+/// How deeply arrays and objects may nest in the arguments a [`Validator`] accepts (see the
+/// [module documentation](self#nesting-limit)).
+pub const MAX_NESTING: usize = 127;
 
 /// One validation error, serialised as `{"type", "loc", "msg", "input"}` like Pydantic's
 /// `ValidationError.errors(include_url=False, include_context=False)`.
@@ -213,7 +232,17 @@ impl Validator {
 
     /// Compiles `schema` with the given [`Options`].
     pub fn compile_with(schema: &Value, options: Options) -> Result<Validator, SchemaError> {
-        Ok(Validator { inner: Arc::new(schema::compile(schema, options)?), envelope: None })
+        Ok(Validator { inner: Arc::new(schema::compile(schema, options, false)?), envelope: None })
+    }
+
+    /// Compiles the schema schemars generated for Rust arguments, `format`s still in it: the
+    /// numeric ones (`int32`, `uint8`, `float`...) bound each value to its Rust type's range, so
+    /// that an argument the type cannot hold is a `less_than_equal` / `greater_than_equal`
+    /// error naming the field and the bound (as for Pydantic's `conint(le=...)`), not a failure
+    /// to deserialise nor, for `f32`, an infinity. The union tags of errors stay `int` and
+    /// `float`, as for Pydantic's unconstrained `int` and `float`.
+    pub(crate) fn compile_for_rust_types(schema: &Value) -> Result<Validator, SchemaError> {
+        Ok(Validator { inner: Arc::new(schema::compile(schema, Options::default(), true)?), envelope: None })
     }
 
     /// Also accepts the arguments wrapped as `{key: {...}}`: a tool whose only parameter is a

@@ -74,6 +74,9 @@ pub(super) struct NumBounds {
     pub(super) lt: Option<Num>,
     pub(super) ge: Option<Num>,
     pub(super) gt: Option<Num>,
+    /// Whether the schema itself has a constraint (not only the range of a Rust type's
+    /// `format`): Pydantic names such a union member `constrained-int`, not `int`.
+    pub(super) constrained: bool,
 }
 
 /// String constraints.
@@ -194,10 +197,13 @@ impl Node {
     }
 }
 
-/// Compiles `schema` (the whole document: `$ref`s point into it).
-pub(super) fn compile(schema: &Value, options: Options) -> Result<Compiled, SchemaError> {
+/// Compiles `schema` (the whole document: `$ref`s point into it). With `type_ranges`, the
+/// `format`s schemars writes for Rust's numeric types (`int32`, `uint8`, `float`...) bound
+/// their values to the type's range.
+pub(super) fn compile(schema: &Value, options: Options, type_ranges: bool) -> Result<Compiled, SchemaError> {
     let mut c = Compiler {
         root: schema,
+        type_ranges,
         nodes: vec![Node::Any],
         names: vec![None],
         refs: HashMap::new(),
@@ -210,6 +216,8 @@ pub(super) fn compile(schema: &Value, options: Options) -> Result<Compiled, Sche
 
 struct Compiler<'a> {
     root: &'a Value,
+    /// Whether numeric `format`s bound values to the Rust type's range.
+    type_ranges: bool,
     nodes: Vec<Node>,
     /// The `$defs` name a node was compiled from, for union tags of recursive types.
     names: Vec<Option<String>>,
@@ -493,8 +501,8 @@ impl<'a> Compiler<'a> {
 
     fn typed(&mut self, t: &str, obj: &Map<String, Value>) -> Result<Node, SchemaError> {
         Ok(match t {
-            "integer" => Node::Int(self.num_bounds(obj)?),
-            "number" => Node::Float(self.num_bounds(obj)?),
+            "integer" => Node::Int(self.num_bounds(obj, t)?),
+            "number" => Node::Float(self.num_bounds(obj, t)?),
             "string" => Node::Str(self.str_bounds(obj)?),
             "boolean" => Node::Bool,
             "null" => Node::Null,
@@ -522,7 +530,7 @@ impl<'a> Compiler<'a> {
         }
     }
 
-    fn num_bounds(&self, obj: &Map<String, Value>) -> Result<Option<Box<NumBounds>>, SchemaError> {
+    fn num_bounds(&self, obj: &Map<String, Value>, t: &str) -> Result<Option<Box<NumBounds>>, SchemaError> {
         let mut b = NumBounds { multiple_of: self.number(obj, "multipleOf")?, ..NumBounds::default() };
         let minimum = self.number(obj, "minimum")?;
         let maximum = self.number(obj, "maximum")?;
@@ -543,7 +551,22 @@ impl<'a> Compiler<'a> {
                 b.lt = self.number(obj, "exclusiveMaximum")?;
             }
         }
-        let any = b.multiple_of.is_some() || b.le.is_some() || b.lt.is_some() || b.ge.is_some() || b.gt.is_some();
+        b.constrained = b.multiple_of.is_some() || b.le.is_some() || b.lt.is_some() || b.ge.is_some() || b.gt.is_some();
+        let range = match obj.get("format") {
+            Some(Value::String(f)) if self.type_ranges => type_range(t, f),
+            _ => None,
+        };
+        if let Some((min, max)) = range {
+            use std::cmp::Ordering::{Greater, Less};
+            // The type's range applies unless the schema's own bound is at least as tight.
+            if b.ge.is_none_or(|ge| ge.partial_cmp(min) == Some(Less)) {
+                b.ge = Some(min);
+            }
+            if b.le.is_none_or(|le| le.partial_cmp(max) == Some(Greater)) {
+                b.le = Some(max);
+            }
+        }
+        let any = b.constrained || range.is_some();
         Ok(any.then(|| Box::new(b)))
     }
 
@@ -670,6 +693,28 @@ impl<'a> Compiler<'a> {
     }
 }
 
+/// The range of the Rust type that schemars describes as `format` on a schema of type `t`:
+/// `int8`..`int64`, `uint8`..`uint64`, `int`/`uint` (`isize`/`usize`) and `float` (`f32`,
+/// whose finite values end at `f32::MAX`). `int128`/`uint128` and `double` need no bound: no
+/// JSON number the validator accepts falls outside them.
+fn type_range(t: &str, format: &str) -> Option<(Num, Num)> {
+    let int = |min: i128, max: i128| Some((Num::Int(min), Num::Int(max)));
+    match (t, format) {
+        ("integer", "int8") => int(i8::MIN.into(), i8::MAX.into()),
+        ("integer", "int16") => int(i16::MIN.into(), i16::MAX.into()),
+        ("integer", "int32") => int(i32::MIN.into(), i32::MAX.into()),
+        ("integer", "int64") => int(i64::MIN.into(), i64::MAX.into()),
+        ("integer", "int") => int(isize::MIN as i128, isize::MAX as i128),
+        ("integer", "uint8") => int(0, u8::MAX.into()),
+        ("integer", "uint16") => int(0, u16::MAX.into()),
+        ("integer", "uint32") => int(0, u32::MAX.into()),
+        ("integer", "uint64") => int(0, u64::MAX.into()),
+        ("integer", "uint") => int(0, usize::MAX as i128),
+        ("number", "float") => Some((Num::Float(-f64::from(f32::MAX)), Num::Float(f64::from(f32::MAX)))),
+        _ => None,
+    }
+}
+
 fn literal(values: Vec<Value>) -> Node {
     let msg = format!("Input should be {}", join_or(&values));
     Node::Literal(Box::new(LiteralNode { values, msg }))
@@ -722,10 +767,10 @@ impl Tags<'_> {
             Node::Any | Node::AllOf(_) => "any".to_owned(),
             Node::Null => "none".to_owned(),
             Node::Bool => "bool".to_owned(),
-            Node::Int(None) => "int".to_owned(),
-            Node::Int(Some(_)) => "constrained-int".to_owned(),
-            Node::Float(None) => "float".to_owned(),
-            Node::Float(Some(_)) => "constrained-float".to_owned(),
+            Node::Int(Some(b)) if b.constrained => "constrained-int".to_owned(),
+            Node::Int(_) => "int".to_owned(),
+            Node::Float(Some(b)) if b.constrained => "constrained-float".to_owned(),
+            Node::Float(_) => "float".to_owned(),
             Node::Str(None) => "str".to_owned(),
             Node::Str(Some(_)) => "constrained-str".to_owned(),
             Node::List(l) => format!("list[{}]", self.tag(l.items)),

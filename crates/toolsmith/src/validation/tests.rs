@@ -753,3 +753,47 @@ fn no_panics_on_odd_inputs() {
         }
     }
 }
+
+#[test]
+fn rust_type_formats_bound_values_and_keep_plain_union_tags() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "a": {"type": "integer", "format": "int32"},
+            "b": {"type": "integer", "format": "uint8", "minimum": 1, "maximum": 255},
+            "c": {"anyOf": [{"type": "integer", "format": "int16"}, {"type": "boolean"}]},
+            "d": {"type": "number", "format": "float"},
+            "e": {"type": "integer", "format": "uint64", "minimum": 0}
+        }
+    });
+    let typed = Validator::compile_for_rust_types(&schema).unwrap();
+    // A plain compile ignores formats, as Pydantic does.
+    let plain = validator(schema);
+    let input = json!({"a": 1u64 << 40, "b": 0, "c": "x", "d": 1e39, "e": u64::MAX});
+    assert!(plain.validate(&json!({"a": 1u64 << 40, "b": 1, "d": 1e39})).is_ok());
+    let errors = typed.validate(&input).unwrap_err();
+    let summary: Vec<String> =
+        errors.iter().map(|e| format!("{} {} {}", e.kind, serde_json::to_string(&e.loc).unwrap(), e.msg)).collect();
+    assert_eq!(
+        summary,
+        [
+            r#"less_than_equal ["a"] Input should be less than or equal to 2147483647"#,
+            // The schema's own, tighter, bound wins.
+            r#"greater_than_equal ["b"] Input should be greater than or equal to 1"#,
+            // A member bounded only by its type is still named `int`.
+            r#"int_parsing ["c","int"] Input should be a valid integer, unable to parse string as an integer"#,
+            r#"bool_parsing ["c","bool"] Input should be a valid boolean, unable to interpret input"#,
+            r#"less_than_equal ["d"] Input should be less than or equal to 340282346638528860000000000000000000000"#,
+        ]
+    );
+    assert_eq!(
+        typed.validate(&json!({"a": "-2147483648", "c": -32768, "d": "-3.4e38", "e": 0})).unwrap(),
+        json!({"a": -2147483648i64, "c": -32768, "d": -3.4e38, "e": 0})
+    );
+    let err = &typed.validate(&json!({"c": 32768})).unwrap_err()[0];
+    assert_eq!(
+        (err.kind.as_str(), err.msg.as_str()),
+        ("less_than_equal", "Input should be less than or equal to 32767")
+    );
+    assert_eq!(err.loc, vec![LocItem::from("c"), LocItem::from("int")]);
+}

@@ -1,0 +1,197 @@
+//! Reading and writing message histories as JSON, to a depth both sides agree on.
+//!
+//! serde_json stops reading at 128 levels of nesting, but a history holds values of any depth
+//! (tool arguments, tool returns, metadata): a tool returning a document 200 levels deep would
+//! write a history that could not be read back. Here the reader and the writer share one limit,
+//! [`MAX_HISTORY_DEPTH`]: the reader parses past serde_json's own limit (serde_stacker grows the
+//! stack on the heap as it goes) up to that depth, and the writer refuses (or, for
+//! [`history_to_json`](super::history_to_json), flattens) anything deeper. Every check is made
+//! without recursing, so a value nested far deeper than the stack allows is an error, never a
+//! stack overflow.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{HistoryError, ModelMessage};
+use crate::validation::LocItem;
+use crate::validation::depth::{cut_points, dispose, too_deep};
+
+/// How deeply arrays and objects may nest in a message history's JSON, counting the list of
+/// messages as the first level (a message is the second, its `parts` the third, a part the
+/// fourth, so a tool's return value may itself nest about 500 levels deep).
+///
+/// [`parse_history`](super::parse_history) and [`history_from_value`](super::history_from_value)
+/// read histories up to this depth and refuse deeper ones;
+/// [`try_history_to_json`](super::try_history_to_json) refuses to write deeper ones, so that
+/// every history toolsmith writes, it reads back.
+pub const MAX_HISTORY_DEPTH: usize = 512;
+
+/// Reads a history from JSON text, refusing text nested deeper than [`MAX_HISTORY_DEPTH`].
+pub(super) fn parse(json: &str) -> Result<Vec<ModelMessage>, HistoryError> {
+    if let Some(offset) = text_too_deep(json.as_bytes(), MAX_HISTORY_DEPTH) {
+        let before = &json.as_bytes()[..offset];
+        let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+        let column = offset - before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1) + 1;
+        return Err(HistoryError::too_deep(format!("at line {line} column {column}")));
+    }
+    let mut de = serde_json::Deserializer::from_str(json);
+    // The depth was checked above; serde_stacker keeps the stack from running out below it.
+    de.disable_recursion_limit();
+    let messages = Vec::<ModelMessage>::deserialize(serde_stacker::Deserializer::new(&mut de))?;
+    de.end()?;
+    Ok(messages)
+}
+
+/// Reads a history from a JSON value, refusing (and dropping without recursion) a value nested
+/// deeper than [`MAX_HISTORY_DEPTH`].
+pub(super) fn from_value(value: Value) -> Result<Vec<ModelMessage>, HistoryError> {
+    if let Some(loc) = too_deep(&value, MAX_HISTORY_DEPTH) {
+        dispose(value);
+        return Err(HistoryError::too_deep(in_message(&loc)));
+    }
+    Ok(Vec::<ModelMessage>::deserialize(serde_stacker::Deserializer::new(value))?)
+}
+
+/// Writes a history as JSON text, refusing one nested deeper than [`MAX_HISTORY_DEPTH`].
+pub(super) fn to_json(messages: &[ModelMessage]) -> Result<String, HistoryError> {
+    let mut out = DepthWriter { out: Vec::with_capacity(256), nesting: Nesting::new(MAX_HISTORY_DEPTH), message: 0 };
+    // The writer fails at the first bracket past the limit, which stops the serialiser before
+    // it recurses any deeper.
+    match messages.serialize(&mut serde_json::Serializer::new(&mut out)) {
+        Ok(()) => Ok(utf8(out.out)),
+        Err(_) if out.nesting.exceeded => Err(HistoryError::too_deep(format!("in message {}", out.message))),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Writes a history nested deeper than [`MAX_HISTORY_DEPTH`] with every array or object past
+/// the limit replaced by a string of its JSON text, so the result reads back.
+pub(super) fn to_json_flattened(messages: &[ModelMessage]) -> Result<String, HistoryError> {
+    let mut doc = messages.serialize(serde_stacker::Serializer::new(serde_json::value::Serializer))?;
+    for loc in cut_points(&doc, MAX_HISTORY_DEPTH) {
+        let Some(slot) = locate(&mut doc, &loc) else { continue };
+        let deep = std::mem::take(slot);
+        let mut text = Vec::new();
+        let written = deep.serialize(serde_stacker::Serializer::new(&mut serde_json::Serializer::new(&mut text)));
+        dispose(deep);
+        written?;
+        *slot = Value::String(utf8(text));
+    }
+    let out = serde_json::to_string(&doc);
+    dispose(doc);
+    Ok(out?)
+}
+
+/// The value at `loc` in `doc`.
+fn locate<'v>(mut slot: &'v mut Value, loc: &[LocItem]) -> Option<&'v mut Value> {
+    for item in loc {
+        slot = match (item, slot) {
+            (LocItem::Index(i), Value::Array(items)) => items.get_mut(*i)?,
+            (LocItem::Key(k), Value::Object(map)) => map.get_mut(k)?,
+            _ => return None,
+        };
+    }
+    Some(slot)
+}
+
+fn utf8(bytes: Vec<u8>) -> String {
+    // serde_json writes UTF-8; the fallback is never taken.
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+fn in_message(loc: &[LocItem]) -> String {
+    match loc.first() {
+        Some(LocItem::Index(i)) => format!("in message {i}"),
+        _ => "in the list of messages".to_owned(),
+    }
+}
+
+/// Tracks how deeply the JSON text fed to it nests (brackets inside strings do not count).
+struct Nesting {
+    depth: usize,
+    max: usize,
+    in_string: bool,
+    escaped: bool,
+    exceeded: bool,
+}
+
+impl Nesting {
+    fn new(max: usize) -> Self {
+        Nesting { depth: 0, max, in_string: false, escaped: false, exceeded: false }
+    }
+
+    /// Feeds one byte; `false` when it opens an array or object past the limit.
+    fn feed(&mut self, b: u8) -> bool {
+        if self.in_string {
+            match b {
+                _ if self.escaped => self.escaped = false,
+                b'\\' => self.escaped = true,
+                b'"' => self.in_string = false,
+                _ => {}
+            }
+            return true;
+        }
+        match b {
+            b'"' => self.in_string = true,
+            b'[' | b'{' => {
+                self.depth += 1;
+                if self.depth > self.max {
+                    self.exceeded = true;
+                    return false;
+                }
+            }
+            b']' | b'}' => self.depth = self.depth.saturating_sub(1),
+            _ => {}
+        }
+        true
+    }
+}
+
+/// The byte offset of the first bracket in `json` that opens an array or object past `max`
+/// levels. serde_json's parser nests exactly as the brackets of the text it accepts do, so
+/// text that passes this check cannot take it deeper.
+fn text_too_deep(json: &[u8], max: usize) -> Option<usize> {
+    let mut nesting = Nesting::new(max);
+    json.iter().position(|&b| !nesting.feed(b))
+}
+
+/// A writer for serde_json that fails at the first array or object past the limit, counting
+/// the top-level list's items (the messages) as it goes.
+struct DepthWriter {
+    out: Vec<u8>,
+    nesting: Nesting,
+    message: usize,
+}
+
+impl std::io::Write for DepthWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        for &b in buf {
+            if b == b',' && self.nesting.depth == 1 && !self.nesting.in_string {
+                self.message += 1;
+            }
+            if !self.nesting.feed(b) {
+                return Err(std::io::Error::other("the message history is nested too deeply"));
+            }
+        }
+        self.out.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_nesting_skips_strings_and_escapes() {
+        assert_eq!(text_too_deep(br#"[[1]]"#, 2), None);
+        assert_eq!(text_too_deep(br#"[[[1]]]"#, 2), Some(2));
+        assert_eq!(text_too_deep(br#"["[[[", {"a": "\"[[["}]"#, 2), None);
+        assert_eq!(text_too_deep(br#"["\\", [[1]]]"#, 2), Some(8));
+        assert_eq!(text_too_deep(br#"[[1], [2], [[3]]]"#, 2), Some(12));
+    }
+}
