@@ -91,7 +91,7 @@ pub enum MediaContent {
 }
 
 /// One item of a multimodal prompt: text or media.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 #[non_exhaustive]
 pub enum UserContent {
@@ -101,6 +101,20 @@ pub enum UserContent {
     Media(MediaContent),
     /// Content of a kind this version does not know, kept as it is.
     Other(Value),
+}
+
+/// Read through a JSON value, so that a key written twice counts once (the last, as Python
+/// reads it) and media with a repeated key are still media, the same on every read.
+impl<'de> Deserialize<'de> for UserContent {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(match Value::deserialize(deserializer)? {
+            Value::String(text) => UserContent::Text(text),
+            value => match MediaContent::deserialize(&value) {
+                Ok(media) => UserContent::Media(media),
+                Err(_) => UserContent::Other(value),
+            },
+        })
+    }
 }
 
 impl UserContent {
@@ -183,5 +197,15 @@ mod tests {
         assert_eq!(b.data, "iVBORw==");
         assert_eq!(b.identifier.as_deref(), Some("4effda"));
         assert_eq!(b.bytes().unwrap(), b"\x89PNG");
+    }
+
+    #[test]
+    fn media_with_a_repeated_key_is_media_on_every_read() {
+        let text = r#"["hi", {"data": "iVBORw==", "media_type": "x", "media_type": "image/png", "kind": "binary"}, {"kind": "new-thing", "a": 1}]"#;
+        let first: Vec<UserContent> = serde_json::from_str(text).unwrap();
+        assert!(matches!(&first[1], UserContent::Media(MediaContent::Binary(b)) if b.media_type == "image/png"));
+        assert!(matches!(&first[2], UserContent::Other(_)));
+        let again: Vec<UserContent> = serde_json::from_str(&serde_json::to_string(&first).unwrap()).unwrap();
+        assert_eq!(first, again);
     }
 }
