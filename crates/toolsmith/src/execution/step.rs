@@ -193,7 +193,14 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
         if !segment.is_empty() {
             segments.push(segment);
         }
+        // Once a call has run, its part stays even if a later call of the step ends the run: a
+        // resumed conversation must know what was done (every call of a segment has finished
+        // when its results are read, so none is dropped).
+        let mut failure: Option<AgentRunError> = None;
         for mut segment in segments {
+            if failure.is_some() {
+                break;
+            }
             let args: Vec<Value> = segment.iter_mut().map(|r| std::mem::take(&mut r.args)).collect();
             let results = futures::future::join_all(
                 segment.iter().zip(args).map(|(r, args)| execute_call(self.inner, self.caps, r, args)),
@@ -220,13 +227,20 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
                         };
                         out.push((r.index, ModelRequestPart::ToolReturn(part)));
                     }
-                    Err(e) => self.settle(e, r, &mut out)?,
+                    Err(e) => {
+                        if let Err(error) = self.settle(e, r, &mut out) {
+                            failure.get_or_insert(error);
+                        }
+                    }
                 }
             }
         }
         out.sort_by_key(|(i, _)| *i);
         self.parts.extend(out);
-        Ok(())
+        match failure {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
     }
 
     /// A failed validation or execution: a retry part, a deferral, or the error that ends the run.
@@ -503,18 +517,18 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
         step.parts.sort_by_key(|(i, _)| *i);
     }
     if let Err(e) = outcome {
-        // What the step produced before the error stays in the history.
-        if matches!(&e, AgentRunError::UnexpectedModelBehavior { message } if message.starts_with("Exceeded maximum output retries"))
-            && let Some(req) = state.last_request_mut()
-        {
-            req.parts = step.parts.into_iter().map(|(_, p)| p).collect();
-        }
+        // What the step produced before the error (the results of the calls that ran, with the
+        // content they sent) stays in the history.
+        drop(ctx);
+        let Step { parts, content, kinded, .. } = step;
+        record_parts(state, parts, content, &kinded, &bridged_ids, None);
         return Err(e);
     }
     if !absorbed.is_empty() && step.final_output.is_none() {
-        if let Some(req) = state.last_request_mut() {
-            req.parts = step.parts.into_iter().filter(|(i, _)| !absorbed.contains(i)).map(|(_, p)| p).collect();
-        }
+        drop(ctx);
+        let Step { parts, content, kinded, .. } = step;
+        let parts = parts.into_iter().filter(|(i, _)| !absorbed.contains(i)).collect();
+        record_parts(state, parts, content, &kinded, &bridged_ids, None);
         return Err(output_budget_exceeded(inner.output_retries));
     }
 
@@ -541,15 +555,27 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
         step.parts.extend(stubs);
     } else {
         let mut out: Vec<(usize, ModelRequestPart)> = Vec::new();
+        let mut failure = None;
         for plan in deferred_kinds {
             match plan {
                 Plan::External(_, call) => step.deferred.calls.push(call),
                 Plan::Unapproved(mut r) => match validate_call(caps, &mut r).await {
                     Ok(_) => step.deferred.approvals.push(r.call),
-                    Err(e) => step.settle(e, &r, &mut out)?,
+                    Err(e) => {
+                        if let Err(error) = step.settle(e, &r, &mut out) {
+                            failure = Some(error);
+                            break;
+                        }
+                    }
                 },
                 _ => {}
             }
+        }
+        if let Some(error) = failure {
+            drop(ctx);
+            let Step { parts, content, kinded, .. } = step;
+            record_parts(state, parts, content, &kinded, &bridged_ids, None);
+            return Err(error);
         }
         out.sort_by_key(|(i, _)| *i);
         step.parts.extend(out);
@@ -557,12 +583,36 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
 
     // The contexts share the history: with the last of them gone, it is filled in without a copy.
     drop(ctx);
-    let Step { book, parts, mut content, deferred, kinded, final_output, .. } = step;
-    let mut parts: Vec<ModelRequestPart> = parts.into_iter().map(|(_, p)| p).collect();
+    let Step { book, parts, content, deferred, kinded, final_output, .. } = step;
     let mut counts_now = (*state.retries).clone();
     book.apply(&mut counts_now);
     state.retries = Arc::new(counts_now);
+    let no_parts = record_parts(state, parts, content, &kinded, &bridged_ids, resume_prompt);
 
+    if let Some((v, _)) = final_output {
+        return Ok(StepOutcome::Final(RunOutput::Structured(v)));
+    }
+    if !deferred.is_empty() {
+        if no_parts {
+            state.pop_last();
+        }
+        return Ok(StepOutcome::Deferred(deferred));
+    }
+    Ok(StepOutcome::Continue)
+}
+
+/// Fills the step's request (the last message) with its parts in order, then the content the
+/// tools sent and the resumed run's prompt; reports each tool return as an event. Says whether
+/// the request is empty.
+fn record_parts(
+    state: &mut RunState,
+    parts: Vec<(usize, ModelRequestPart)>,
+    mut content: Vec<(usize, Vec<UserContent>)>,
+    kinded: &FxHashMap<String, &'static str>,
+    bridged_ids: &HashSet<String>,
+    prompt: Option<UserPromptPart>,
+) -> bool {
+    let mut parts: Vec<ModelRequestPart> = parts.into_iter().map(|(_, p)| p).collect();
     for part in parts.iter_mut() {
         if let ModelRequestPart::ToolReturn(t) = part {
             if let Some(kind) = kinded.get(&t.tool_call_id) {
@@ -576,7 +626,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
     }
     content.sort_by_key(|(i, _)| *i);
     parts.extend(content.into_iter().map(|(_, c)| ModelRequestPart::UserPrompt(UserPromptPart::new(c))));
-    parts.extend(resume_prompt.map(ModelRequestPart::UserPrompt));
+    parts.extend(prompt.map(ModelRequestPart::UserPrompt));
     let no_parts = parts.is_empty();
     if state.events.is_some() {
         for p in &parts {
@@ -588,15 +638,5 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
     if let Some(req) = state.last_request_mut() {
         req.parts = parts;
     }
-
-    if let Some((v, _)) = final_output {
-        return Ok(StepOutcome::Final(RunOutput::Structured(v)));
-    }
-    if !deferred.is_empty() {
-        if no_parts {
-            state.pop_last();
-        }
-        return Ok(StepOutcome::Deferred(deferred));
-    }
-    Ok(StepOutcome::Continue)
+    no_parts
 }
