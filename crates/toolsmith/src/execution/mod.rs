@@ -42,7 +42,7 @@ pub(crate) use step::{Resolution, Resume, process_tool_calls};
 pub(crate) use config::StepConfig;
 pub use config::{EndStrategy, ParallelMode};
 pub(crate) use layout::LayoutCache;
-pub(crate) use output::{output_failure, settle_output};
+pub(crate) use output::{describe_refusal, output_budget_exceeded, output_failure, settle_output};
 
 const FINAL_PROCESSED: &str = "Final result processed.";
 const OUTPUT_NOT_USED: &str = "Output tool not used - a final result was already processed.";

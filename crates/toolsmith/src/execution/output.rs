@@ -54,3 +54,53 @@ pub(crate) fn output_failure(error: ToolError) -> AgentRunError {
         ))),
     }
 }
+
+/// The error that ends a run whose output retries ran out: Pydantic AI's wording, then what
+/// was wrong with the last answer (`problem`), so that the caller sees why without the history.
+pub(crate) fn output_budget_exceeded(max: u32, problem: &str) -> AgentRunError {
+    AgentRunError::unexpected(format!("Exceeded maximum output retries ({max}): {problem}"))
+}
+
+/// What a refused output was told, in a few words: the validation errors (at most three, each
+/// with where it is and the input, shortened), or the retry message.
+pub(crate) fn describe_refusal(content: &Value) -> String {
+    if let Ok(errors) = serde_json::from_value::<Vec<ErrorDetail>>(content.clone())
+        && !errors.is_empty()
+    {
+        let shown: Vec<String> = errors
+            .iter()
+            .take(3)
+            .map(|e| {
+                let loc: Vec<String> = e
+                    .loc
+                    .iter()
+                    .map(|l| match l {
+                        crate::validation::LocItem::Key(k) => k.clone(),
+                        crate::validation::LocItem::Index(i) => i.to_string(),
+                    })
+                    .collect();
+                let at = if loc.is_empty() { String::new() } else { format!("`{}`: ", loc.join(".")) };
+                format!("{at}{} (input: {})", e.msg, shorten(&e.input.to_string(), 80))
+            })
+            .collect();
+        let more = match errors.len() {
+            n if n > 3 => format!("; and {} more", n - 3),
+            _ => String::new(),
+        };
+        let n = errors.len();
+        let noun = if n == 1 { "error" } else { "errors" };
+        return format!("{n} validation {noun}: {}{more}", shown.join("; "));
+    }
+    match content {
+        Value::String(s) => shorten(s, 300),
+        other => shorten(&other.to_string(), 300),
+    }
+}
+
+fn shorten(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let cut: String = text.chars().take(max).collect();
+    format!("{cut}…")
+}

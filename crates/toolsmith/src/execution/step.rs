@@ -68,6 +68,8 @@ pub(super) struct Step<'a, D> {
     pub(super) function_retried: bool,
     /// The winning output, and the index of its call.
     pub(super) final_output: Option<(Value, usize)>,
+    /// What was wrong with the last output call refused after the output retries ran out.
+    pub(super) output_problem: Option<String>,
 }
 
 impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
@@ -117,14 +119,17 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
                     ToolError::Retry(retry) => (retry.content, RetryCause::ModelRetry),
                     other => return Err(output_failure(other)),
                 };
+                let problem =
+                    format!("the model's last `{}` call was refused: {}", call.tool_name, describe_refusal(&content));
                 if state.output_retries >= max {
                     if strategy == EndStrategy::Exhaustive {
+                        self.output_problem = Some(problem);
                         // Absorbed if another output of the step is valid; decided at the end.
                         absorbed.push(index);
                         self.parts.push((index, success_part(call, Value::String(OUTPUT_FAILED.into()))));
                         return Ok(());
                     }
-                    return Err(output_budget_exceeded(max));
+                    return Err(output_budget_exceeded(max, &problem));
                 }
                 state.output_retries += 1;
                 let info = self.book.fail(&self.counts, &call.tool_name, max, cause)?;
@@ -257,10 +262,6 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
     }
 }
 
-pub(super) fn output_budget_exceeded(max: u32) -> AgentRunError {
-    AgentRunError::unexpected(format!("Exceeded maximum output retries ({max})"))
-}
-
 /// Handles the tool calls of one response; fills the next request (pushed at once, so that a
 /// failure leaves it in the history as it stood).
 ///
@@ -296,6 +297,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
         kinded: FxHashMap::default(),
         function_retried: false,
         final_output: None,
+        output_problem: None,
     };
 
     let (resolutions, resume_prompt) = match resume {
@@ -526,10 +528,11 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
     }
     if !absorbed.is_empty() && step.final_output.is_none() {
         drop(ctx);
-        let Step { parts, content, kinded, .. } = step;
+        let Step { parts, content, kinded, output_problem, .. } = step;
+        let problem = output_problem.unwrap_or_else(|| "no output call of the model's last answer was valid".into());
         let parts = parts.into_iter().filter(|(i, _)| !absorbed.contains(i)).collect();
         record_parts(state, parts, content, &kinded, &bridged_ids, None);
-        return Err(output_budget_exceeded(inner.output_retries));
+        return Err(output_budget_exceeded(inner.output_retries, &problem));
     }
 
     // A function tool's retry wins over a final result from the same response.

@@ -247,7 +247,11 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                 if let Some(response) = answer {
                     self.record_response(response)?;
                 }
-                self.output_retry(retry.content, RetryCause::ModelRetry)?;
+                let problem = format!(
+                    "a capability refused the model's last answer: {}",
+                    execution::describe_refusal(&retry.content)
+                );
+                self.output_retry(retry.content, RetryCause::ModelRetry, problem)?;
                 return Ok(None);
             }
             Err(e) => return Err(e),
@@ -360,9 +364,11 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         }
         let inner = &self.agent.inner;
         let Some(text) = response.text_content() else {
+            let problem = empty_answer(&response);
             return self.output_retry(
                 serde_json::Value::String("Please return text or include your response in a tool call.".into()),
                 RetryCause::ValidationError,
+                problem,
             );
         };
         let kind = if inner.step.output.allows_text() {
@@ -393,21 +399,33 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             }
             Ok(value) => Ok(Some(RunOutput::Structured(value))),
             Err(ToolError::Validation(errors)) => {
-                self.output_retry(serde_json::to_value(&errors).unwrap_or_default(), RetryCause::ValidationError)
+                let content = serde_json::to_value(&errors).unwrap_or_default();
+                let problem = format!(
+                    "the model's last answer was text that is not valid output: {}",
+                    execution::describe_refusal(&content)
+                );
+                self.output_retry(content, RetryCause::ValidationError, problem)
             }
-            Err(ToolError::Retry(retry)) => self.output_retry(retry.content, RetryCause::ModelRetry),
+            Err(ToolError::Retry(retry)) => {
+                let problem =
+                    format!("the model's last answer was refused: {}", execution::describe_refusal(&retry.content));
+                self.output_retry(retry.content, RetryCause::ModelRetry, problem)
+            }
             Err(other) => Err(execution::output_failure(other)),
         }
     }
 
+    /// Answers a refused output with retry feedback, or ends the run when the output retries
+    /// have run out (saying what was wrong: `problem`).
     pub(super) fn output_retry(
         &mut self,
         content: serde_json::Value,
         cause: RetryCause,
+        problem: String,
     ) -> Result<Option<RunOutput>, AgentRunError> {
         let max = self.agent.inner.step.output_retries;
         if self.state.output_retries >= max {
-            return Err(AgentRunError::unexpected(format!("Exceeded maximum output retries ({max})")));
+            return Err(execution::output_budget_exceeded(max, &problem));
         }
         self.state.output_retries += 1;
         let part = RetryFeedbackPart::new(content, RetryInfo::new(cause, self.state.output_retries, max));
@@ -418,4 +436,21 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         self.next = Pending::Request;
         Ok(None)
     }
+}
+
+/// What a response without text or tool calls held, for the error that ends the run.
+fn empty_answer(response: &ModelResponse) -> String {
+    if response.parts.is_empty() {
+        return "the model's last answer was empty (no text and no tool call)".into();
+    }
+    let kinds: Vec<&str> = response
+        .parts
+        .iter()
+        .map(|p| match p {
+            crate::messages::ModelResponsePart::Text(_) => "text",
+            crate::messages::ModelResponsePart::ToolCall(_) => "tool call",
+            crate::messages::ModelResponsePart::Thinking(_) => "thinking",
+        })
+        .collect();
+    format!("the model's last answer had no text and no tool call, only: {}", kinds.join(", "))
 }
