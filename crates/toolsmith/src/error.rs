@@ -62,6 +62,57 @@ pub enum AgentRunError {
         /// The panic message.
         message: String,
     },
+    /// A capability's hook panicked (or one of its other methods, such as `for_run`); the panic
+    /// was caught, the run stopped, and the agent stays usable.
+    ///
+    /// ```
+    /// use toolsmith::prelude::*;
+    /// use toolsmith::capability::Hooks;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let hooks = Hooks::new().named("Audit").before_run(|_ctx| async { panic!("audit log unavailable") });
+    /// let agent = Agent::builder(TestModel::default()).capability(hooks).build().unwrap();
+    /// match agent.run("hi").await.unwrap_err() {
+    ///     AgentRunError::CapabilityPanicked { capability, hook, message } => {
+    ///         assert_eq!((capability.as_str(), hook.as_str()), ("Audit", "before_run"));
+    ///         assert_eq!(message, "audit log unavailable");
+    ///     }
+    ///     other => panic!("unexpected {other}"),
+    /// }
+    /// # }
+    /// ```
+    #[error(
+        "capability '{capability}' panicked in `{hook}`: {message}. The run was stopped; fix the capability or return an error from the hook instead of panicking"
+    )]
+    CapabilityPanicked {
+        /// The capability's name ([`Capability::name`](crate::capability::Capability::name)).
+        capability: String,
+        /// The hook or method that panicked (`before_run`, `wrap_tool_execute`, `for_run`, ...).
+        hook: String,
+        /// The panic message.
+        message: String,
+    },
+    /// The model panicked while answering a request (or while streaming its answer); the
+    /// panic was caught, the run stopped, and the agent stays usable.
+    #[error(
+        "model '{model}' panicked: {message}. The run was stopped; fix the model or return a `ModelError` instead of panicking"
+    )]
+    ModelPanicked {
+        /// The model's name ([`Model::name`](crate::model::Model::name)).
+        model: String,
+        /// The panic message.
+        message: String,
+    },
+    /// Other code the run called panicked (an event handler, a toolset, ...); the panic was
+    /// caught, the run stopped, and the agent stays usable.
+    #[error("{during} panicked: {message}. The run was stopped")]
+    Panicked {
+        /// What was running: `the event handler`, `toolset 'files' (get_tools)`, ...
+        during: String,
+        /// The panic message.
+        message: String,
+    },
     /// A capability asked the model to try again: a [`ModelRetry`] from a
     /// model-request or output hook (`Err(ModelRetry::new("...").into())`). The run answers it
     /// with a retry prompt (counted against the output retries); it ends a run only where no
@@ -87,6 +138,9 @@ impl AgentRunError {
             AgentRunError::UsageLimitExceeded { .. } => "UsageLimitExceeded",
             AgentRunError::ToolFailed { kind, .. } => kind,
             AgentRunError::ToolPanicked { .. } => "ToolPanicked",
+            AgentRunError::CapabilityPanicked { .. } => "CapabilityPanicked",
+            AgentRunError::ModelPanicked { .. } => "ModelPanicked",
+            AgentRunError::Panicked { .. } => "Panicked",
             AgentRunError::Retry(_) => "ModelRetry",
             AgentRunError::Model { kind, .. } => kind,
         }
@@ -103,6 +157,18 @@ impl AgentRunError {
     /// Whether this is a capability's request to retry the model (see [`AgentRunError::Retry`]).
     pub fn is_retry(&self) -> bool {
         matches!(self, AgentRunError::Retry(_))
+    }
+
+    /// Whether the run ended because code it called panicked (a tool, a capability, the model,
+    /// ...).
+    pub fn is_panic(&self) -> bool {
+        matches!(
+            self,
+            AgentRunError::ToolPanicked { .. }
+                | AgentRunError::CapabilityPanicked { .. }
+                | AgentRunError::ModelPanicked { .. }
+                | AgentRunError::Panicked { .. }
+        )
     }
 
     pub(crate) fn unexpected(message: impl Into<String>) -> Self {
@@ -160,5 +226,16 @@ impl ModelRetry {
 impl fmt::Display for ModelRetry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message())
+    }
+}
+
+/// The message of a caught panic (its `&str` or `String` payload).
+pub(crate) fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic without a message".to_string()
     }
 }

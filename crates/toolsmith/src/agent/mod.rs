@@ -288,14 +288,19 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
         spec: &crate::capability::CapabilitySpec,
         registry: &crate::capability::CapabilityRegistry<D>,
     ) -> Self {
-        match registry.load(spec) {
-            Ok(loaded) => {
+        // The registry's builders are application code: a panic is reported by `build()`.
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| registry.load(spec))) {
+            Ok(Ok(loaded)) => {
                 self.capabilities.extend(loaded.capabilities);
                 if loaded.tool_search.is_some() {
                     self.tool_search = loaded.tool_search;
                 }
             }
-            Err(e) => self.problems.push(e.message),
+            Ok(Err(e)) => self.problems.push(e.message),
+            Err(p) => self.problems.push(format!(
+                "a capability builder of the registry panicked while the spec was loaded: {}",
+                crate::error::panic_message(p)
+            )),
         }
         self
     }
@@ -438,13 +443,13 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
         // an error); a `ThreadExecutor` among them brings the blocking pool.
         let capabilities = self.capabilities.for_agent(self.name.as_deref(), &self.system_prompts)?;
         let blocking = capabilities
-            .blocking_pool()
+            .blocking_pool()?
             .unwrap_or_else(|| Arc::new(tokio::sync::Semaphore::new(self.blocking_threads)));
         let mut toolsets: Vec<Arc<dyn DynToolset<D>>> = Vec::with_capacity(self.toolsets.len() + 1);
         toolsets.push(Arc::new(self.tools));
         toolsets.extend(self.toolsets);
         let capability_toolsets_from = toolsets.len();
-        for ts in capabilities.toolsets() {
+        for ts in capabilities.build_toolsets()? {
             Toolset::check(&ts)?;
             toolsets.push(Arc::new(ts));
         }
@@ -452,7 +457,15 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
         Ok(Agent {
             inner: Arc::new(AgentInner {
                 model_info: {
-                    let mut info = model.info();
+                    // The model's own code (`name`, `system`, `context_window`): a panic is a
+                    // build error.
+                    let mut info = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| model.info()))
+                        .map_err(|p| {
+                            UserError::new(format!(
+                                "the model panicked in `name`, `system` or `context_window` while the agent was built: {}",
+                                crate::error::panic_message(p)
+                            ))
+                        })?;
                     info.context_window = self.context_window.or(info.context_window);
                     info
                 },

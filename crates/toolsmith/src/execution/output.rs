@@ -20,15 +20,20 @@ pub(crate) async fn settle_output<D: Send + Sync + 'static>(
     raw: Value,
 ) -> Result<Value, ToolError> {
     let validate = |raw: Value| -> BoxFuture<'_, Result<Value, ToolError>> {
-        let result = match (&raw, info.kind) {
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match (&raw, info.kind) {
             // Text that should be the output's JSON: a parse error is one `json_invalid` error.
             (Value::String(text), OutputKind::StructuredText) => match serde_json::from_str::<Value>(text) {
                 Ok(v) => spec.validate(&v),
                 Err(e) => Err(vec![ErrorDetail::json_invalid(text, &e)]),
             },
             _ => spec.validate(&raw),
-        };
-        Box::pin(async move { result.map_err(ToolError::Validation) })
+        }));
+        Box::pin(async move {
+            match result {
+                Ok(r) => r.map_err(ToolError::Validation),
+                Err(p) => Err(ToolError::Panicked { message: crate::error::panic_message(p) }),
+            }
+        })
     };
     let value = match info.kind {
         OutputKind::Text => raw,
@@ -42,8 +47,14 @@ pub(crate) async fn settle_output<D: Send + Sync + 'static>(
     caps.output(OutputStage::Process, 0, ctx, info, value, &process).await
 }
 
-/// The run's error for an output hook's failure that is neither a validation error nor a retry.
-pub(crate) fn output_failure(error: ToolError) -> AgentRunError {
+/// The run's error for an output hook's failure that is neither a validation error nor a retry
+/// (a capability's panic is the capability's error, not the output's).
+pub(crate) fn output_failure<D: Send + Sync + 'static>(caps: &Capabilities<D>, error: ToolError) -> AgentRunError {
+    if let ToolError::Panicked { message } = &error
+        && let Some(e) = caps.hook_panic(message)
+    {
+        return e;
+    }
     match error {
         ToolError::Failed { kind, message } => {
             AgentRunError::ToolFailed { tool: OUTPUT_TOOL_NAME.into(), kind, message }

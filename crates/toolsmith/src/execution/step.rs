@@ -117,7 +117,7 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
                         (serde_json::to_value(&errors).unwrap_or_default(), RetryCause::ValidationError)
                     }
                     ToolError::Retry(retry) => (retry.content, RetryCause::ModelRetry),
-                    other => return Err(output_failure(other)),
+                    other => return Err(output_failure(self.caps, other)),
                 };
                 let problem =
                     format!("the model's last `{}` call was refused: {}", call.tool_name, describe_refusal(&content));
@@ -255,6 +255,12 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
         r: &Ready<D>,
         out: &mut Vec<(usize, ModelRequestPart)>,
     ) -> Result<(), AgentRunError> {
+        // A capability's panic in a tool hook ends the run as the capability's error.
+        if let ToolError::Panicked { message } = &error
+            && let Some(e) = self.caps.hook_panic(message)
+        {
+            return Err(e);
+        }
         if matches!(error, ToolError::Retry(_) | ToolError::Validation(_)) && r.tool.def.kind != ToolKind::Unapproved {
             self.function_retried = true;
         }

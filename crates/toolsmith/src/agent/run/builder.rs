@@ -143,6 +143,8 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
         let new_start = history.len();
         let run_id = uuid::Uuid::now_v7().to_string();
         let prompt_text = self.prompt.as_ref().map(|p| Arc::from(p.text()));
+        let handler_panic = Arc::new(std::sync::Mutex::new(None));
+        let events = self.events.map(|sink| crate::run::guard_sink(sink, handler_panic.clone()));
         Ok(AgentRun {
             agent: self.agent.clone(),
             deps,
@@ -152,7 +154,8 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
             metadata: self.metadata,
             deferred: self.deferred,
             state: RunState {
-                events: self.events,
+                events,
+                handler_panic,
                 messages: Arc::new(history),
                 new_start,
                 usage: RunUsage::default(),

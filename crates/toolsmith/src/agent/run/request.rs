@@ -5,7 +5,9 @@ use super::{AgentRun, Pending};
 
 use crate::agent::AgentEvent;
 use crate::run::RunOutput;
+use futures::FutureExt;
 use futures::future::BoxFuture;
+use std::panic::AssertUnwindSafe;
 
 use crate::capability::{ModelRequestContext, OutputInfo, OutputKind};
 use crate::deferred::{DeferredToolRequests, DeferredToolResults, ToolApproval};
@@ -172,9 +174,9 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             output_tools = self.caps.prepare_output_tools(&ctx, output_tools).await?;
         }
         let mut instructions: Vec<String> = inner.instructions.iter().cloned().collect();
-        instructions.extend(self.caps.instructions(&ctx).await);
+        instructions.extend(self.caps.instructions(&ctx).await?);
         let instructions = if instructions.is_empty() { None } else { Some(instructions.join("\n\n")) };
-        let settings = self.caps.model_settings(&ctx, self.settings.clone());
+        let settings = self.caps.model_settings(&ctx, self.settings.clone())?;
         // The context shares the history: dropped first, the history changes in place.
         drop(ctx);
         if let Some(last) = self.state.last_request_mut() {
@@ -195,37 +197,51 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         // The model's answer, kept for a retry asked after it (the response stays in the history).
         let answered: std::sync::Mutex<Option<ModelResponse>> = std::sync::Mutex::new(None);
         let keep_answer = !self.caps.is_empty();
+        let model_name = &inner.model_info.name;
         let core = |req: ModelRequestContext| -> BoxFuture<'_, Result<ModelResponse, AgentRunError>> {
             let answered = &answered;
             Box::pin(async move {
-                let result = match streaming {
-                    Some((sink, m)) => {
-                        match m.request_stream_boxed(&req.messages, req.settings.as_ref(), &req.params).await {
-                            Ok(mut stream) => {
-                                use futures::StreamExt;
-                                let mut last = Err(crate::model::ModelError::new(
-                                    "UnexpectedModelBehavior",
-                                    "the model's stream ended before its final response; the connection may have been cut, try again",
-                                ));
-                                while let Some(event) = stream.next().await {
-                                    match event {
-                                        Ok(crate::model::ModelStreamEvent::Final(r)) => {
-                                            last = Ok(r);
-                                            break;
-                                        }
-                                        Ok(e) => sink(AgentEvent::Stream(e)),
-                                        Err(e) => {
-                                            last = Err(e);
-                                            break;
+                // The model's code (its request, its stream) runs with its panics caught; the
+                // event handler the stream feeds catches its own.
+                let attempt = async {
+                    match streaming {
+                        Some((sink, m)) => {
+                            match m.request_stream_boxed(&req.messages, req.settings.as_ref(), &req.params).await {
+                                Ok(mut stream) => {
+                                    use futures::StreamExt;
+                                    let mut last = Err(crate::model::ModelError::new(
+                                        "UnexpectedModelBehavior",
+                                        "the model's stream ended before its final response; the connection may have been cut, try again",
+                                    ));
+                                    while let Some(event) = stream.next().await {
+                                        match event {
+                                            Ok(crate::model::ModelStreamEvent::Final(r)) => {
+                                                last = Ok(r);
+                                                break;
+                                            }
+                                            Ok(e) => sink(AgentEvent::Stream(e)),
+                                            Err(e) => {
+                                                last = Err(e);
+                                                break;
+                                            }
                                         }
                                     }
+                                    last
                                 }
-                                last
+                                Err(e) => Err(e),
                             }
-                            Err(e) => Err(e),
                         }
+                        None => model.request_boxed(&req.messages, req.settings.as_ref(), &req.params).await,
                     }
-                    None => model.request_boxed(&req.messages, req.settings.as_ref(), &req.params).await,
+                };
+                let result = match AssertUnwindSafe(attempt).catch_unwind().await {
+                    Ok(result) => result,
+                    Err(p) => {
+                        return Err(AgentRunError::ModelPanicked {
+                            model: model_name.to_string(),
+                            message: crate::error::panic_message(p),
+                        });
+                    }
                 };
                 if keep_answer && let Ok(r) = &result {
                     *answered.lock().unwrap_or_else(|p| p.into_inner()) = Some(r.clone());
@@ -343,7 +359,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                 StepOutcome::Deferred(requests) => {
                     if !self.caps.is_empty() {
                         let ctx = self.context();
-                        let results = self.caps.handle_deferred(&ctx, &requests).await;
+                        let results = self.caps.handle_deferred(&ctx, &requests).await?;
                         if !results.is_empty() {
                             let (response, resume) = self.build_resume(results, Some(&requests))?;
                             self.next = Pending::Response(response, Some(resume));
@@ -411,7 +427,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                     format!("the model's last answer was refused: {}", execution::describe_refusal(&retry.content));
                 self.output_retry(retry.content, RetryCause::ModelRetry, problem)
             }
-            Err(other) => Err(execution::output_failure(other)),
+            Err(other) => Err(execution::output_failure(&self.caps, other)),
         }
     }
 
