@@ -11,16 +11,128 @@ use serde_json::Value;
 /// are impossible. The message says what is wrong and what to do.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
+#[non_exhaustive]
 pub struct UserError {
     /// What is wrong, and what to do about it.
     pub message: String,
+    /// Why a resume with deferred tool results was refused, when that is the mistake.
+    pub refusal: Option<ResumeRefusal>,
 }
 
 impl UserError {
     /// A user error with a message.
     pub fn new(message: impl Into<String>) -> Self {
-        UserError { message: message.into() }
+        UserError { message: message.into(), refusal: None }
     }
+}
+
+impl From<ResumeRefusal> for UserError {
+    fn from(refusal: ResumeRefusal) -> Self {
+        UserError { message: refusal.to_string(), refusal: Some(refusal) }
+    }
+}
+
+/// Why a run resumed with [`DeferredToolResults`](crate::deferred::DeferredToolResults) was
+/// refused before anything ran: the results do not apply to the calls the message history
+/// holds. An approval approves one call, the one it was given for (its id, tool and
+/// arguments, as the run's [`DeferredToolRequests`](crate::deferred::DeferredToolRequests)
+/// listed it); a history edited since, or results of the wrong kind, are refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ResumeRefusal {
+    /// The last response of the history holds a tool call id more than once: results are
+    /// matched to calls by id, so one decision would apply to several calls.
+    #[error(
+        "the message history's last response holds tool call id '{tool_call_id}' {count} times: deferred tool results are matched to calls by id and cannot apply to more than one call; resume with the message history the `DeferredToolRequests` came from"
+    )]
+    DuplicateCallId {
+        /// The repeated id.
+        tool_call_id: String,
+        /// How many calls have it.
+        count: usize,
+    },
+    /// A pending call is not the one the run ended with: another tool, or other arguments,
+    /// under its id.
+    #[error(
+        "tool call '{tool_call_id}' changed after the run ended: it was `{pending_tool}` with arguments {pending_args}, the message history now has `{found_tool}` with arguments {found_args}; a decision applies only to the call it was made for: resume with the message history the `DeferredToolRequests` came from"
+    )]
+    CallChanged {
+        /// The call's id.
+        tool_call_id: String,
+        /// The tool the call named when the run ended.
+        pending_tool: String,
+        /// Its arguments then.
+        pending_args: Value,
+        /// The tool the history's call names.
+        found_tool: String,
+        /// The history's arguments.
+        found_args: Value,
+    },
+    /// The history holds an unanswered call that was not pending when the run ended.
+    #[error(
+        "the message history has an unanswered call '{tool_call_id}' to `{tool_name}` that was not among the run's `DeferredToolRequests`: results can only be given for the calls the run ended with; resume with the message history the requests came from"
+    )]
+    NotPending {
+        /// The call's id.
+        tool_call_id: String,
+        /// The tool it calls.
+        tool_name: String,
+    },
+    /// A call that was pending when the run ended is no longer unanswered in the history: it
+    /// was removed, or given a result.
+    #[error(
+        "tool call '{tool_call_id}' to `{tool_name}` was pending when the run ended, but the message history has no unanswered call with that id: resume with the message history the `DeferredToolRequests` came from"
+    )]
+    NoLongerPending {
+        /// The call's id.
+        tool_call_id: String,
+        /// The tool it called.
+        tool_name: String,
+    },
+    /// A result was given for a call that already has one in the message history.
+    #[error(
+        "Tool call '{tool_call_id}' already has a result in the message history; remove it from the deferred tool results."
+    )]
+    AlreadyAnswered {
+        /// The call's id.
+        tool_call_id: String,
+    },
+    /// A result was given for an id that no call of the history's last response has.
+    #[error(
+        "Tool call '{tool_call_id}' is not among the pending calls of the message history: results can only be given for calls that are waiting for them."
+    )]
+    UnknownCall {
+        /// The id the results named.
+        tool_call_id: String,
+    },
+    /// A result was given for a call that waits for approval (a tool that requires approval,
+    /// or one that raised `ApprovalRequired`): it must be approved or denied.
+    #[error("Tool call '{tool_call_id}' waits for approval, not a result: give a decision in `approvals`.")]
+    ResultForApproval {
+        /// The call's id.
+        tool_call_id: String,
+    },
+    /// A decision was given for a call that waits for an external result.
+    #[error("Tool call '{tool_call_id}' waits for an external result, not an approval: give its result in `calls`.")]
+    ApprovalForExternal {
+        /// The call's id.
+        tool_call_id: String,
+    },
+    /// The results were built by hand (not from the run's `DeferredToolRequests`) and the
+    /// agent has no record of the history's pending calls (another process, another agent, or
+    /// a history edited since): nothing says which calls the decisions were made for.
+    #[error(
+        "these deferred tool results are not bound to the calls the run ended with, and this agent has no record of the message history's pending calls ({}): build them from the run's `DeferredToolRequests` (`requests.results()` or `requests.build_results(...)`) so that each decision applies to the call that was shown, or call `.trust_history()` on them to match calls by id alone",
+        quoted(.tool_call_ids)
+    )]
+    Unverified {
+        /// The ids of the history's pending calls.
+        tool_call_ids: Vec<String>,
+    },
+}
+
+fn quoted(ids: &[String]) -> String {
+    ids.iter().map(|i| format!("'{i}'")).collect::<Vec<_>>().join(", ")
 }
 
 /// Why a run ended without an output.

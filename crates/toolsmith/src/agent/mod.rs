@@ -46,6 +46,9 @@ pub(crate) struct AgentInner<D> {
     pub(crate) usage_limits: Option<UsageLimits>,
     pub(crate) default_deps: Option<D>,
     pub(crate) name: Option<String>,
+    /// The pending calls of this agent's last runs that ended with deferred calls, against
+    /// which deferred results bound to nothing are checked.
+    pub(crate) deferred_records: Arc<crate::deferred::PendingRecords>,
 }
 
 /// An agent: a model, a system prompt, tools and settings. Cheap to clone and safe to share
@@ -480,6 +483,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
                 usage_limits: self.usage_limits,
                 default_deps: self.default_deps,
                 name: self.name,
+                deferred_records: Arc::default(),
                 step: StepConfig {
                     retries: self.retries,
                     output_retries: self.output_retries.unwrap_or(self.retries),

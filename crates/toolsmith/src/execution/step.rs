@@ -22,6 +22,20 @@ pub(crate) struct Resume {
     pub(crate) prompt: Option<UserPromptPart>,
     /// Deferred calls being handled inline: those left without a result are deferred again.
     pub(crate) pending: Option<DeferredToolRequests>,
+    /// What the results were made for: the history's pending calls must be exactly those.
+    pub(crate) binding: ResumeBinding,
+}
+
+/// What resumed results are checked against.
+pub(crate) enum ResumeBinding {
+    /// The calls they were made for (results built from `DeferredToolRequests`, or the
+    /// requests a capability settles inline).
+    Calls(Arc<[PendingCall]>),
+    /// Nothing: the agent's records of its runs that ended deferred must hold the history's
+    /// pending calls, else the results are refused.
+    Recorded(Arc<PendingRecords>),
+    /// The caller's explicit choice: matched by id alone.
+    Trusted,
 }
 
 pub(super) fn py_set(ids: &[String]) -> String {
@@ -306,13 +320,39 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
         output_problem: None,
     };
 
+    let mut unverified: Option<Vec<String>> = None;
     let (resolutions, resume_prompt) = match resume {
         Some(mut r) => {
-            let expected: Vec<String> = calls
+            let pending_now: Vec<&ToolCallPart> = calls
                 .iter()
                 .filter(|c| !matches!(r.resolutions.get(&c.tool_call_id), Some(Resolution::Skip)))
-                .map(|c| c.tool_call_id.clone())
                 .collect();
+            let expected: Vec<String> = pending_now.iter().map(|c| c.tool_call_id.clone()).collect();
+            // An approval approves the call it was made for: the history's pending calls must be
+            // exactly the calls the results were bound to (or that this agent recorded).
+            let bound = match &r.binding {
+                ResumeBinding::Calls(calls) => Some(calls.clone()),
+                ResumeBinding::Recorded(records) => records.find(&pending_now),
+                ResumeBinding::Trusted => None,
+            };
+            if bound.is_none() && matches!(r.binding, ResumeBinding::Recorded(_)) {
+                unverified = Some(expected.clone());
+            }
+            if let Some(bound) = bound {
+                let mut given: Vec<(String, DeferredKind)> = r
+                    .resolutions
+                    .iter()
+                    .filter_map(|(id, res)| match res {
+                        Resolution::Approved { .. } | Resolution::Denied(_) => {
+                            Some((id.clone(), DeferredKind::Approval))
+                        }
+                        Resolution::External(_) => Some((id.clone(), DeferredKind::External)),
+                        Resolution::Skip => None,
+                    })
+                    .collect();
+                given.sort_by(|a, b| a.0.cmp(&b.0));
+                check_bound(&bound, &pending_now, &given).map_err(|e| AgentRunError::User(e.into()))?;
+            }
             if let Some(pending) = r.pending.take() {
                 // Handled inline: what is left waits again, in the same lists.
                 let left = |c: &&ToolCallPart| !r.resolutions.contains_key(&c.tool_call_id);
@@ -338,8 +378,20 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
 
     // Plan every call.
     let output_tool = inner.output.output_tool().map(|t| t.name.clone());
+    // Calls that share an id cannot be told apart by what answers them (a return, an approval):
+    // none of them runs, the model is asked again (a resumed history with them is refused
+    // earlier).
+    let repeated = if resolutions.is_none() { repeated_ids(&calls) } else { FxHashMap::default() };
     let mut plans: Vec<Plan<D>> = Vec::with_capacity(calls.len());
     for (index, call) in calls.into_iter().enumerate() {
+        if let Some(count) = repeated.get(&call.tool_call_id) {
+            let message = format!(
+                "Tool call id '{}' is used by {count} tool calls in this response: each tool call needs its own id. None of them was run: call the tools again, each call with an id of its own.",
+                call.tool_call_id
+            );
+            plans.push(Plan::Refused { index, call, message, cause: RetryCause::ModelRetry, charged: true });
+            continue;
+        }
         let mut approved = false;
         let mut call_metadata = None;
         let mut args_override = None;
@@ -356,10 +408,8 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
                 Some(Resolution::External(_))
                     if tools.get(&call.tool_name).is_some_and(|t| t.def.kind == ToolKind::Unapproved) =>
                 {
-                    return Err(AgentRunError::User(UserError::new(format!(
-                        "Tool call '{}' waits for approval, not a result: give a decision in `approvals`.",
-                        call.tool_call_id
-                    ))));
+                    let refusal = ResumeRefusal::ResultForApproval { tool_call_id: call.tool_call_id.clone() };
+                    return Err(AgentRunError::User(refusal.into()));
                 }
                 Some(Resolution::External(result)) => {
                     let (part, content) = match result {
@@ -411,10 +461,8 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
             continue;
         };
         if approved && tool.def.kind == ToolKind::External {
-            return Err(AgentRunError::User(UserError::new(format!(
-                "Tool call '{}' waits for an external result, not an approval: give its result in `calls`.",
-                call.tool_call_id
-            ))));
+            let refusal = ResumeRefusal::ApprovalForExternal { tool_call_id: call.tool_call_id.clone() };
+            return Err(AgentRunError::User(refusal.into()));
         }
         if tool.def.kind == ToolKind::External {
             plans.push(Plan::External(index, call));
@@ -443,6 +491,12 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
         } else {
             Plan::Function(r)
         });
+    }
+
+    // Results bound to nothing, for pending calls the agent has no record of: refused before
+    // anything runs (after the checks above, whose messages say more).
+    if let Some(ids) = unverified {
+        return Err(AgentRunError::User(ResumeRefusal::Unverified { tool_call_ids: ids }.into()));
     }
 
     // The tool call limit counts every function and unknown call of the step, before anything runs.
@@ -648,4 +702,13 @@ fn record_parts(
         req.parts = parts;
     }
     no_parts
+}
+
+/// The ids that more than one of `calls` has, with how many.
+pub(crate) fn repeated_ids(calls: &[ToolCallPart]) -> FxHashMap<String, usize> {
+    let mut counts: FxHashMap<&str, usize> = FxHashMap::default();
+    for c in calls {
+        *counts.entry(c.tool_call_id.as_str()).or_default() += 1;
+    }
+    counts.into_iter().filter(|(_, n)| *n > 1).map(|(id, n)| (id.to_string(), n)).collect()
 }

@@ -10,9 +10,9 @@ use futures::future::BoxFuture;
 use std::panic::AssertUnwindSafe;
 
 use crate::capability::{ModelRequestContext, OutputInfo, OutputKind};
-use crate::deferred::{DeferredToolRequests, DeferredToolResults, ToolApproval};
+use crate::deferred::{Binding, DeferredToolRequests, DeferredToolResults, ResumeRefusal, ToolApproval};
 use crate::error::{AgentRunError, UserError};
-use crate::execution::{self, Resolution, Resume, StepOutcome, ToolIndex};
+use crate::execution::{self, Resolution, Resume, ResumeBinding, StepOutcome, ToolIndex};
 use crate::messages::{
     ModelMessage, ModelRequest, ModelRequestPart, ModelResponse, RetryCause, RetryFeedbackPart, RetryInfo,
     SystemPromptPart, UserPromptPart,
@@ -97,6 +97,14 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                     .into(),
             ));
         }
+        // Results are matched to calls by id: with an id twice, one decision would apply to two
+        // calls.
+        let calls: Vec<crate::messages::ToolCallPart> = response.tool_calls().cloned().collect();
+        let repeated = execution::repeated_ids(&calls);
+        if let Some(id) = calls.iter().map(|c| &c.tool_call_id).find(|id| repeated.contains_key(*id)) {
+            let refusal = ResumeRefusal::DuplicateCallId { tool_call_id: id.clone(), count: repeated[id] };
+            return Err(AgentRunError::User(refusal.into()));
+        }
         let mut resolutions = std::collections::HashMap::new();
         for m in &messages[pos + 1..] {
             if let ModelMessage::Request(r) = m {
@@ -108,9 +116,8 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                     };
                     if let Some(id) = id {
                         if results.approvals.contains_key(id) || results.calls.contains_key(id) {
-                            return Err(user(format!(
-                                "Tool call '{id}' already has a result in the message history; remove it from the deferred tool results."
-                            )));
+                            let refusal = ResumeRefusal::AlreadyAnswered { tool_call_id: id.clone() };
+                            return Err(AgentRunError::User(refusal.into()));
                         }
                         resolutions.insert(id.clone(), Resolution::Skip);
                     }
@@ -121,9 +128,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             response.tool_calls().map(|c| c.tool_call_id.as_str()).collect();
         for id in results.approvals.keys().chain(results.calls.keys()).chain(results.metadata.keys()) {
             if !call_ids.contains(id.as_str()) {
-                return Err(user(format!(
-                    "Tool call '{id}' is not among the pending calls of the message history: results can only be given for calls that are waiting for them."
-                )));
+                return Err(AgentRunError::User(ResumeRefusal::UnknownCall { tool_call_id: id.clone() }.into()));
             }
         }
         let mut provided = Vec::new();
@@ -142,7 +147,14 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             resolutions.insert(id, Resolution::External(result));
         }
         let prompt = if pending.is_none() { self.prompt.clone().map(UserPromptPart::new) } else { None };
-        Ok((response, Resume { resolutions, provided, prompt, pending: pending.cloned() }))
+        let binding = match (pending, results.binding) {
+            // A capability settling the run's own deferred calls: they are what it was shown.
+            (Some(requests), _) => ResumeBinding::Calls(requests.pending_calls()),
+            (None, Binding::Calls(calls)) => ResumeBinding::Calls(calls),
+            (None, Binding::TrustHistory) => ResumeBinding::Trusted,
+            (None, Binding::None) => ResumeBinding::Recorded(self.agent.inner.deferred_records.clone()),
+        };
+        Ok((response, Resume { resolutions, provided, prompt, pending: pending.cloned(), binding }))
     }
 
     pub(super) async fn collect_tools(&mut self) -> Result<(), AgentRunError> {
@@ -367,6 +379,9 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                         }
                     }
                     if self.agent.inner.step.output.allows_deferred() {
+                        // Remembered, so that results made by hand for this history can be
+                        // checked against the calls as they were pending.
+                        self.agent.inner.deferred_records.record(&requests);
                         Ok(Some(RunOutput::Deferred(requests)))
                     } else {
                         Err(crate::agent::output::deferred_not_allowed())
