@@ -678,3 +678,56 @@ async fn a_panicking_prepare_or_arguments_validator_ends_the_run_with_an_error()
     );
     assert!(agent.run("go").await.is_ok());
 }
+
+/// A toolset that panics in one of its methods.
+struct PanickyToolset {
+    method: &'static str,
+    armed: Arc<AtomicBool>,
+}
+
+impl PanickyToolset {
+    fn check_method(&self, method: &str) {
+        if self.method == method && self.armed.swap(false, Ordering::SeqCst) {
+            panic!("{method} exploded");
+        }
+    }
+}
+
+impl Toolset<()> for PanickyToolset {
+    fn label(&self) -> String {
+        "PanickyToolset".into()
+    }
+    async fn get_tools(&self, _ctx: &RunContext<()>) -> Result<Vec<toolsmith::toolset::ToolsetTool<()>>, UserError> {
+        self.check_method("get_tools");
+        Ok(Vec::new())
+    }
+    fn check(&self) -> Result<(), UserError> {
+        self.check_method("check");
+        Ok(())
+    }
+    async fn enter(&self) -> Result<(), UserError> {
+        self.check_method("enter");
+        Ok(())
+    }
+    async fn exit(&self) {
+        self.check_method("exit");
+    }
+}
+
+#[tokio::test]
+async fn a_panicking_toolset_is_an_error_at_build_or_in_the_run() {
+    let toolset = PanickyToolset { method: "check", armed: Arc::new(AtomicBool::new(true)) };
+    let err = Agent::builder(TestModel::default()).toolset(toolset).build().unwrap_err();
+    assert!(err.message.contains("check exploded"), "{err}");
+
+    for method in ["get_tools", "enter", "exit"] {
+        let toolset = PanickyToolset { method, armed: Arc::new(AtomicBool::new(true)) };
+        let agent = Agent::builder(TestModel::default()).toolset(toolset).build().unwrap();
+        let err = agent.run("go").await.unwrap_err();
+        assert!(
+            matches!(&err, AgentRunError::Panicked { message, .. } if message == &format!("{method} exploded")),
+            "{method}: {err:?}"
+        );
+        assert_eq!(agent.run("go").await.unwrap().output(), "success (no tool calls)", "after {method}");
+    }
+}

@@ -431,8 +431,21 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
         self.with_output(spec, convert)
     }
 
-    /// Builds the agent, or reports the first configuration mistake.
+    /// Builds the agent, or reports the first configuration mistake. Code of the
+    /// application's that `build()` calls (a capability's `name`, `ordering`, `apply` and
+    /// `toolset`, a toolset's `check`, the model's `name`) is a `UserError` if it panics, not a
+    /// panic.
     pub fn build(self) -> Result<Agent<D, O>, UserError> {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.build_agent())) {
+            Ok(built) => built,
+            Err(p) => Err(UserError::new(format!(
+                "building the agent panicked: {}. A toolset's `check` or other application code called by `build()` panicked; fix it or return an error instead",
+                crate::error::panic_message(p)
+            ))),
+        }
+    }
+
+    fn build_agent(self) -> Result<Agent<D, O>, UserError> {
         if let Some(p) = self.problems.first() {
             return Err(UserError::new(p.clone()));
         }
