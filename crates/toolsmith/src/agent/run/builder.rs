@@ -71,6 +71,12 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
 
     /// Results for the deferred calls the history ends with (approvals and external results):
     /// the run settles those calls first, then continues.
+    ///
+    /// Build them from the run's [`DeferredToolRequests`](crate::deferred::DeferredToolRequests)
+    /// (`requests.results()`, `requests.build_results(...)`) and resume the history that run
+    /// ended with: each decision then applies to the call it was given for, and the run is
+    /// refused, before anything runs, if the history's pending calls are not exactly those
+    /// (see [`ResumeRefusal`](crate::deferred::ResumeRefusal)).
     pub fn deferred_tool_results(mut self, results: DeferredToolResults) -> Self {
         self.deferred = Some(results);
         self
