@@ -343,6 +343,9 @@ async fn run_all<O: OutputJson + Send + 'static>(
 ) -> Result<Vec<(RunOut, Option<Vec<ModelMessage>>)>, Unsupported> {
     let agent_deps = scenario.pointer("/agent/deps").cloned().unwrap_or(Value::Null);
     let mut previous: Vec<ModelMessage> = Vec::new();
+    // The deferred requests of the last run that ended with some: results for the history they
+    // came from are built from them (bound to the calls they list).
+    let mut requests: Option<DeferredToolRequests> = None;
     let mut outs = Vec::new();
     for run in scenario.get("runs").and_then(Value::as_array).into_iter().flatten() {
         let agent = match &built {
@@ -384,10 +387,19 @@ async fn run_all<O: OutputJson + Send + 'static>(
         };
         let mut builder = builder.deps(deps).message_history(history.clone());
         if let Some(d) = get(run, "deferred_tool_results") {
-            builder = builder.deferred_tool_results(deferred_results(d));
+            let results = match (&given_history, &requests) {
+                // A history written by Pydantic AI: no requests of this runner's to bind to.
+                (Some(_), _) => deferred_results(d, DeferredToolResults::new()).trust_history(),
+                (None, Some(r)) => deferred_results(d, r.results()),
+                (None, None) => deferred_results(d, DeferredToolResults::new()),
+            };
+            builder = builder.deferred_tool_results(results);
         }
         let record = builder.run_capturing().await;
         let out = record_out(record);
+        if out.deferred.is_some() {
+            requests = out.deferred.clone();
+        }
         previous = if out.messages.is_empty() && out.new_start == 0 && out.error.is_some() {
             history
         } else {
@@ -398,8 +410,8 @@ async fn run_all<O: OutputJson + Send + 'static>(
     Ok(outs)
 }
 
-fn deferred_results(d: &Value) -> DeferredToolResults {
-    let mut results = DeferredToolResults::new();
+/// The scenario's results `d`, added to `results`.
+fn deferred_results(d: &Value, mut results: DeferredToolResults) -> DeferredToolResults {
     for (id, a) in d.get("approvals").and_then(Value::as_object).into_iter().flatten() {
         let approval = match a {
             Value::Bool(b) => ToolApproval::from(*b),

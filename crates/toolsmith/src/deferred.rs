@@ -1,15 +1,68 @@
 //! Deferred tool calls: calls that wait for a human's approval or run outside the agent.
+//!
+//! An approval approves one call: the one it was given for. Results built from the run's
+//! [`DeferredToolRequests`] ([`DeferredToolRequests::results`],
+//! [`DeferredToolRequests::build_results`]) are bound to its calls (id, tool name and
+//! arguments); the resumed run refuses them ([`ResumeRefusal`]) when the message history's
+//! pending calls are not exactly those: a call edited, added, removed, answered, or repeated
+//! under one id.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use crate::error::ResumeRefusal;
 use crate::messages::ToolCallPart;
 use crate::tool::{ModelRetry, ToolReturn};
 
 /// The calls a run ended with, waiting for results: pass them to whoever decides or executes,
-/// then resume the run with [`DeferredToolResults`].
+/// then resume the run with [`DeferredToolResults`] built from them
+/// ([`results`](DeferredToolRequests::results) or
+/// [`build_results`](DeferredToolRequests::build_results)).
+///
+/// To resume later (another request, another process), keep two things: these requests
+/// (they serialise with serde) and the message history the run ended with
+/// ([`RunResult::all_messages`](crate::agent::RunResult::all_messages)). Each decision applies
+/// to the call as listed here, its id, tool name and arguments: the resumed run checks that the
+/// history's pending calls are exactly these calls and refuses to run anything otherwise.
+///
+/// ```
+/// use serde_json::json;
+/// use toolsmith::deferred::ToolApproval;
+/// use toolsmith::messages::{ModelResponse, ModelResponsePart, ToolCallPart};
+/// use toolsmith::prelude::*;
+///
+/// /// Delete a file.
+/// #[tool(requires_approval)]
+/// fn delete_file(path: String) -> String {
+///     format!("deleted {path}")
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), AgentRunError> {
+/// let model = FunctionModel::sync(|messages, _| match messages.len() {
+///     1 => ModelResponse::new(vec![ModelResponsePart::ToolCall(ToolCallPart::new(
+///         "delete_file", json!({"path": "a.txt"}), "c1"))]),
+///     _ => ModelResponse::text("done"),
+/// });
+/// let agent = Agent::builder(model).tool(delete_file).allow_deferred().build()?;
+/// let first = agent.run("clean up").await?;
+/// let requests = first.output().deferred().expect("waiting for approval");
+/// // Stored: the requests and the history.
+/// let stored = (serde_json::to_string(requests).unwrap(), serde_json::to_string(first.all_messages()).unwrap());
+///
+/// // Later: the decision is bound to the call that was shown.
+/// let requests: toolsmith::deferred::DeferredToolRequests = serde_json::from_str(&stored.0).unwrap();
+/// let history = toolsmith::messages::parse_history(&stored.1).unwrap();
+/// let results = requests.results().approve("c1", ToolApproval::approved());
+/// let done = agent.resume().message_history(history).deferred_tool_results(results).await?;
+/// assert_eq!(done.output().output().map(String::as_str), Some("done"));
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct DeferredToolRequests {
@@ -22,7 +75,7 @@ pub struct DeferredToolRequests {
 }
 
 /// Which list a deferred call is in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum DeferredKind {
     /// Waiting for approval.
@@ -64,9 +117,29 @@ impl DeferredToolRequests {
         DeferredToolRequests { calls, approvals, metadata }
     }
 
+    /// Empty results bound to these requests: add decisions and results with
+    /// [`approve`](DeferredToolResults::approve) and
+    /// [`call_result`](DeferredToolResults::call_result). The resumed run checks each against
+    /// the call as listed here (see [`DeferredToolRequests`]).
+    pub fn results(&self) -> DeferredToolResults {
+        DeferredToolResults { binding: Binding::Calls(self.pending_calls()), ..DeferredToolResults::default() }
+    }
+
+    /// The calls as they are pending, sorted by id.
+    pub(crate) fn pending_calls(&self) -> Arc<[PendingCall]> {
+        let mut calls: Vec<PendingCall> = self
+            .approvals
+            .iter()
+            .map(|c| PendingCall::new(c, DeferredKind::Approval))
+            .chain(self.calls.iter().map(|c| PendingCall::new(c, DeferredKind::External)))
+            .collect();
+        calls.sort_by(|a, b| a.id.cmp(&b.id));
+        calls.into()
+    }
+
     /// Builds results for these requests, checking every id: `approvals` and `calls` must name
     /// pending calls of the right kind; with `approve_all`, every approval not given is
-    /// approved.
+    /// approved. The results are bound to these requests, like [`DeferredToolRequests::results`].
     pub fn build_results(
         &self,
         approvals: impl IntoIterator<Item = (String, ToolApproval)>,
@@ -74,16 +147,14 @@ impl DeferredToolRequests {
         metadata: impl IntoIterator<Item = (String, Value)>,
         approve_all: bool,
     ) -> Result<DeferredToolResults, crate::error::UserError> {
-        let mut results = DeferredToolResults::new();
+        let mut results = self.results();
         for (id, a) in approvals {
             match self.kind(&id) {
                 Some(DeferredKind::Approval) => {
                     results.approvals.insert(id, a);
                 }
                 Some(DeferredKind::External) => {
-                    return Err(crate::error::UserError::new(format!(
-                        "Tool call '{id}' waits for an external result, not an approval: give it in `calls`."
-                    )));
+                    return Err(ResumeRefusal::ApprovalForExternal { tool_call_id: id }.into());
                 }
                 None => return Err(unknown_id(&id)),
             }
@@ -94,9 +165,7 @@ impl DeferredToolRequests {
                     results.calls.insert(id, r);
                 }
                 Some(DeferredKind::Approval) => {
-                    return Err(crate::error::UserError::new(format!(
-                        "Tool call '{id}' waits for approval, not a result: give it in `approvals`."
-                    )));
+                    return Err(ResumeRefusal::ResultForApproval { tool_call_id: id }.into());
                 }
                 None => return Err(unknown_id(&id)),
             }
@@ -188,6 +257,18 @@ impl From<Value> for ExternalResult {
 /// [`RunBuilder::deferred_tool_results`](crate::agent::RunBuilder::deferred_tool_results) on a
 /// run that continues the same history.
 ///
+/// Build them from the run's [`DeferredToolRequests`] ([`DeferredToolRequests::results`],
+/// [`DeferredToolRequests::build_results`]): they are then bound to its calls, and the resumed
+/// run refuses them if the history's pending calls are not exactly those (see
+/// [`ResumeRefusal`]).
+///
+/// Results made with [`DeferredToolResults::new`] are bound to nothing: the resumed run
+/// accepts them only when the agent (or a clone of it) recorded the history's pending calls
+/// as a run of its own ended with them, unchanged since (it remembers the last 1024 such
+/// endings, in memory); it refuses them otherwise, unless
+/// [`trust_history`](DeferredToolResults::trust_history) says to match them to the
+/// history's calls by id alone.
+///
 /// ```
 /// use toolsmith::deferred::{DeferredToolResults, ToolApproval};
 /// use serde_json::json;
@@ -197,6 +278,7 @@ impl From<Value> for ExternalResult {
 ///     .approve("call_2", ToolApproval::denied_with("Not on Fridays"))
 ///     .call_result("call_3", json!(42));
 /// assert_eq!(results.len(), 3);
+/// assert!(!results.is_bound());
 /// ```
 #[derive(Debug, Clone, Default, PartialEq)]
 #[non_exhaustive]
@@ -207,12 +289,52 @@ pub struct DeferredToolResults {
     pub calls: HashMap<String, ExternalResult>,
     /// Metadata for the calls, by id, given to the tool as `ctx.tool_call_metadata`.
     pub metadata: HashMap<String, Value>,
+    /// What the results were made for.
+    pub(crate) binding: Binding,
+}
+
+/// What results were made for.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) enum Binding {
+    /// Nothing said: checked against the agent's records.
+    #[default]
+    None,
+    /// These calls, as they were pending.
+    Calls(Arc<[PendingCall]>),
+    /// Whatever the history holds under the ids (the caller's explicit choice).
+    TrustHistory,
 }
 
 impl DeferredToolResults {
-    /// No results yet.
+    /// No results yet, bound to nothing (see [`DeferredToolResults`]; prefer
+    /// [`DeferredToolRequests::results`]).
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Binds these results to `requests`, the calls the decisions were made for (as
+    /// [`DeferredToolRequests::results`] does).
+    pub fn bound_to(mut self, requests: &DeferredToolRequests) -> Self {
+        self.binding = Binding::Calls(requests.pending_calls());
+        self
+    }
+
+    /// Matches these results to the history's pending calls by id alone, whatever tool and
+    /// arguments the history holds under each id. Use it only for a history you trust as it
+    /// is (one no one could have edited since the decisions were made): an approval then runs
+    /// the call the history has, which may not be the call that was shown. A result of the
+    /// wrong kind is still refused where the tool's kind tells (an approval for an external
+    /// tool, a result for a tool that requires approval), not for a call that raised
+    /// `ApprovalRequired` or `CallDeferred`.
+    pub fn trust_history(mut self) -> Self {
+        self.binding = Binding::TrustHistory;
+        self
+    }
+
+    /// Whether these results are bound to the calls they were made for (built from
+    /// [`DeferredToolRequests`]).
+    pub fn is_bound(&self) -> bool {
+        matches!(self.binding, Binding::Calls(_))
     }
 
     /// Adds a decision.
@@ -233,11 +355,15 @@ impl DeferredToolResults {
         self
     }
 
-    /// Adds the results of `other` (its entries win).
+    /// Adds the results of `other` (its entries win; these results keep their binding, or
+    /// take `other`'s if they have none).
     pub fn update(&mut self, other: DeferredToolResults) {
         self.approvals.extend(other.approvals);
         self.calls.extend(other.calls);
         self.metadata.extend(other.metadata);
+        if self.binding == Binding::None {
+            self.binding = other.binding;
+        }
     }
 
     /// How many calls have a decision or a result.
@@ -248,5 +374,145 @@ impl DeferredToolResults {
     /// Whether there is nothing.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+/// A call as it was pending when a run ended: what a decision or a result is bound to.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct PendingCall {
+    pub(crate) id: String,
+    pub(crate) tool: String,
+    pub(crate) args: Value,
+    pub(crate) kind: DeferredKind,
+}
+
+impl PendingCall {
+    fn new(call: &ToolCallPart, kind: DeferredKind) -> Self {
+        PendingCall { id: call.tool_call_id.clone(), tool: call.tool_name.clone(), args: call.args.clone(), kind }
+    }
+
+    fn matches(&self, call: &ToolCallPart) -> bool {
+        self.id == call.tool_call_id && self.tool == call.tool_name && self.args == call.args
+    }
+}
+
+/// Checks the history's pending calls (`pending`, in call order) against the calls results
+/// were made for (`bound`), and the kind of each result given (`given`: the ids with a
+/// decision, `Approval`, or an external result, `External`).
+pub(crate) fn check_bound(
+    bound: &[PendingCall],
+    pending: &[&ToolCallPart],
+    given: &[(String, DeferredKind)],
+) -> Result<(), ResumeRefusal> {
+    let by_id = |id: &str| bound.iter().find(|p| p.id == id);
+    for call in pending {
+        let Some(p) = by_id(&call.tool_call_id) else {
+            return Err(ResumeRefusal::NotPending {
+                tool_call_id: call.tool_call_id.clone(),
+                tool_name: call.tool_name.clone(),
+            });
+        };
+        if !p.matches(call) {
+            return Err(ResumeRefusal::CallChanged {
+                tool_call_id: p.id.clone(),
+                pending_tool: p.tool.clone(),
+                pending_args: p.args.clone(),
+                found_tool: call.tool_name.clone(),
+                found_args: call.args.clone(),
+            });
+        }
+    }
+    for p in bound {
+        if !pending.iter().any(|c| c.tool_call_id == p.id) {
+            return Err(ResumeRefusal::NoLongerPending { tool_call_id: p.id.clone(), tool_name: p.tool.clone() });
+        }
+    }
+    for (id, kind) in given {
+        match (by_id(id).map(|p| p.kind), kind) {
+            (Some(DeferredKind::Approval), DeferredKind::External) => {
+                return Err(ResumeRefusal::ResultForApproval { tool_call_id: id.clone() });
+            }
+            (Some(DeferredKind::External), DeferredKind::Approval) => {
+                return Err(ResumeRefusal::ApprovalForExternal { tool_call_id: id.clone() });
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// How many endings with deferred calls an agent remembers.
+const RECORDS_KEPT: usize = 1024;
+
+/// The pending calls of an agent's last runs that ended with deferred calls (shared by its
+/// clones), against which results bound to nothing are checked.
+#[derive(Default)]
+pub(crate) struct PendingRecords {
+    sets: Mutex<VecDeque<(u64, Arc<[PendingCall]>)>>,
+}
+
+impl PendingRecords {
+    /// Remembers the calls a run ended with.
+    pub(crate) fn record(&self, requests: &DeferredToolRequests) {
+        let calls = requests.pending_calls();
+        let key = set_key(calls.iter().map(|c| (c.id.as_str(), c.tool.as_str(), &c.args)));
+        let mut sets = self.sets.lock().unwrap_or_else(|p| p.into_inner());
+        if sets.iter().any(|(k, c)| *k == key && *c == calls) {
+            return;
+        }
+        if sets.len() >= RECORDS_KEPT {
+            sets.pop_front();
+        }
+        sets.push_back((key, calls));
+    }
+
+    /// The recorded ending whose pending calls are exactly `pending`, if any.
+    pub(crate) fn find(&self, pending: &[&ToolCallPart]) -> Option<Arc<[PendingCall]>> {
+        let mut sorted: Vec<&ToolCallPart> = pending.to_vec();
+        sorted.sort_by(|a, b| a.tool_call_id.cmp(&b.tool_call_id));
+        let key = set_key(sorted.iter().map(|c| (c.tool_call_id.as_str(), c.tool_name.as_str(), &c.args)));
+        let sets = self.sets.lock().unwrap_or_else(|p| p.into_inner());
+        sets.iter()
+            .rev()
+            .find(|(k, calls)| {
+                *k == key && calls.len() == sorted.len() && calls.iter().zip(&sorted).all(|(p, c)| p.matches(c))
+            })
+            .map(|(_, calls)| calls.clone())
+    }
+}
+
+/// A hash of a set of calls sorted by id (object keys hashed in order, so that a history
+/// read back with its keys reordered finds its record).
+fn set_key<'a>(calls: impl Iterator<Item = (&'a str, &'a str, &'a Value)>) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for (id, tool, args) in calls {
+        id.hash(&mut h);
+        tool.hash(&mut h);
+        hash_value(args, &mut h);
+    }
+    h.finish()
+}
+
+fn hash_value(v: &Value, h: &mut impl Hasher) {
+    match v {
+        Value::Null => 0u8.hash(h),
+        Value::Bool(b) => (1u8, b).hash(h),
+        Value::Number(n) => (2u8, n.to_string()).hash(h),
+        Value::String(s) => (3u8, s).hash(h),
+        Value::Array(a) => {
+            (4u8, a.len()).hash(h);
+            for x in a {
+                hash_value(x, h);
+            }
+        }
+        Value::Object(o) => {
+            (5u8, o.len()).hash(h);
+            let mut keys: Vec<&String> = o.keys().collect();
+            keys.sort();
+            for k in keys {
+                k.hash(h);
+                hash_value(&o[k], h);
+            }
+        }
     }
 }

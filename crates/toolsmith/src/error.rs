@@ -11,16 +11,128 @@ use serde_json::Value;
 /// are impossible. The message says what is wrong and what to do.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
+#[non_exhaustive]
 pub struct UserError {
     /// What is wrong, and what to do about it.
     pub message: String,
+    /// Why a resume with deferred tool results was refused, when that is the mistake.
+    pub refusal: Option<ResumeRefusal>,
 }
 
 impl UserError {
     /// A user error with a message.
     pub fn new(message: impl Into<String>) -> Self {
-        UserError { message: message.into() }
+        UserError { message: message.into(), refusal: None }
     }
+}
+
+impl From<ResumeRefusal> for UserError {
+    fn from(refusal: ResumeRefusal) -> Self {
+        UserError { message: refusal.to_string(), refusal: Some(refusal) }
+    }
+}
+
+/// Why a run resumed with [`DeferredToolResults`](crate::deferred::DeferredToolResults) was
+/// refused before anything ran: the results do not apply to the calls the message history
+/// holds. An approval approves one call, the one it was given for (its id, tool and
+/// arguments, as the run's [`DeferredToolRequests`](crate::deferred::DeferredToolRequests)
+/// listed it); a history edited since, or results of the wrong kind, are refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ResumeRefusal {
+    /// The last response of the history holds a tool call id more than once: results are
+    /// matched to calls by id, so one decision would apply to several calls.
+    #[error(
+        "the message history's last response holds tool call id '{tool_call_id}' {count} times: deferred tool results are matched to calls by id and cannot apply to more than one call; resume with the message history the `DeferredToolRequests` came from"
+    )]
+    DuplicateCallId {
+        /// The repeated id.
+        tool_call_id: String,
+        /// How many calls have it.
+        count: usize,
+    },
+    /// A pending call is not the one the run ended with: another tool, or other arguments,
+    /// under its id.
+    #[error(
+        "tool call '{tool_call_id}' changed after the run ended: it was `{pending_tool}` with arguments {pending_args}, the message history now has `{found_tool}` with arguments {found_args}; a decision applies only to the call it was made for: resume with the message history the `DeferredToolRequests` came from"
+    )]
+    CallChanged {
+        /// The call's id.
+        tool_call_id: String,
+        /// The tool the call named when the run ended.
+        pending_tool: String,
+        /// Its arguments then.
+        pending_args: Value,
+        /// The tool the history's call names.
+        found_tool: String,
+        /// The history's arguments.
+        found_args: Value,
+    },
+    /// The history holds an unanswered call that was not pending when the run ended.
+    #[error(
+        "the message history has an unanswered call '{tool_call_id}' to `{tool_name}` that was not among the run's `DeferredToolRequests`: results can only be given for the calls the run ended with; resume with the message history the requests came from"
+    )]
+    NotPending {
+        /// The call's id.
+        tool_call_id: String,
+        /// The tool it calls.
+        tool_name: String,
+    },
+    /// A call that was pending when the run ended is no longer unanswered in the history: it
+    /// was removed, or given a result.
+    #[error(
+        "tool call '{tool_call_id}' to `{tool_name}` was pending when the run ended, but the message history has no unanswered call with that id: resume with the message history the `DeferredToolRequests` came from"
+    )]
+    NoLongerPending {
+        /// The call's id.
+        tool_call_id: String,
+        /// The tool it called.
+        tool_name: String,
+    },
+    /// A result was given for a call that already has one in the message history.
+    #[error(
+        "Tool call '{tool_call_id}' already has a result in the message history; remove it from the deferred tool results."
+    )]
+    AlreadyAnswered {
+        /// The call's id.
+        tool_call_id: String,
+    },
+    /// A result was given for an id that no call of the history's last response has.
+    #[error(
+        "Tool call '{tool_call_id}' is not among the pending calls of the message history: results can only be given for calls that are waiting for them."
+    )]
+    UnknownCall {
+        /// The id the results named.
+        tool_call_id: String,
+    },
+    /// A result was given for a call that waits for approval (a tool that requires approval,
+    /// or one that raised `ApprovalRequired`): it must be approved or denied.
+    #[error("Tool call '{tool_call_id}' waits for approval, not a result: give a decision in `approvals`.")]
+    ResultForApproval {
+        /// The call's id.
+        tool_call_id: String,
+    },
+    /// A decision was given for a call that waits for an external result.
+    #[error("Tool call '{tool_call_id}' waits for an external result, not an approval: give its result in `calls`.")]
+    ApprovalForExternal {
+        /// The call's id.
+        tool_call_id: String,
+    },
+    /// The results were built by hand (not from the run's `DeferredToolRequests`) and the
+    /// agent has no record of the history's pending calls (another process, another agent, or
+    /// a history edited since): nothing says which calls the decisions were made for.
+    #[error(
+        "these deferred tool results are not bound to the calls the run ended with, and this agent has no record of the message history's pending calls ({}): build them from the run's `DeferredToolRequests` (`requests.results()` or `requests.build_results(...)`) so that each decision applies to the call that was shown, or call `.trust_history()` on them to match calls by id alone",
+        quoted(.tool_call_ids)
+    )]
+    Unverified {
+        /// The ids of the history's pending calls.
+        tool_call_ids: Vec<String>,
+    },
+}
+
+fn quoted(ids: &[String]) -> String {
+    ids.iter().map(|i| format!("'{i}'")).collect::<Vec<_>>().join(", ")
 }
 
 /// Why a run ended without an output.
@@ -62,6 +174,57 @@ pub enum AgentRunError {
         /// The panic message.
         message: String,
     },
+    /// A capability's hook panicked (or one of its other methods, such as `for_run`); the panic
+    /// was caught, the run stopped, and the agent stays usable.
+    ///
+    /// ```
+    /// use toolsmith::prelude::*;
+    /// use toolsmith::capability::Hooks;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let hooks = Hooks::new().named("Audit").before_run(|_ctx| async { panic!("audit log unavailable") });
+    /// let agent = Agent::builder(TestModel::default()).capability(hooks).build().unwrap();
+    /// match agent.run("hi").await.unwrap_err() {
+    ///     AgentRunError::CapabilityPanicked { capability, hook, message } => {
+    ///         assert_eq!((capability.as_str(), hook.as_str()), ("Audit", "before_run"));
+    ///         assert_eq!(message, "audit log unavailable");
+    ///     }
+    ///     other => panic!("unexpected {other}"),
+    /// }
+    /// # }
+    /// ```
+    #[error(
+        "capability '{capability}' panicked in `{hook}`: {message}. The run was stopped; fix the capability or return an error from the hook instead of panicking"
+    )]
+    CapabilityPanicked {
+        /// The capability's name ([`Capability::name`](crate::capability::Capability::name)).
+        capability: String,
+        /// The hook or method that panicked (`before_run`, `wrap_tool_execute`, `for_run`, ...).
+        hook: String,
+        /// The panic message.
+        message: String,
+    },
+    /// The model panicked while answering a request (or while streaming its answer); the
+    /// panic was caught, the run stopped, and the agent stays usable.
+    #[error(
+        "model '{model}' panicked: {message}. The run was stopped; fix the model or return a `ModelError` instead of panicking"
+    )]
+    ModelPanicked {
+        /// The model's name ([`Model::name`](crate::model::Model::name)).
+        model: String,
+        /// The panic message.
+        message: String,
+    },
+    /// Other code the run called panicked (an event handler, a toolset, ...); the panic was
+    /// caught, the run stopped, and the agent stays usable.
+    #[error("{during} panicked: {message}. The run was stopped")]
+    Panicked {
+        /// What was running: `the event handler`, `toolset 'files' (get_tools)`, ...
+        during: String,
+        /// The panic message.
+        message: String,
+    },
     /// A capability asked the model to try again: a [`ModelRetry`] from a
     /// model-request or output hook (`Err(ModelRetry::new("...").into())`). The run answers it
     /// with a retry prompt (counted against the output retries); it ends a run only where no
@@ -87,6 +250,9 @@ impl AgentRunError {
             AgentRunError::UsageLimitExceeded { .. } => "UsageLimitExceeded",
             AgentRunError::ToolFailed { kind, .. } => kind,
             AgentRunError::ToolPanicked { .. } => "ToolPanicked",
+            AgentRunError::CapabilityPanicked { .. } => "CapabilityPanicked",
+            AgentRunError::ModelPanicked { .. } => "ModelPanicked",
+            AgentRunError::Panicked { .. } => "Panicked",
             AgentRunError::Retry(_) => "ModelRetry",
             AgentRunError::Model { kind, .. } => kind,
         }
@@ -103,6 +269,18 @@ impl AgentRunError {
     /// Whether this is a capability's request to retry the model (see [`AgentRunError::Retry`]).
     pub fn is_retry(&self) -> bool {
         matches!(self, AgentRunError::Retry(_))
+    }
+
+    /// Whether the run ended because code it called panicked (a tool, a capability, the model,
+    /// ...).
+    pub fn is_panic(&self) -> bool {
+        matches!(
+            self,
+            AgentRunError::ToolPanicked { .. }
+                | AgentRunError::CapabilityPanicked { .. }
+                | AgentRunError::ModelPanicked { .. }
+                | AgentRunError::Panicked { .. }
+        )
     }
 
     pub(crate) fn unexpected(message: impl Into<String>) -> Self {
@@ -160,5 +338,16 @@ impl ModelRetry {
 impl fmt::Display for ModelRetry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message())
+    }
+}
+
+/// The message of a caught panic (its `&str` or `String` payload).
+pub(crate) fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic without a message".to_string()
     }
 }

@@ -47,6 +47,9 @@ pub(crate) struct AgentInner<D> {
     pub(crate) usage_limits: Option<UsageLimits>,
     pub(crate) default_deps: Option<D>,
     pub(crate) name: Option<String>,
+    /// The pending calls of this agent's last runs that ended with deferred calls, against
+    /// which deferred results bound to nothing are checked.
+    pub(crate) deferred_records: Arc<crate::deferred::PendingRecords>,
 }
 
 /// An agent: a model, a system prompt, tools and settings. Cheap to clone and safe to share
@@ -289,14 +292,19 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
         spec: &crate::capability::CapabilitySpec,
         registry: &crate::capability::CapabilityRegistry<D>,
     ) -> Self {
-        match registry.load(spec) {
-            Ok(loaded) => {
+        // The registry's builders are application code: a panic is reported by `build()`.
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| registry.load(spec))) {
+            Ok(Ok(loaded)) => {
                 self.capabilities.extend(loaded.capabilities);
                 if loaded.tool_search.is_some() {
                     self.tool_search = loaded.tool_search;
                 }
             }
-            Err(e) => self.problems.push(e.message),
+            Ok(Err(e)) => self.problems.push(e.message),
+            Err(p) => self.problems.push(format!(
+                "a capability builder of the registry panicked while the spec was loaded: {}",
+                crate::error::panic_message(p)
+            )),
         }
         self
     }
@@ -424,8 +432,21 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
         self.with_output(spec, convert)
     }
 
-    /// Builds the agent, or reports the first configuration mistake.
+    /// Builds the agent, or reports the first configuration mistake. Code of the
+    /// application's that `build()` calls (a capability's `name`, `ordering`, `apply` and
+    /// `toolset`, a toolset's `check`, the model's `name`) is a `UserError` if it panics, not a
+    /// panic.
     pub fn build(self) -> Result<Agent<D, O>, UserError> {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.build_agent())) {
+            Ok(built) => built,
+            Err(p) => Err(UserError::new(format!(
+                "building the agent panicked: {}. A toolset's `check` or other application code called by `build()` panicked; fix it or return an error instead",
+                crate::error::panic_message(p)
+            ))),
+        }
+    }
+
+    fn build_agent(self) -> Result<Agent<D, O>, UserError> {
         if let Some(p) = self.problems.first() {
             return Err(UserError::new(p.clone()));
         }
@@ -438,13 +459,14 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
         // Capabilities sorted by their ordering constraints (a cycle or a missing requirement is
         // an error); a `ThreadExecutor` among them brings the blocking pool.
         let capabilities = self.capabilities.for_agent(self.name.as_deref(), &self.system_prompts)?;
-        let blocking =
-            capabilities.blocking_pool().unwrap_or_else(|| crate::tool::pool::BlockingPool::new(self.blocking_threads));
+        let blocking = capabilities
+            .blocking_pool()?
+            .unwrap_or_else(|| crate::tool::pool::BlockingPool::new(self.blocking_threads));
         let mut toolsets: Vec<Arc<dyn DynToolset<D>>> = Vec::with_capacity(self.toolsets.len() + 1);
         toolsets.push(Arc::new(self.tools));
         toolsets.extend(self.toolsets);
         let capability_toolsets_from = toolsets.len();
-        for ts in capabilities.toolsets() {
+        for ts in capabilities.build_toolsets()? {
             Toolset::check(&ts)?;
             toolsets.push(Arc::new(ts));
         }
@@ -452,7 +474,15 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
         Ok(Agent {
             inner: Arc::new(AgentInner {
                 model_info: {
-                    let mut info = model.info();
+                    // The model's own code (`name`, `system`, `context_window`): a panic is a
+                    // build error.
+                    let mut info = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| model.info()))
+                        .map_err(|p| {
+                            UserError::new(format!(
+                                "the model panicked in `name`, `system` or `context_window` while the agent was built: {}",
+                                crate::error::panic_message(p)
+                            ))
+                        })?;
                     info.context_window = self.context_window.or(info.context_window);
                     info
                 },
@@ -467,6 +497,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
                 usage_limits: self.usage_limits,
                 default_deps: self.default_deps,
                 name: self.name,
+                deferred_records: Arc::default(),
                 step: StepConfig {
                     retries: self.retries,
                     output_retries: self.output_retries.unwrap_or(self.retries),

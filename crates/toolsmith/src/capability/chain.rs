@@ -1,7 +1,9 @@
 //! Dispatch of hooks over an ordered list of capabilities (the first outermost).
 
-use std::sync::Arc;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex};
 
+use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
@@ -12,7 +14,7 @@ use super::{
 };
 use crate::context::RunContext;
 use crate::deferred::{DeferredToolRequests, DeferredToolResults};
-use crate::error::{AgentRunError, UserError};
+use crate::error::{AgentRunError, UserError, panic_message};
 use crate::messages::ModelResponse;
 use crate::model::ModelSettings;
 use crate::run::RunOutput;
@@ -41,10 +43,17 @@ pub(crate) enum OutputStage {
 }
 
 /// The capabilities of an agent, in order.
+///
+/// Every call into a capability goes through a guard that catches its panic: a hook returning
+/// `AgentRunError` gets `AgentRunError::CapabilityPanicked`; a tool or output hook (whose error
+/// is a `ToolError`) gets `ToolError::Panicked` with the same message, and the typed error is
+/// kept in `panics` for the step to end the run with ([`Capabilities::hook_panic`]).
 pub(crate) struct Capabilities<D> {
     caps: Vec<Arc<dyn DynCapability<D>>>,
     /// What the built-ins that need it are told about the agent (also those a `for_run` makes).
     agent: Arc<AgentFacts>,
+    /// The panics of tool and output hooks caught in this run, as the run's errors.
+    panics: Arc<Mutex<Vec<AgentRunError>>>,
 }
 
 /// The agent's name and system prompts, for [`ReinjectSystemPrompt`] and [`Instrumentation`].
@@ -56,13 +65,13 @@ struct AgentFacts {
 
 impl<D> Clone for Capabilities<D> {
     fn clone(&self) -> Self {
-        Capabilities { caps: self.caps.clone(), agent: self.agent.clone() }
+        Capabilities { caps: self.caps.clone(), agent: self.agent.clone(), panics: self.panics.clone() }
     }
 }
 
 impl<D> Default for Capabilities<D> {
     fn default() -> Self {
-        Capabilities { caps: Vec::new(), agent: Arc::default() }
+        Capabilities { caps: Vec::new(), agent: Arc::default(), panics: Arc::default() }
     }
 }
 
@@ -72,6 +81,50 @@ fn passes_through(e: &ToolError) -> bool {
         e,
         ToolError::Retry(_) | ToolError::ApprovalRequired(_) | ToolError::CallDeferred(_) | ToolError::Panicked { .. }
     )
+}
+
+/// The run's error for a panic caught in `cap`'s `hook`.
+fn hook_panicked<D>(cap: &dyn DynCapability<D>, hook: &str, payload: Box<dyn std::any::Any + Send>) -> AgentRunError {
+    let capability = std::panic::catch_unwind(AssertUnwindSafe(|| cap.name()))
+        .unwrap_or_else(|_| "(a capability whose name() panics)".into());
+    AgentRunError::CapabilityPanicked { capability, hook: hook.into(), message: panic_message(payload) }
+}
+
+/// A capability's panic while the agent is built, as the `UserError` of `build()`.
+fn build_panic(index: usize, error: AgentRunError) -> UserError {
+    match error {
+        AgentRunError::CapabilityPanicked { capability, hook, message } => UserError::new(format!(
+            "capability {} ('{capability}') panicked in `{hook}` while the agent was built: {message}. Fix the capability: `build()` calls its `name`, `ordering`, `apply` and `toolset`",
+            index + 1
+        )),
+        other => UserError::new(other.to_string()),
+    }
+}
+
+/// Calls a plain method of `cap`, catching its panic.
+fn sync_guard<D, T>(cap: &dyn DynCapability<D>, hook: &str, f: impl FnOnce() -> T) -> Result<T, AgentRunError> {
+    std::panic::catch_unwind(AssertUnwindSafe(f)).map_err(|p| hook_panicked(cap, hook, p))
+}
+
+/// Calls an async hook of `cap` (the call itself and its future), catching its panic.
+async fn guard<'f, D, R>(
+    cap: &dyn DynCapability<D>,
+    hook: &str,
+    call: impl FnOnce() -> BoxFuture<'f, R>,
+) -> Result<R, AgentRunError> {
+    match AssertUnwindSafe(async move { call().await }).catch_unwind().await {
+        Ok(r) => Ok(r),
+        Err(p) => Err(hook_panicked(cap, hook, p)),
+    }
+}
+
+/// [`guard`] for a hook that returns `Result<_, AgentRunError>`.
+async fn guard_run<'f, D, T>(
+    cap: &dyn DynCapability<D>,
+    hook: &str,
+    call: impl FnOnce() -> BoxFuture<'f, Result<T, AgentRunError>>,
+) -> Result<T, AgentRunError> {
+    guard(cap, hook, call).await.and_then(|r| r)
 }
 
 impl<D: Send + Sync + 'static> Capabilities<D> {
@@ -92,44 +145,70 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
     /// (a cycle or a missing requirement is an error), and told the agent's name and system
     /// prompts.
     pub(crate) fn for_agent(self, name: Option<&str>, system_prompts: &[String]) -> Result<Self, UserError> {
+        // `ordering` and `name` are the capabilities' own code: a panic there is a build error.
+        for (i, c) in self.caps.iter().enumerate() {
+            sync_guard(&**c, "name", || c.name()).map_err(|e| build_panic(i, e))?;
+            sync_guard(&**c, "ordering", || c.ordering()).map_err(|e| build_panic(i, e))?;
+        }
         let caps = ordering::sort(self.caps)?;
         let agent = AgentFacts { name: name.map(String::from), system_prompts: Arc::from(system_prompts.to_vec()) };
-        let out = Capabilities { caps, agent: Arc::new(agent) };
-        out.bind(&out.caps);
+        let out = Capabilities { caps, agent: Arc::new(agent), panics: Arc::default() };
+        for (i, c) in out.caps.iter().enumerate() {
+            out.bind(std::slice::from_ref(c)).map_err(|e| build_panic(i, e))?;
+        }
         Ok(out)
     }
 
     /// Tells the `ReinjectSystemPrompt` and `Instrumentation` leaves of `caps` about the agent.
-    fn bind(&self, caps: &[Arc<dyn DynCapability<D>>]) {
+    fn bind(&self, caps: &[Arc<dyn DynCapability<D>>]) -> Result<(), AgentRunError> {
         for c in caps {
-            c.apply(&mut |leaf| {
-                if let Some(r) = leaf.downcast_ref::<ReinjectSystemPrompt>() {
-                    r.bind(&self.agent.system_prompts);
-                } else if let Some(i) = leaf.downcast_ref::<Instrumentation>() {
-                    i.bind(self.agent.name.as_deref());
-                }
-            });
+            sync_guard(&**c, "apply", || {
+                c.apply(&mut |leaf| {
+                    if let Some(r) = leaf.downcast_ref::<ReinjectSystemPrompt>() {
+                        r.bind(&self.agent.system_prompts);
+                    } else if let Some(i) = leaf.downcast_ref::<Instrumentation>() {
+                        i.bind(self.agent.name.as_deref());
+                    }
+                })
+            })?;
         }
+        Ok(())
     }
 
     /// The pool of the first [`ThreadExecutor`], if any: the agent runs blocking tools under it.
-    pub(crate) fn blocking_pool(&self) -> Option<Arc<crate::tool::pool::BlockingPool>> {
+    pub(crate) fn blocking_pool(&self) -> Result<Option<Arc<crate::tool::pool::BlockingPool>>, UserError> {
         let mut pool = None;
-        for c in &self.caps {
-            c.apply(&mut |leaf| {
-                if pool.is_none()
-                    && let Some(t) = leaf.downcast_ref::<ThreadExecutor>()
-                {
-                    pool = Some(t.pool());
-                }
-            });
+        for (i, c) in self.caps.iter().enumerate() {
+            sync_guard(&**c, "apply", || {
+                c.apply(&mut |leaf| {
+                    if pool.is_none()
+                        && let Some(t) = leaf.downcast_ref::<ThreadExecutor>()
+                    {
+                        pool = Some(t.pool());
+                    }
+                })
+            })
+            .map_err(|e| build_panic(i, e))?;
         }
-        pool
+        Ok(pool)
     }
 
     /// The toolsets the capabilities contribute.
-    pub(crate) fn toolsets(&self) -> Vec<crate::toolset::BoxedToolset<D>> {
-        self.caps.iter().filter_map(|c| c.toolset()).collect()
+    pub(crate) fn toolsets(&self) -> Result<Vec<crate::toolset::BoxedToolset<D>>, AgentRunError> {
+        let mut out = Vec::new();
+        for c in &self.caps {
+            out.extend(sync_guard(&**c, "toolset", || c.toolset())?);
+        }
+        Ok(out)
+    }
+
+    /// [`Capabilities::toolsets`] at build time: a panic is a `UserError` from `build()`.
+    pub(crate) fn build_toolsets(&self) -> Result<Vec<crate::toolset::BoxedToolset<D>>, UserError> {
+        let mut out = Vec::new();
+        for (i, c) in self.caps.iter().enumerate() {
+            out.extend(sync_guard(&**c, "toolset", || c.toolset()).map_err(|e| build_panic(i, e))?);
+        }
+        Ok(out)
     }
 
     /// The run's toolset through every `wrapper_toolset` (the first capability's outermost);
@@ -137,60 +216,90 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
     pub(crate) fn wrap_toolset(
         &self,
         toolset: crate::toolset::BoxedToolset<D>,
-    ) -> Option<crate::toolset::BoxedToolset<D>> {
+    ) -> Result<Option<crate::toolset::BoxedToolset<D>>, AgentRunError> {
         let mut current = toolset;
         let mut wrapped = false;
         for c in self.caps.iter().rev() {
-            if let Some(w) = c.wrapper_toolset(current.clone()) {
+            if let Some(w) = sync_guard(&**c, "wrapper_toolset", || c.wrapper_toolset(current.clone()))? {
                 current = w;
                 wrapped = true;
             }
         }
-        wrapped.then_some(current)
+        Ok(wrapped.then_some(current))
     }
 
     /// The capabilities for one run: each one's `for_run` instance, or itself; and whether any
     /// capability made a fresh instance.
-    pub(crate) fn for_run(&self, ctx: &RunContext<D>) -> (Self, bool) {
+    pub(crate) fn for_run(&self, ctx: &RunContext<D>) -> Result<(Self, bool), AgentRunError> {
         let mut fresh = Vec::new();
-        let caps = self
-            .caps
-            .iter()
-            .map(|c| match c.for_run(ctx) {
+        let mut caps = Vec::with_capacity(self.caps.len());
+        for c in &self.caps {
+            caps.push(match sync_guard(&**c, "for_run", || c.for_run(ctx))? {
                 Some(b) => {
                     fresh.push(b.0.clone());
                     b.0
                 }
                 None => c.clone(),
-            })
-            .collect();
-        self.bind(&fresh);
-        (Capabilities { caps, agent: self.agent.clone() }, !fresh.is_empty())
+            });
+        }
+        self.bind(&fresh)?;
+        Ok((Capabilities { caps, agent: self.agent.clone(), panics: Arc::default() }, !fresh.is_empty()))
+    }
+
+    /// The run's error for a tool or output hook's panic, caught with this `message` (see
+    /// [`Capabilities`]).
+    pub(crate) fn hook_panic(&self, message: &str) -> Option<AgentRunError> {
+        let panics = self.panics.lock().unwrap_or_else(|p| p.into_inner());
+        panics.iter().find(|e| e.to_string() == message).cloned()
+    }
+
+    /// A tool or output hook's caught panic, as the `ToolError` it answers with.
+    fn tool_panic(&self, error: AgentRunError) -> ToolError {
+        let message = error.to_string();
+        self.panics.lock().unwrap_or_else(|p| p.into_inner()).push(error);
+        ToolError::Panicked { message }
+    }
+
+    /// [`guard`] for a tool or output hook, whose error is a `ToolError`.
+    async fn guard_tool<'f, T>(
+        &self,
+        cap: &dyn DynCapability<D>,
+        hook: &str,
+        call: impl FnOnce() -> BoxFuture<'f, Result<T, ToolError>>,
+    ) -> Result<T, ToolError> {
+        match guard(cap, hook, call).await {
+            Ok(r) => r,
+            Err(e) => Err(self.tool_panic(e)),
+        }
     }
 
     /// The capabilities' instructions, in order.
-    pub(crate) async fn instructions(&self, ctx: &RunContext<D>) -> Vec<String> {
+    pub(crate) async fn instructions(&self, ctx: &RunContext<D>) -> Result<Vec<String>, AgentRunError> {
         let mut out = Vec::new();
         for c in &self.caps {
-            if let Some(i) = c.instructions(ctx).await {
+            if let Some(i) = guard(&**c, "instructions", || c.instructions(ctx)).await? {
                 out.push(i);
             }
         }
-        out
+        Ok(out)
     }
 
     /// The capabilities' model settings for this step, merged in order over `base`.
-    pub(crate) fn model_settings(&self, ctx: &RunContext<D>, base: Option<ModelSettings>) -> Option<ModelSettings> {
+    pub(crate) fn model_settings(
+        &self,
+        ctx: &RunContext<D>,
+        base: Option<ModelSettings>,
+    ) -> Result<Option<ModelSettings>, AgentRunError> {
         let mut settings = base;
         for c in &self.caps {
-            if let Some(s) = c.model_settings(ctx) {
+            if let Some(s) = sync_guard(&**c, "model_settings", || c.model_settings(ctx))? {
                 settings = Some(match settings {
                     Some(b) => b.merged(&s),
                     None => s,
                 });
             }
         }
-        settings
+        Ok(settings)
     }
 
     /// Offers deferred calls to each capability in order; returns the results they gave
@@ -199,19 +308,20 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
         &self,
         ctx: &RunContext<D>,
         requests: &DeferredToolRequests,
-    ) -> DeferredToolResults {
+    ) -> Result<DeferredToolResults, AgentRunError> {
         let mut results = DeferredToolResults::new();
         let mut remaining = requests.clone();
         for c in &self.caps {
             if remaining.is_empty() {
                 break;
             }
-            if let Some(r) = c.handle_deferred_tool_calls(ctx, &remaining).await {
+            let given = guard(&**c, "handle_deferred_tool_calls", || c.handle_deferred_tool_calls(ctx, &remaining));
+            if let Some(r) = given.await? {
                 remaining = remaining.remaining(&r);
                 results.update(r);
             }
         }
-        results
+        Ok(results)
     }
 
     pub(crate) async fn prepare_output_tools(
@@ -220,14 +330,14 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
         mut tools: Vec<ToolDefinition>,
     ) -> Result<Vec<ToolDefinition>, AgentRunError> {
         for c in &self.caps {
-            tools = c.prepare_output_tools(ctx, tools).await?;
+            tools = guard_run(&**c, "prepare_output_tools", || c.prepare_output_tools(ctx, tools)).await?;
         }
         Ok(tools)
     }
 
     pub(crate) async fn before_run(&self, ctx: &RunContext<D>) -> Result<(), AgentRunError> {
         for c in &self.caps {
-            c.before_run(ctx).await?;
+            guard_run(&**c, "before_run", || c.before_run(ctx)).await?;
         }
         Ok(())
     }
@@ -238,7 +348,7 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
         mut output: RunOutput,
     ) -> Result<RunOutput, AgentRunError> {
         for c in self.caps.iter().rev() {
-            output = c.after_run(ctx, output).await?;
+            output = guard_run(&**c, "after_run", || c.after_run(ctx, output)).await?;
         }
         Ok(output)
     }
@@ -253,7 +363,7 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
         let mut outcome = Err(error);
         for c in self.caps.iter().rev() {
             match outcome {
-                Err(e) => outcome = c.on_run_error(ctx, e).await,
+                Err(e) => outcome = guard_run(&**c, "on_run_error", || c.on_run_error(ctx, e)).await,
                 Ok(_) => break,
             }
         }
@@ -268,7 +378,9 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
         core: &'a RunCore<'a>,
     ) -> BoxFuture<'a, Result<RunOutput, AgentRunError>> {
         match self.caps.get(i) {
-            Some(cap) => cap.wrap_run(ctx, RunNext::new(move || self.run(i + 1, ctx, core))),
+            Some(cap) => Box::pin(guard_run(&**cap, "wrap_run", move || {
+                cap.wrap_run(ctx, RunNext::new(move || self.run(i + 1, ctx, core)))
+            })),
             None => core(),
         }
     }
@@ -285,12 +397,12 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
             match self.caps.get(i) {
                 Some(cap) => {
                     let next = NodeNext::new(move |n| self.node(i + 1, ctx, n, core));
-                    cap.wrap_node_run(ctx, node, next).await
+                    guard_run(&**cap, "wrap_node_run", || cap.wrap_node_run(ctx, node, next)).await
                 }
                 None => {
                     let mut node = node;
                     for c in &self.caps {
-                        node = c.before_node_run(ctx, node).await?;
+                        node = guard_run(&**c, "before_node_run", || c.before_node_run(ctx, node)).await?;
                     }
                     let mut result = match core(node.clone()).await {
                         Ok(r) => r,
@@ -298,7 +410,11 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
                             let mut outcome = Err(error);
                             for c in self.caps.iter().rev() {
                                 match outcome {
-                                    Err(e) => outcome = c.on_node_run_error(ctx, &node, e).await,
+                                    Err(e) => {
+                                        outcome =
+                                            guard_run(&**c, "on_node_run_error", || c.on_node_run_error(ctx, &node, e))
+                                                .await
+                                    }
                                     Ok(_) => break,
                                 }
                             }
@@ -306,7 +422,7 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
                         }
                     };
                     for c in self.caps.iter().rev() {
-                        result = c.after_node_run(ctx, &node, result).await?;
+                        result = guard_run(&**c, "after_node_run", || c.after_node_run(ctx, &node, result)).await?;
                     }
                     Ok(result)
                 }
@@ -315,18 +431,54 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
     }
 
     /// Whether any capability wraps the event stream.
-    pub(crate) fn wraps_event_stream(&self) -> bool {
-        self.caps.iter().any(|c| c.wraps_event_stream())
-    }
-
-    /// The event stream through every `wrap_event_stream`, the first capability outermost.
-    pub(crate) fn wrap_event_stream(&self, ctx: &RunContext<D>, mut events: EventBoxStream) -> EventBoxStream {
-        for c in self.caps.iter().rev() {
-            if c.wraps_event_stream() {
-                events = c.wrap_event_stream(ctx, events);
+    pub(crate) fn wraps_event_stream(&self) -> Result<bool, AgentRunError> {
+        for c in &self.caps {
+            if sync_guard(&**c, "wraps_event_stream", || c.wraps_event_stream())? {
+                return Ok(true);
             }
         }
-        events
+        Ok(false)
+    }
+
+    /// The event stream through every `wrap_event_stream`, the first capability outermost. A
+    /// panic while a capability's stream is polled ends that stream (and so the events' way to
+    /// the handler); the error is kept for [`Capabilities::stream_panic`].
+    pub(crate) fn wrap_event_stream(
+        &self,
+        ctx: &RunContext<D>,
+        mut events: EventBoxStream,
+    ) -> Result<EventBoxStream, AgentRunError> {
+        use futures::StreamExt;
+        for c in self.caps.iter().rev() {
+            if sync_guard(&**c, "wraps_event_stream", || c.wraps_event_stream())? {
+                let wrapped = sync_guard(&**c, "wrap_event_stream", || c.wrap_event_stream(ctx, events))?;
+                let cap = c.clone();
+                let panics = self.panics.clone();
+                events = AssertUnwindSafe(wrapped)
+                    .catch_unwind()
+                    .scan((), move |_, item| {
+                        futures::future::ready(match item {
+                            Ok(event) => Some(event),
+                            Err(p) => {
+                                let error = hook_panicked(&*cap, "wrap_event_stream", p);
+                                panics.lock().unwrap_or_else(|p| p.into_inner()).push(error);
+                                None
+                            }
+                        })
+                    })
+                    .boxed();
+            }
+        }
+        Ok(events)
+    }
+
+    /// The first panic caught while the event stream was polled, if any.
+    pub(crate) fn stream_panic(&self) -> Option<AgentRunError> {
+        let panics = self.panics.lock().unwrap_or_else(|p| p.into_inner());
+        panics
+            .iter()
+            .find(|e| matches!(e, AgentRunError::CapabilityPanicked { hook, .. } if hook == "wrap_event_stream"))
+            .cloned()
     }
 
     /// The validation (`stage` Validate) or the processing (Process) of the output through
@@ -347,20 +499,43 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
                 let mut value = value;
                 for c in &self.caps {
                     value = match stage {
-                        Validate => c.before_output_validate(ctx, info, value).await?,
-                        Process => c.before_output_process(ctx, info, value).await?,
+                        Validate => {
+                            self.guard_tool(&**c, "before_output_validate", || {
+                                c.before_output_validate(ctx, info, value)
+                            })
+                            .await?
+                        }
+                        Process => {
+                            self.guard_tool(&**c, "before_output_process", || c.before_output_process(ctx, info, value))
+                                .await?
+                        }
                     };
                 }
                 let mut out = match core(value.clone()).await {
                     Ok(v) => v,
                     Err(e @ ToolError::Retry(_)) if stage == Process => return Err(e),
+                    // A panic is not the output's failure: no error hook sees it.
+                    Err(e @ ToolError::Panicked { .. }) => return Err(e),
                     Err(error) => {
                         let mut outcome = Err(error);
                         for c in self.caps.iter().rev() {
                             let Err(e) = outcome else { break };
+                            if matches!(e, ToolError::Panicked { .. }) {
+                                return Err(e);
+                            }
                             outcome = match stage {
-                                Validate => c.on_output_validate_error(ctx, info, &value, e).await,
-                                Process => c.on_output_process_error(ctx, info, &value, e).await,
+                                Validate => {
+                                    self.guard_tool(&**c, "on_output_validate_error", || {
+                                        c.on_output_validate_error(ctx, info, &value, e)
+                                    })
+                                    .await
+                                }
+                                Process => {
+                                    self.guard_tool(&**c, "on_output_process_error", || {
+                                        c.on_output_process_error(ctx, info, &value, e)
+                                    })
+                                    .await
+                                }
                             };
                         }
                         outcome?
@@ -368,23 +543,40 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
                 };
                 for c in self.caps.iter().rev() {
                     out = match stage {
-                        Validate => c.after_output_validate(ctx, info, out).await?,
-                        Process => c.after_output_process(ctx, info, out).await?,
+                        Validate => {
+                            self.guard_tool(&**c, "after_output_validate", || c.after_output_validate(ctx, info, out))
+                                .await?
+                        }
+                        Process => {
+                            self.guard_tool(&**c, "after_output_process", || c.after_output_process(ctx, info, out))
+                                .await?
+                        }
                     };
                 }
                 return Ok(out);
             };
             let next = OutputNext::new(move |v| self.output(stage, i + 1, ctx, info, v, core));
             match stage {
-                Validate => cap.wrap_output_validate(ctx, info, value, next).await,
-                Process => cap.wrap_output_process(ctx, info, value, next).await,
+                Validate => {
+                    self.guard_tool(&**cap, "wrap_output_validate", || cap.wrap_output_validate(ctx, info, value, next))
+                        .await
+                }
+                Process => {
+                    self.guard_tool(&**cap, "wrap_output_process", || cap.wrap_output_process(ctx, info, value, next))
+                        .await
+                }
             }
         })
     }
 
     /// Whether any capability's `prepare_tools` may change the tools.
-    pub(crate) fn has_prepare_tools(&self) -> bool {
-        self.caps.iter().any(|c| c.has_prepare_tools())
+    pub(crate) fn has_prepare_tools(&self) -> Result<bool, AgentRunError> {
+        for c in &self.caps {
+            if sync_guard(&**c, "has_prepare_tools", || c.has_prepare_tools())? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     pub(crate) async fn prepare_tools(
@@ -393,7 +585,7 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
         mut tools: Vec<ToolDefinition>,
     ) -> Result<Vec<ToolDefinition>, AgentRunError> {
         for c in &self.caps {
-            tools = c.prepare_tools(ctx, tools).await?;
+            tools = guard_run(&**c, "prepare_tools", || c.prepare_tools(ctx, tools)).await?;
         }
         Ok(tools)
     }
@@ -413,12 +605,13 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
             match self.caps.get(i) {
                 Some(cap) => {
                     let next = ModelRequestNext::new(move |r| self.model_request(i + 1, ctx, r, core));
-                    cap.wrap_model_request(ctx, request, next).await
+                    guard_run(&**cap, "wrap_model_request", || cap.wrap_model_request(ctx, request, next)).await
                 }
                 None => {
                     let mut request = request;
                     for c in &self.caps {
-                        request = c.before_model_request(ctx, request).await?;
+                        request =
+                            guard_run(&**c, "before_model_request", || c.before_model_request(ctx, request)).await?;
                     }
                     let mut response = match core(request.clone()).await {
                         Ok(r) => r,
@@ -428,7 +621,12 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
                             for c in self.caps.iter().rev() {
                                 match outcome {
                                     Err(e @ AgentRunError::Retry(_)) => return Err(e),
-                                    Err(e) => outcome = c.on_model_request_error(ctx, &request, e).await,
+                                    Err(e) => {
+                                        outcome = guard_run(&**c, "on_model_request_error", || {
+                                            c.on_model_request_error(ctx, &request, e)
+                                        })
+                                        .await
+                                    }
                                     Ok(_) => break,
                                 }
                             }
@@ -436,7 +634,9 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
                         }
                     };
                     for c in self.caps.iter().rev() {
-                        response = c.after_model_request(ctx, &request, response).await?;
+                        response =
+                            guard_run(&**c, "after_model_request", || c.after_model_request(ctx, &request, response))
+                                .await?;
                     }
                     Ok(response)
                 }
@@ -460,20 +660,32 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
             match self.caps.get(i) {
                 Some(cap) => {
                     let next = ToolValidateNext::new(move |a| self.validate(i + 1, ctx, call, a, core));
-                    cap.wrap_tool_validate(ctx, call, args, next).await
+                    self.guard_tool(&**cap, "wrap_tool_validate", || cap.wrap_tool_validate(ctx, call, args, next))
+                        .await
                 }
                 None => {
                     let mut args = args;
                     for c in &self.caps {
-                        args = c.before_tool_validate(ctx, call, args).await?;
+                        args = self
+                            .guard_tool(&**c, "before_tool_validate", || c.before_tool_validate(ctx, call, args))
+                            .await?;
                     }
                     let mut validated = match core(args).await {
                         Ok(v) => v,
+                        // A panic is not a validation failure: no error hook sees it.
+                        Err(e @ ToolError::Panicked { .. }) => return Err(e),
                         Err(error) => {
                             let mut outcome = Err(error);
                             for c in self.caps.iter().rev() {
                                 match outcome {
-                                    Err(e) => outcome = c.on_tool_validate_error(ctx, call, e).await,
+                                    Err(e @ ToolError::Panicked { .. }) => return Err(e),
+                                    Err(e) => {
+                                        outcome = self
+                                            .guard_tool(&**c, "on_tool_validate_error", || {
+                                                c.on_tool_validate_error(ctx, call, e)
+                                            })
+                                            .await
+                                    }
                                     Ok(_) => break,
                                 }
                             }
@@ -481,7 +693,9 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
                         }
                     };
                     for c in self.caps.iter().rev() {
-                        validated = c.after_tool_validate(ctx, call, validated).await?;
+                        validated = self
+                            .guard_tool(&**c, "after_tool_validate", || c.after_tool_validate(ctx, call, validated))
+                            .await?;
                     }
                     Ok(validated)
                 }
@@ -505,12 +719,14 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
             match self.caps.get(i) {
                 Some(cap) => {
                     let next = ToolExecuteNext::new(move |a| self.execute(i + 1, ctx, call, a, core));
-                    cap.wrap_tool_execute(ctx, call, args, next).await
+                    self.guard_tool(&**cap, "wrap_tool_execute", || cap.wrap_tool_execute(ctx, call, args, next)).await
                 }
                 None => {
                     let mut args = args;
                     for c in &self.caps {
-                        args = c.before_tool_execute(ctx, call, args).await?;
+                        args = self
+                            .guard_tool(&**c, "before_tool_execute", || c.before_tool_execute(ctx, call, args))
+                            .await?;
                     }
                     let mut output = match core(args.clone()).await {
                         Ok(o) => o,
@@ -519,7 +735,14 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
                             let mut outcome = Err(error);
                             for c in self.caps.iter().rev() {
                                 match outcome {
-                                    Err(e) => outcome = c.on_tool_execute_error(ctx, call, &args, e).await,
+                                    Err(e @ ToolError::Panicked { .. }) => return Err(e),
+                                    Err(e) => {
+                                        outcome = self
+                                            .guard_tool(&**c, "on_tool_execute_error", || {
+                                                c.on_tool_execute_error(ctx, call, &args, e)
+                                            })
+                                            .await
+                                    }
                                     Ok(_) => break,
                                 }
                             }
@@ -527,7 +750,9 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
                         }
                     };
                     for c in self.caps.iter().rev() {
-                        output = c.after_tool_execute(ctx, call, &args, output).await?;
+                        output = self
+                            .guard_tool(&**c, "after_tool_execute", || c.after_tool_execute(ctx, call, &args, output))
+                            .await?;
                     }
                     Ok(output)
                 }

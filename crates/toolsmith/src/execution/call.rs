@@ -139,7 +139,9 @@ pub(super) async fn validate_call<D: Clone + Send + Sync + 'static>(
     let args = std::mem::take(&mut r.args);
     let r = &*r;
     let core = |raw: Value| -> BoxFuture<'_, Result<Value, ToolError>> {
-        let result = validate_args(&r.tool, &r.ctx, &raw);
+        // The tool's arguments validator is the tool's code: its panic is the tool's.
+        let result = std::panic::catch_unwind(AssertUnwindSafe(|| validate_args(&r.tool, &r.ctx, &raw)))
+            .unwrap_or_else(|p| Err(ToolError::Panicked { message: panic_message(p) }));
         Box::pin(async move { result })
     };
     let info = ToolCallInfo { call: &r.call, def: &r.tool.def };
@@ -215,12 +217,4 @@ pub(super) async fn run_tool<D: Clone + Send + Sync + 'static>(
     result.map_err(|p| ToolError::Panicked { message: panic_message(p) })?
 }
 
-pub(super) fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
-    if let Some(s) = p.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = p.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "a panic without a message".to_string()
-    }
-}
+pub(super) use crate::error::panic_message;

@@ -59,7 +59,7 @@ impl<D: Clone + Send + Sync + 'static> ToolIndex<D> {
         ctx: &RunContext<D>,
     ) -> Result<Self, AgentRunError> {
         let mut lists = Self::collect_toolsets(inner, toolsets, ctx).await?;
-        if caps.has_prepare_tools() {
+        if caps.has_prepare_tools()? {
             let tools = lists.iter().flat_map(|l| l.iter().cloned()).collect();
             lists = vec![Self::prepared(tools, caps, ctx).await?.into()];
         }

@@ -15,7 +15,9 @@ use serde_json::Value;
 
 use crate::capability::{Capabilities, OutputInfo, OutputKind, ToolCallInfo};
 use crate::context::RunContext;
-use crate::deferred::{DeferredToolRequests, ExternalResult};
+use crate::deferred::{
+    DeferredKind, DeferredToolRequests, ExternalResult, PendingCall, PendingRecords, ResumeRefusal, check_bound,
+};
 use crate::error::{AgentRunError, UserError};
 use crate::messages::{
     ModelRequestPart, RetryCause, RetryInfo, ToolCallPart, ToolOutcome, ToolReturnPart, UserContent, UserPromptPart,
@@ -38,12 +40,12 @@ mod step;
 use call::*;
 pub(crate) use index::ToolIndex;
 use index::*;
-pub(crate) use step::{Resolution, Resume, process_tool_calls};
+pub(crate) use step::{Resolution, Resume, ResumeBinding, process_tool_calls, repeated_ids};
 
 pub(crate) use config::StepConfig;
 pub use config::{EndStrategy, ParallelMode};
 pub(crate) use layout::LayoutCache;
-pub(crate) use output::{output_failure, settle_output};
+pub(crate) use output::{describe_refusal, output_budget_exceeded, output_failure, settle_output};
 
 const FINAL_PROCESSED: &str = "Final result processed.";
 const OUTPUT_NOT_USED: &str = "Output tool not used - a final result was already processed.";

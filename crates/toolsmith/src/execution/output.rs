@@ -20,15 +20,20 @@ pub(crate) async fn settle_output<D: Send + Sync + 'static>(
     raw: Value,
 ) -> Result<Value, ToolError> {
     let validate = |raw: Value| -> BoxFuture<'_, Result<Value, ToolError>> {
-        let result = match (&raw, info.kind) {
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match (&raw, info.kind) {
             // Text that should be the output's JSON: a parse error is one `json_invalid` error.
             (Value::String(text), OutputKind::StructuredText) => match serde_json::from_str::<Value>(text) {
                 Ok(v) => spec.validate(&v),
                 Err(e) => Err(vec![ErrorDetail::json_invalid(text, &e)]),
             },
             _ => spec.validate(&raw),
-        };
-        Box::pin(async move { result.map_err(ToolError::Validation) })
+        }));
+        Box::pin(async move {
+            match result {
+                Ok(r) => r.map_err(ToolError::Validation),
+                Err(p) => Err(ToolError::Panicked { message: crate::error::panic_message(p) }),
+            }
+        })
     };
     let value = match info.kind {
         OutputKind::Text => raw,
@@ -42,8 +47,14 @@ pub(crate) async fn settle_output<D: Send + Sync + 'static>(
     caps.output(OutputStage::Process, 0, ctx, info, value, &process).await
 }
 
-/// The run's error for an output hook's failure that is neither a validation error nor a retry.
-pub(crate) fn output_failure(error: ToolError) -> AgentRunError {
+/// The run's error for an output hook's failure that is neither a validation error nor a retry
+/// (a capability's panic is the capability's error, not the output's).
+pub(crate) fn output_failure<D: Send + Sync + 'static>(caps: &Capabilities<D>, error: ToolError) -> AgentRunError {
+    if let ToolError::Panicked { message } = &error
+        && let Some(e) = caps.hook_panic(message)
+    {
+        return e;
+    }
     match error {
         ToolError::Failed { kind, message } => {
             AgentRunError::ToolFailed { tool: OUTPUT_TOOL_NAME.into(), kind, message }
@@ -53,4 +64,54 @@ pub(crate) fn output_failure(error: ToolError) -> AgentRunError {
             "an output hook returned `{other}`, which the output cannot take: return the value, a validation error, `ToolError::Retry` or a failure"
         ))),
     }
+}
+
+/// The error that ends a run whose output retries ran out: Pydantic AI's wording, then what
+/// was wrong with the last answer (`problem`), so that the caller sees why without the history.
+pub(crate) fn output_budget_exceeded(max: u32, problem: &str) -> AgentRunError {
+    AgentRunError::unexpected(format!("Exceeded maximum output retries ({max}): {problem}"))
+}
+
+/// What a refused output was told, in a few words: the validation errors (at most three, each
+/// with where it is and the input, shortened), or the retry message.
+pub(crate) fn describe_refusal(content: &Value) -> String {
+    if let Ok(errors) = serde_json::from_value::<Vec<ErrorDetail>>(content.clone())
+        && !errors.is_empty()
+    {
+        let shown: Vec<String> = errors
+            .iter()
+            .take(3)
+            .map(|e| {
+                let loc: Vec<String> = e
+                    .loc
+                    .iter()
+                    .map(|l| match l {
+                        crate::validation::LocItem::Key(k) => k.clone(),
+                        crate::validation::LocItem::Index(i) => i.to_string(),
+                    })
+                    .collect();
+                let at = if loc.is_empty() { String::new() } else { format!("`{}`: ", loc.join(".")) };
+                format!("{at}{} (input: {})", e.msg, shorten(&e.input.to_string(), 80))
+            })
+            .collect();
+        let more = match errors.len() {
+            n if n > 3 => format!("; and {} more", n - 3),
+            _ => String::new(),
+        };
+        let n = errors.len();
+        let noun = if n == 1 { "error" } else { "errors" };
+        return format!("{n} validation {noun}: {}{more}", shown.join("; "));
+    }
+    match content {
+        Value::String(s) => shorten(s, 300),
+        other => shorten(&other.to_string(), 300),
+    }
+}
+
+fn shorten(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let cut: String = text.chars().take(max).collect();
+    format!("{cut}…")
 }

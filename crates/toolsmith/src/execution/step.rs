@@ -22,6 +22,20 @@ pub(crate) struct Resume {
     pub(crate) prompt: Option<UserPromptPart>,
     /// Deferred calls being handled inline: those left without a result are deferred again.
     pub(crate) pending: Option<DeferredToolRequests>,
+    /// What the results were made for: the history's pending calls must be exactly those.
+    pub(crate) binding: ResumeBinding,
+}
+
+/// What resumed results are checked against.
+pub(crate) enum ResumeBinding {
+    /// The calls they were made for (results built from `DeferredToolRequests`, or the
+    /// requests a capability settles inline).
+    Calls(Arc<[PendingCall]>),
+    /// Nothing: the agent's records of its runs that ended deferred must hold the history's
+    /// pending calls, else the results are refused.
+    Recorded(Arc<PendingRecords>),
+    /// The caller's explicit choice: matched by id alone.
+    Trusted,
 }
 
 pub(super) fn py_set(ids: &[String]) -> String {
@@ -68,6 +82,8 @@ pub(super) struct Step<'a, D> {
     pub(super) function_retried: bool,
     /// The winning output, and the index of its call.
     pub(super) final_output: Option<(Value, usize)>,
+    /// What was wrong with the last output call refused after the output retries ran out.
+    pub(super) output_problem: Option<String>,
 }
 
 impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
@@ -115,16 +131,19 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
                         (serde_json::to_value(&errors).unwrap_or_default(), RetryCause::ValidationError)
                     }
                     ToolError::Retry(retry) => (retry.content, RetryCause::ModelRetry),
-                    other => return Err(output_failure(other)),
+                    other => return Err(output_failure(self.caps, other)),
                 };
+                let problem =
+                    format!("the model's last `{}` call was refused: {}", call.tool_name, describe_refusal(&content));
                 if state.output_retries >= max {
                     if strategy == EndStrategy::Exhaustive {
+                        self.output_problem = Some(problem);
                         // Absorbed if another output of the step is valid; decided at the end.
                         absorbed.push(index);
                         self.parts.push((index, success_part(call, Value::String(OUTPUT_FAILED.into()))));
                         return Ok(());
                     }
-                    return Err(output_budget_exceeded(max));
+                    return Err(output_budget_exceeded(max, &problem));
                 }
                 state.output_retries += 1;
                 let info = self.book.fail(&self.counts, &call.tool_name, max, cause)?;
@@ -193,7 +212,14 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
         if !segment.is_empty() {
             segments.push(segment);
         }
+        // Once a call has run, its part stays even if a later call of the step ends the run: a
+        // resumed conversation must know what was done (every call of a segment has finished
+        // when its results are read, so none is dropped).
+        let mut failure: Option<AgentRunError> = None;
         for mut segment in segments {
+            if failure.is_some() {
+                break;
+            }
             let args: Vec<Value> = segment.iter_mut().map(|r| std::mem::take(&mut r.args)).collect();
             let results = futures::future::join_all(
                 segment.iter().zip(args).map(|(r, args)| execute_call(self.inner, self.caps, r, args)),
@@ -220,13 +246,20 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
                         };
                         out.push((r.index, ModelRequestPart::ToolReturn(part)));
                     }
-                    Err(e) => self.settle(e, r, &mut out)?,
+                    Err(e) => {
+                        if let Err(error) = self.settle(e, r, &mut out) {
+                            failure.get_or_insert(error);
+                        }
+                    }
                 }
             }
         }
         out.sort_by_key(|(i, _)| *i);
         self.parts.extend(out);
-        Ok(())
+        match failure {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
     }
 
     /// A failed validation or execution: a retry part, a deferral, or the error that ends the run.
@@ -236,15 +269,17 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
         r: &Ready<D>,
         out: &mut Vec<(usize, ModelRequestPart)>,
     ) -> Result<(), AgentRunError> {
+        // A capability's panic in a tool hook ends the run as the capability's error.
+        if let ToolError::Panicked { message } = &error
+            && let Some(e) = self.caps.hook_panic(message)
+        {
+            return Err(e);
+        }
         if matches!(error, ToolError::Retry(_) | ToolError::Validation(_)) && r.tool.def.kind != ToolKind::Unapproved {
             self.function_retried = true;
         }
         settle_error(error, r, &self.counts, &mut self.book, out, &mut self.deferred)
     }
-}
-
-pub(super) fn output_budget_exceeded(max: u32) -> AgentRunError {
-    AgentRunError::unexpected(format!("Exceeded maximum output retries ({max})"))
 }
 
 /// Handles the tool calls of one response; fills the next request (pushed at once, so that a
@@ -282,15 +317,42 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
         kinded: FxHashMap::default(),
         function_retried: false,
         final_output: None,
+        output_problem: None,
     };
 
+    let mut unverified: Option<Vec<String>> = None;
     let (resolutions, resume_prompt) = match resume {
         Some(mut r) => {
-            let expected: Vec<String> = calls
+            let pending_now: Vec<&ToolCallPart> = calls
                 .iter()
                 .filter(|c| !matches!(r.resolutions.get(&c.tool_call_id), Some(Resolution::Skip)))
-                .map(|c| c.tool_call_id.clone())
                 .collect();
+            let expected: Vec<String> = pending_now.iter().map(|c| c.tool_call_id.clone()).collect();
+            // An approval approves the call it was made for: the history's pending calls must be
+            // exactly the calls the results were bound to (or that this agent recorded).
+            let bound = match &r.binding {
+                ResumeBinding::Calls(calls) => Some(calls.clone()),
+                ResumeBinding::Recorded(records) => records.find(&pending_now),
+                ResumeBinding::Trusted => None,
+            };
+            if bound.is_none() && matches!(r.binding, ResumeBinding::Recorded(_)) {
+                unverified = Some(expected.clone());
+            }
+            if let Some(bound) = bound {
+                let mut given: Vec<(String, DeferredKind)> = r
+                    .resolutions
+                    .iter()
+                    .filter_map(|(id, res)| match res {
+                        Resolution::Approved { .. } | Resolution::Denied(_) => {
+                            Some((id.clone(), DeferredKind::Approval))
+                        }
+                        Resolution::External(_) => Some((id.clone(), DeferredKind::External)),
+                        Resolution::Skip => None,
+                    })
+                    .collect();
+                given.sort_by(|a, b| a.0.cmp(&b.0));
+                check_bound(&bound, &pending_now, &given).map_err(|e| AgentRunError::User(e.into()))?;
+            }
             if let Some(pending) = r.pending.take() {
                 // Handled inline: what is left waits again, in the same lists.
                 let left = |c: &&ToolCallPart| !r.resolutions.contains_key(&c.tool_call_id);
@@ -316,6 +378,21 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
 
     // Plan every call.
     let output_tool = inner.output.output_tool().map(|t| t.name.clone());
+    // Calls that share an id cannot be told apart by what answers them (a return, an approval):
+    // the run ends before any of them runs, with Pydantic AI's error (a resumed history with them
+    // is refused earlier).
+    if resolutions.is_none() {
+        let duplicates = duplicate_ids(calls.iter().filter(|c| Some(&c.tool_name) != output_tool.as_ref()));
+        if !duplicates.is_empty() {
+            let listed: Vec<String> = duplicates.iter().map(|id| format!("'{id}'")).collect();
+            return Err(AgentRunError::UnexpectedModelBehavior {
+                message: format!(
+                    "Function tool calls must have unique `tool_call_id` values; duplicate `tool_call_id`s: [{}]",
+                    listed.join(", ")
+                ),
+            });
+        }
+    }
     let mut plans: Vec<Plan<D>> = Vec::with_capacity(calls.len());
     for (index, call) in calls.into_iter().enumerate() {
         let mut approved = false;
@@ -334,10 +411,8 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
                 Some(Resolution::External(_))
                     if tools.get(&call.tool_name).is_some_and(|t| t.def.kind == ToolKind::Unapproved) =>
                 {
-                    return Err(AgentRunError::User(UserError::new(format!(
-                        "Tool call '{}' waits for approval, not a result: give a decision in `approvals`.",
-                        call.tool_call_id
-                    ))));
+                    let refusal = ResumeRefusal::ResultForApproval { tool_call_id: call.tool_call_id.clone() };
+                    return Err(AgentRunError::User(refusal.into()));
                 }
                 Some(Resolution::External(result)) => {
                     let (part, content) = match result {
@@ -389,10 +464,8 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
             continue;
         };
         if approved && tool.def.kind == ToolKind::External {
-            return Err(AgentRunError::User(UserError::new(format!(
-                "Tool call '{}' waits for an external result, not an approval: give its result in `calls`.",
-                call.tool_call_id
-            ))));
+            let refusal = ResumeRefusal::ApprovalForExternal { tool_call_id: call.tool_call_id.clone() };
+            return Err(AgentRunError::User(refusal.into()));
         }
         if tool.def.kind == ToolKind::External {
             plans.push(Plan::External(index, call));
@@ -421,6 +494,12 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
         } else {
             Plan::Function(r)
         });
+    }
+
+    // Results bound to nothing, for pending calls the agent has no record of: refused before
+    // anything runs (after the checks above, whose messages say more).
+    if let Some(ids) = unverified {
+        return Err(AgentRunError::User(ResumeRefusal::Unverified { tool_call_ids: ids }.into()));
     }
 
     // The tool call limit counts every function and unknown call of the step, before anything runs.
@@ -503,19 +582,20 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
         step.parts.sort_by_key(|(i, _)| *i);
     }
     if let Err(e) = outcome {
-        // What the step produced before the error stays in the history.
-        if matches!(&e, AgentRunError::UnexpectedModelBehavior { message } if message.starts_with("Exceeded maximum output retries"))
-            && let Some(req) = state.last_request_mut()
-        {
-            req.parts = step.parts.into_iter().map(|(_, p)| p).collect();
-        }
+        // What the step produced before the error (the results of the calls that ran, with the
+        // content they sent) stays in the history.
+        drop(ctx);
+        let Step { parts, content, kinded, .. } = step;
+        record_parts(state, parts, content, &kinded, &bridged_ids, None);
         return Err(e);
     }
     if !absorbed.is_empty() && step.final_output.is_none() {
-        if let Some(req) = state.last_request_mut() {
-            req.parts = step.parts.into_iter().filter(|(i, _)| !absorbed.contains(i)).map(|(_, p)| p).collect();
-        }
-        return Err(output_budget_exceeded(inner.output_retries));
+        drop(ctx);
+        let Step { parts, content, kinded, output_problem, .. } = step;
+        let problem = output_problem.unwrap_or_else(|| "no output call of the model's last answer was valid".into());
+        let parts = parts.into_iter().filter(|(i, _)| !absorbed.contains(i)).collect();
+        record_parts(state, parts, content, &kinded, &bridged_ids, None);
+        return Err(output_budget_exceeded(inner.output_retries, &problem));
     }
 
     // A function tool's retry wins over a final result from the same response.
@@ -541,15 +621,27 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
         step.parts.extend(stubs);
     } else {
         let mut out: Vec<(usize, ModelRequestPart)> = Vec::new();
+        let mut failure = None;
         for plan in deferred_kinds {
             match plan {
                 Plan::External(_, call) => step.deferred.calls.push(call),
                 Plan::Unapproved(mut r) => match validate_call(caps, &mut r).await {
                     Ok(_) => step.deferred.approvals.push(r.call),
-                    Err(e) => step.settle(e, &r, &mut out)?,
+                    Err(e) => {
+                        if let Err(error) = step.settle(e, &r, &mut out) {
+                            failure = Some(error);
+                            break;
+                        }
+                    }
                 },
                 _ => {}
             }
+        }
+        if let Some(error) = failure {
+            drop(ctx);
+            let Step { parts, content, kinded, .. } = step;
+            record_parts(state, parts, content, &kinded, &bridged_ids, None);
+            return Err(error);
         }
         out.sort_by_key(|(i, _)| *i);
         step.parts.extend(out);
@@ -557,12 +649,36 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
 
     // The contexts share the history: with the last of them gone, it is filled in without a copy.
     drop(ctx);
-    let Step { book, parts, mut content, deferred, kinded, final_output, .. } = step;
-    let mut parts: Vec<ModelRequestPart> = parts.into_iter().map(|(_, p)| p).collect();
+    let Step { book, parts, content, deferred, kinded, final_output, .. } = step;
     let mut counts_now = (*state.retries).clone();
     book.apply(&mut counts_now);
     state.retries = Arc::new(counts_now);
+    let no_parts = record_parts(state, parts, content, &kinded, &bridged_ids, resume_prompt);
 
+    if let Some((v, _)) = final_output {
+        return Ok(StepOutcome::Final(RunOutput::Structured(v)));
+    }
+    if !deferred.is_empty() {
+        if no_parts {
+            state.pop_last();
+        }
+        return Ok(StepOutcome::Deferred(deferred));
+    }
+    Ok(StepOutcome::Continue)
+}
+
+/// Fills the step's request (the last message) with its parts in order, then the content the
+/// tools sent and the resumed run's prompt; reports each tool return as an event. Says whether
+/// the request is empty.
+fn record_parts(
+    state: &mut RunState,
+    parts: Vec<(usize, ModelRequestPart)>,
+    mut content: Vec<(usize, Vec<UserContent>)>,
+    kinded: &FxHashMap<String, &'static str>,
+    bridged_ids: &HashSet<String>,
+    prompt: Option<UserPromptPart>,
+) -> bool {
+    let mut parts: Vec<ModelRequestPart> = parts.into_iter().map(|(_, p)| p).collect();
     for part in parts.iter_mut() {
         if let ModelRequestPart::ToolReturn(t) = part {
             if let Some(kind) = kinded.get(&t.tool_call_id) {
@@ -576,7 +692,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
     }
     content.sort_by_key(|(i, _)| *i);
     parts.extend(content.into_iter().map(|(_, c)| ModelRequestPart::UserPrompt(UserPromptPart::new(c))));
-    parts.extend(resume_prompt.map(ModelRequestPart::UserPrompt));
+    parts.extend(prompt.map(ModelRequestPart::UserPrompt));
     let no_parts = parts.is_empty();
     if state.events.is_some() {
         for p in &parts {
@@ -588,15 +704,27 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
     if let Some(req) = state.last_request_mut() {
         req.parts = parts;
     }
+    no_parts
+}
 
-    if let Some((v, _)) = final_output {
-        return Ok(StepOutcome::Final(RunOutput::Structured(v)));
-    }
-    if !deferred.is_empty() {
-        if no_parts {
-            state.pop_last();
+/// The ids that more than one of `calls` has, with how many.
+/// The ids used by more than one of `calls`, in the order each is first seen again.
+fn duplicate_ids<'c>(calls: impl Iterator<Item = &'c ToolCallPart>) -> Vec<&'c str> {
+    let mut seen = FxHashSet::default();
+    let mut duplicates = Vec::new();
+    for call in calls {
+        let id = call.tool_call_id.as_str();
+        if !seen.insert(id) && !duplicates.contains(&id) {
+            duplicates.push(id);
         }
-        return Ok(StepOutcome::Deferred(deferred));
     }
-    Ok(StepOutcome::Continue)
+    duplicates
+}
+
+pub(crate) fn repeated_ids(calls: &[ToolCallPart]) -> FxHashMap<String, usize> {
+    let mut counts: FxHashMap<&str, usize> = FxHashMap::default();
+    for c in calls {
+        *counts.entry(c.tool_call_id.as_str()).or_default() += 1;
+    }
+    counts.into_iter().filter(|(_, n)| *n > 1).map(|(id, n)| (id.to_string(), n)).collect()
 }

@@ -10,3 +10,4 @@ pub(crate) use events::EventSink;
 pub use events::{AgentEvent, EventStream};
 pub use output::{OUTPUT_TOOL_NAME, OutputSpec, RunOutput};
 pub(crate) use state::RunState;
+pub(crate) use state::guard_sink;

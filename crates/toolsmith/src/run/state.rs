@@ -22,9 +22,37 @@ pub(crate) struct RunState {
     pub(crate) refused: std::collections::HashSet<String>,
     pub(crate) run_id: String,
     pub(crate) conversation_id: String,
+    /// The message of the event handler's panic, once it panicked (see [`guard_sink`]).
+    pub(crate) handler_panic: Arc<std::sync::Mutex<Option<String>>>,
+}
+
+/// The user's event handler with its panics caught: the first panic is kept in `slot` (the run
+/// ends with it at its next step) and the handler is not called again.
+pub(crate) fn guard_sink(sink: EventSink, slot: Arc<std::sync::Mutex<Option<String>>>) -> EventSink {
+    Arc::new(move |event| {
+        let mut panicked = slot.lock().unwrap_or_else(|p| p.into_inner());
+        if panicked.is_some() {
+            return;
+        }
+        // The lock is not held while the handler runs (it may emit from another thread).
+        drop(panicked);
+        if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sink(event))) {
+            panicked = slot.lock().unwrap_or_else(|p| p.into_inner());
+            panicked.get_or_insert_with(|| crate::error::panic_message(p));
+        }
+    })
 }
 
 impl RunState {
+    /// The run's error for the event handler's panic, if it panicked.
+    pub(crate) fn handler_panicked(&self) -> Option<crate::error::AgentRunError> {
+        let slot = self.handler_panic.lock().unwrap_or_else(|p| p.into_inner());
+        slot.as_ref().map(|message| crate::error::AgentRunError::Panicked {
+            during: "the run's event handler".into(),
+            message: message.clone(),
+        })
+    }
+
     /// Sends an event to the run's handler, if it has one.
     pub(crate) fn emit(&self, event: impl FnOnce() -> AgentEvent) {
         if let Some(sink) = &self.events {

@@ -71,6 +71,12 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
 
     /// Results for the deferred calls the history ends with (approvals and external results):
     /// the run settles those calls first, then continues.
+    ///
+    /// Build them from the run's [`DeferredToolRequests`](crate::deferred::DeferredToolRequests)
+    /// (`requests.results()`, `requests.build_results(...)`) and resume the history that run
+    /// ended with: each decision then applies to the call it was given for, and the run is
+    /// refused, before anything runs, if the history's pending calls are not exactly those
+    /// (see [`ResumeRefusal`](crate::deferred::ResumeRefusal)).
     pub fn deferred_tool_results(mut self, results: DeferredToolResults) -> Self {
         self.deferred = Some(results);
         self
@@ -143,6 +149,8 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
         let new_start = history.len();
         let run_id = uuid::Uuid::now_v7().to_string();
         let prompt_text = self.prompt.as_ref().map(|p| Arc::from(p.text()));
+        let handler_panic = Arc::new(std::sync::Mutex::new(None));
+        let events = self.events.map(|sink| crate::run::guard_sink(sink, handler_panic.clone()));
         Ok(AgentRun {
             agent: self.agent.clone(),
             deps,
@@ -152,7 +160,8 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
             metadata: self.metadata,
             deferred: self.deferred,
             state: RunState {
-                events: self.events,
+                events,
+                handler_panic,
                 messages: Arc::new(history),
                 new_start,
                 usage: RunUsage::default(),

@@ -4,11 +4,13 @@
 mod builder;
 mod request;
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use crate::agent::{Agent, AgentInner, EventStream};
 use crate::run::{RunOutput, RunState};
 use crate::toolset::DynToolset;
+use futures::FutureExt;
 use futures::future::BoxFuture;
 
 use crate::capability::{AgentNode, Capabilities, NodeResult};
@@ -115,7 +117,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
 
     async fn drive(&mut self) -> Result<O, AgentRunError> {
         let output = self.drive_output().await?;
-        (self.agent.convert)(output)
+        convert(&self.agent, output)
     }
 
     /// The run to its end through the capabilities' `wrap_run`, with the run hooks around it.
@@ -184,7 +186,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         let out = self.finished.take().ok_or_else(|| {
             AgentRunError::User(UserError::new("the run has not ended yet: call `next()` until it returns Node::End"))
         })?;
-        let output = (self.agent.convert)(out)?;
+        let output = convert(&self.agent, out)?;
         let state = self.state;
         Ok(RunResult {
             output,
@@ -201,13 +203,21 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             return Ok(());
         }
         self.begun = true;
+        // The capabilities' calls catch their own panics; this catches the toolsets'.
+        match AssertUnwindSafe(self.begin_inner()).catch_unwind().await {
+            Ok(r) => r,
+            Err(p) => Err(panicked("the start of the run (entering its toolsets)", p)),
+        }
+    }
+
+    async fn begin_inner(&mut self) -> Result<(), AgentRunError> {
         let ctx = self.context();
-        let (caps, fresh) = self.agent.inner.capabilities.for_run(&ctx);
+        let (caps, fresh) = self.agent.inner.capabilities.for_run(&ctx)?;
         self.caps = caps;
         if fresh {
             let inner = &self.agent.inner;
             let mut toolsets = inner.toolsets[..inner.capability_toolsets_from].to_vec();
-            for ts in self.caps.toolsets() {
+            for ts in self.caps.toolsets()? {
                 crate::toolset::Toolset::check(&ts)?;
                 toolsets.push(Arc::new(ts));
             }
@@ -215,11 +225,11 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         }
         if !self.caps.is_empty() {
             let combined = crate::toolset::CombinedToolset::from_dyn(self.run_toolsets().to_vec());
-            if let Some(wrapped) = self.caps.wrap_toolset(crate::toolset::BoxedToolset::new(combined)) {
+            if let Some(wrapped) = self.caps.wrap_toolset(crate::toolset::BoxedToolset::new(combined))? {
                 self.toolsets = Some(vec![wrapped.0]);
             }
         }
-        if self.caps.wraps_event_stream() {
+        if self.caps.wraps_event_stream()? {
             self.start_event_stream(&ctx)?;
         }
         let toolsets = self.run_toolsets().to_vec();
@@ -248,12 +258,24 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             },
             Err(e) => self.caps.on_run_error(&ctx, e).await,
         };
+        let mut outcome = outcome;
         if std::mem::take(&mut self.toolsets_entered) {
             for ts in self.run_toolsets().iter().rev() {
-                ts.exit_boxed().await;
+                if let Err(p) = AssertUnwindSafe(ts.exit_boxed()).catch_unwind().await
+                    && outcome.is_ok()
+                {
+                    outcome = Err(panicked("a toolset's exit at the end of the run", p));
+                }
             }
         }
         self.end_event_stream().await;
+        // A panic of the event stream (a capability's processing, or the event handler) is
+        // reported even when the run itself succeeded: events were lost.
+        if outcome.is_ok()
+            && let Some(e) = self.caps.stream_panic().or_else(|| self.state.handler_panicked())
+        {
+            outcome = Err(e);
+        }
         outcome
     }
 
@@ -271,7 +293,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             ))
         })?;
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-        let mut events = self.caps.wrap_event_stream(ctx, EventStream { rx }.boxed());
+        let mut events = self.caps.wrap_event_stream(ctx, EventStream { rx }.boxed())?;
         let handler = self.state.events.take();
         self.event_drain = Some(runtime.spawn(async move {
             while let Some(event) = events.next().await {
@@ -295,10 +317,18 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
     }
 
     /// One node of the run through the capabilities' node hooks; `Some` when the run has its
-    /// final output.
+    /// final output. A panic of the event handler during the node ends the run.
     async fn advance(&mut self) -> Result<Option<RunOutput>, AgentRunError> {
+        let advanced = self.advance_node().await;
+        match self.state.handler_panicked() {
+            Some(e) => Err(e),
+            None => advanced,
+        }
+    }
+
+    async fn advance_node(&mut self) -> Result<Option<RunOutput>, AgentRunError> {
         if self.caps.is_empty() {
-            return self.transition().await;
+            return self.guarded_transition().await;
         }
         let node = self.pending_node()?;
         let caps = self.caps.clone();
@@ -325,7 +355,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
     /// Runs `node` and says what comes next.
     async fn run_node(&mut self, node: AgentNode) -> Result<NodeResult, AgentRunError> {
         self.set_next(node)?;
-        if let Some(output) = self.transition().await? {
+        if let Some(output) = self.guarded_transition().await? {
             return Ok(NodeResult::End(output));
         }
         Ok(NodeResult::Next(self.pending_node()?))
@@ -357,6 +387,22 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         Ok(())
     }
 
+    /// [`AgentRun::transition`] with a panic of code it calls that has no guard of its own
+    /// (the capabilities, the model and the tools have theirs: a toolset, a search strategy,
+    /// ...) caught as the run's error.
+    async fn guarded_transition(&mut self) -> Result<Option<RunOutput>, AgentRunError> {
+        let during = match &self.next {
+            Pending::Start => "the run's UserPrompt node",
+            Pending::Request => "the run's ModelRequest node",
+            Pending::Response(..) => "the run's CallTools node",
+            Pending::Done => "the run",
+        };
+        match AssertUnwindSafe(self.transition()).catch_unwind().await {
+            Ok(r) => r,
+            Err(p) => Err(panicked(during, p)),
+        }
+    }
+
     async fn transition(&mut self) -> Result<Option<RunOutput>, AgentRunError> {
         match std::mem::replace(&mut self.next, Pending::Done) {
             Pending::Start => {
@@ -372,5 +418,19 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             Pending::Response(response, resume) => self.handle_response(response, resume).await,
             Pending::Done => Err(AgentRunError::User(UserError::new("the run has already ended"))),
         }
+    }
+}
+
+/// The run's error for a panic caught `during` something without a guard of its own.
+fn panicked(during: &str, payload: Box<dyn std::any::Any + Send>) -> AgentRunError {
+    AgentRunError::Panicked { during: during.into(), message: crate::error::panic_message(payload) }
+}
+
+/// The run's output converted to the agent's output type (deserialised, for a typed output),
+/// with a panic of that conversion caught.
+fn convert<D, O>(agent: &Agent<D, O>, output: RunOutput) -> Result<O, AgentRunError> {
+    match std::panic::catch_unwind(AssertUnwindSafe(|| (agent.convert)(output))) {
+        Ok(r) => r,
+        Err(p) => Err(panicked("the conversion of the run's output to the agent's output type", p)),
     }
 }

@@ -5,12 +5,14 @@ use super::{AgentRun, Pending};
 
 use crate::agent::AgentEvent;
 use crate::run::RunOutput;
+use futures::FutureExt;
 use futures::future::BoxFuture;
+use std::panic::AssertUnwindSafe;
 
 use crate::capability::{ModelRequestContext, OutputInfo, OutputKind};
-use crate::deferred::{DeferredToolRequests, DeferredToolResults, ToolApproval};
+use crate::deferred::{Binding, DeferredToolRequests, DeferredToolResults, ResumeRefusal, ToolApproval};
 use crate::error::{AgentRunError, UserError};
-use crate::execution::{self, Resolution, Resume, StepOutcome, ToolIndex};
+use crate::execution::{self, Resolution, Resume, ResumeBinding, StepOutcome, ToolIndex};
 use crate::messages::{
     ModelMessage, ModelRequest, ModelRequestPart, ModelResponse, RetryCause, RetryFeedbackPart, RetryInfo,
     SystemPromptPart, UserPromptPart,
@@ -95,6 +97,14 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                     .into(),
             ));
         }
+        // Results are matched to calls by id: with an id twice, one decision would apply to two
+        // calls.
+        let calls: Vec<crate::messages::ToolCallPart> = response.tool_calls().cloned().collect();
+        let repeated = execution::repeated_ids(&calls);
+        if let Some(id) = calls.iter().map(|c| &c.tool_call_id).find(|id| repeated.contains_key(*id)) {
+            let refusal = ResumeRefusal::DuplicateCallId { tool_call_id: id.clone(), count: repeated[id] };
+            return Err(AgentRunError::User(refusal.into()));
+        }
         let mut resolutions = std::collections::HashMap::new();
         for m in &messages[pos + 1..] {
             if let ModelMessage::Request(r) = m {
@@ -106,9 +116,8 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                     };
                     if let Some(id) = id {
                         if results.approvals.contains_key(id) || results.calls.contains_key(id) {
-                            return Err(user(format!(
-                                "Tool call '{id}' already has a result in the message history; remove it from the deferred tool results."
-                            )));
+                            let refusal = ResumeRefusal::AlreadyAnswered { tool_call_id: id.clone() };
+                            return Err(AgentRunError::User(refusal.into()));
                         }
                         resolutions.insert(id.clone(), Resolution::Skip);
                     }
@@ -119,9 +128,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             response.tool_calls().map(|c| c.tool_call_id.as_str()).collect();
         for id in results.approvals.keys().chain(results.calls.keys()).chain(results.metadata.keys()) {
             if !call_ids.contains(id.as_str()) {
-                return Err(user(format!(
-                    "Tool call '{id}' is not among the pending calls of the message history: results can only be given for calls that are waiting for them."
-                )));
+                return Err(AgentRunError::User(ResumeRefusal::UnknownCall { tool_call_id: id.clone() }.into()));
             }
         }
         let mut provided = Vec::new();
@@ -140,7 +147,14 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             resolutions.insert(id, Resolution::External(result));
         }
         let prompt = if pending.is_none() { self.prompt.clone().map(UserPromptPart::new) } else { None };
-        Ok((response, Resume { resolutions, provided, prompt, pending: pending.cloned() }))
+        let binding = match (pending, results.binding) {
+            // A capability settling the run's own deferred calls: they are what it was shown.
+            (Some(requests), _) => ResumeBinding::Calls(requests.pending_calls()),
+            (None, Binding::Calls(calls)) => ResumeBinding::Calls(calls),
+            (None, Binding::TrustHistory) => ResumeBinding::Trusted,
+            (None, Binding::None) => ResumeBinding::Recorded(self.agent.inner.deferred_records.clone()),
+        };
+        Ok((response, Resume { resolutions, provided, prompt, pending: pending.cloned(), binding }))
     }
 
     pub(super) async fn collect_tools(&mut self) -> Result<(), AgentRunError> {
@@ -172,9 +186,9 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             output_tools = self.caps.prepare_output_tools(&ctx, output_tools).await?;
         }
         let mut instructions: Vec<String> = inner.instructions.iter().cloned().collect();
-        instructions.extend(self.caps.instructions(&ctx).await);
+        instructions.extend(self.caps.instructions(&ctx).await?);
         let instructions = if instructions.is_empty() { None } else { Some(instructions.join("\n\n")) };
-        let settings = self.caps.model_settings(&ctx, self.settings.clone());
+        let settings = self.caps.model_settings(&ctx, self.settings.clone())?;
         // The context shares the history: dropped first, the history changes in place.
         drop(ctx);
         if let Some(last) = self.state.last_request_mut() {
@@ -195,37 +209,51 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         // The model's answer, kept for a retry asked after it (the response stays in the history).
         let answered: std::sync::Mutex<Option<ModelResponse>> = std::sync::Mutex::new(None);
         let keep_answer = !self.caps.is_empty();
+        let model_name = &inner.model_info.name;
         let core = |req: ModelRequestContext| -> BoxFuture<'_, Result<ModelResponse, AgentRunError>> {
             let answered = &answered;
             Box::pin(async move {
-                let result = match streaming {
-                    Some((sink, m)) => {
-                        match m.request_stream_boxed(&req.messages, req.settings.as_ref(), &req.params).await {
-                            Ok(mut stream) => {
-                                use futures::StreamExt;
-                                let mut last = Err(crate::model::ModelError::new(
-                                    "UnexpectedModelBehavior",
-                                    "the model's stream ended before its final response; the connection may have been cut, try again",
-                                ));
-                                while let Some(event) = stream.next().await {
-                                    match event {
-                                        Ok(crate::model::ModelStreamEvent::Final(r)) => {
-                                            last = Ok(r);
-                                            break;
-                                        }
-                                        Ok(e) => sink(AgentEvent::Stream(e)),
-                                        Err(e) => {
-                                            last = Err(e);
-                                            break;
+                // The model's code (its request, its stream) runs with its panics caught; the
+                // event handler the stream feeds catches its own.
+                let attempt = async {
+                    match streaming {
+                        Some((sink, m)) => {
+                            match m.request_stream_boxed(&req.messages, req.settings.as_ref(), &req.params).await {
+                                Ok(mut stream) => {
+                                    use futures::StreamExt;
+                                    let mut last = Err(crate::model::ModelError::new(
+                                        "UnexpectedModelBehavior",
+                                        "the model's stream ended before its final response; the connection may have been cut, try again",
+                                    ));
+                                    while let Some(event) = stream.next().await {
+                                        match event {
+                                            Ok(crate::model::ModelStreamEvent::Final(r)) => {
+                                                last = Ok(r);
+                                                break;
+                                            }
+                                            Ok(e) => sink(AgentEvent::Stream(e)),
+                                            Err(e) => {
+                                                last = Err(e);
+                                                break;
+                                            }
                                         }
                                     }
+                                    last
                                 }
-                                last
+                                Err(e) => Err(e),
                             }
-                            Err(e) => Err(e),
                         }
+                        None => model.request_boxed(&req.messages, req.settings.as_ref(), &req.params).await,
                     }
-                    None => model.request_boxed(&req.messages, req.settings.as_ref(), &req.params).await,
+                };
+                let result = match AssertUnwindSafe(attempt).catch_unwind().await {
+                    Ok(result) => result,
+                    Err(p) => {
+                        return Err(AgentRunError::ModelPanicked {
+                            model: model_name.to_string(),
+                            message: crate::error::panic_message(p),
+                        });
+                    }
                 };
                 if keep_answer && let Ok(r) = &result {
                     *answered.lock().unwrap_or_else(|p| p.into_inner()) = Some(r.clone());
@@ -247,7 +275,11 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                 if let Some(response) = answer {
                     self.record_response(response)?;
                 }
-                self.output_retry(retry.content, RetryCause::ModelRetry)?;
+                let problem = format!(
+                    "a capability refused the model's last answer: {}",
+                    execution::describe_refusal(&retry.content)
+                );
+                self.output_retry(retry.content, RetryCause::ModelRetry, problem)?;
                 return Ok(None);
             }
             Err(e) => return Err(e),
@@ -339,7 +371,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                 StepOutcome::Deferred(requests) => {
                     if !self.caps.is_empty() {
                         let ctx = self.context();
-                        let results = self.caps.handle_deferred(&ctx, &requests).await;
+                        let results = self.caps.handle_deferred(&ctx, &requests).await?;
                         if !results.is_empty() {
                             let (response, resume) = self.build_resume(results, Some(&requests))?;
                             self.next = Pending::Response(response, Some(resume));
@@ -347,6 +379,9 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                         }
                     }
                     if self.agent.inner.step.output.allows_deferred() {
+                        // Remembered, so that results made by hand for this history can be
+                        // checked against the calls as they were pending.
+                        self.agent.inner.deferred_records.record(&requests);
                         Ok(Some(RunOutput::Deferred(requests)))
                     } else {
                         Err(crate::agent::output::deferred_not_allowed())
@@ -360,9 +395,11 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         }
         let inner = &self.agent.inner;
         let Some(text) = response.text_content() else {
+            let problem = empty_answer(&response);
             return self.output_retry(
                 serde_json::Value::String("Please return text or include your response in a tool call.".into()),
                 RetryCause::ValidationError,
+                problem,
             );
         };
         let kind = if inner.step.output.allows_text() {
@@ -393,21 +430,33 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             }
             Ok(value) => Ok(Some(RunOutput::Structured(value))),
             Err(ToolError::Validation(errors)) => {
-                self.output_retry(serde_json::to_value(&errors).unwrap_or_default(), RetryCause::ValidationError)
+                let content = serde_json::to_value(&errors).unwrap_or_default();
+                let problem = format!(
+                    "the model's last answer was text that is not valid output: {}",
+                    execution::describe_refusal(&content)
+                );
+                self.output_retry(content, RetryCause::ValidationError, problem)
             }
-            Err(ToolError::Retry(retry)) => self.output_retry(retry.content, RetryCause::ModelRetry),
-            Err(other) => Err(execution::output_failure(other)),
+            Err(ToolError::Retry(retry)) => {
+                let problem =
+                    format!("the model's last answer was refused: {}", execution::describe_refusal(&retry.content));
+                self.output_retry(retry.content, RetryCause::ModelRetry, problem)
+            }
+            Err(other) => Err(execution::output_failure(&self.caps, other)),
         }
     }
 
+    /// Answers a refused output with retry feedback, or ends the run when the output retries
+    /// have run out (saying what was wrong: `problem`).
     pub(super) fn output_retry(
         &mut self,
         content: serde_json::Value,
         cause: RetryCause,
+        problem: String,
     ) -> Result<Option<RunOutput>, AgentRunError> {
         let max = self.agent.inner.step.output_retries;
         if self.state.output_retries >= max {
-            return Err(AgentRunError::unexpected(format!("Exceeded maximum output retries ({max})")));
+            return Err(execution::output_budget_exceeded(max, &problem));
         }
         self.state.output_retries += 1;
         let part = RetryFeedbackPart::new(content, RetryInfo::new(cause, self.state.output_retries, max));
@@ -418,4 +467,21 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         self.next = Pending::Request;
         Ok(None)
     }
+}
+
+/// What a response without text or tool calls held, for the error that ends the run.
+fn empty_answer(response: &ModelResponse) -> String {
+    if response.parts.is_empty() {
+        return "the model's last answer was empty (no text and no tool call)".into();
+    }
+    let kinds: Vec<&str> = response
+        .parts
+        .iter()
+        .map(|p| match p {
+            crate::messages::ModelResponsePart::Text(_) => "text",
+            crate::messages::ModelResponsePart::ToolCall(_) => "tool call",
+            crate::messages::ModelResponsePart::Thinking(_) => "thinking",
+        })
+        .collect();
+    format!("the model's last answer had no text and no tool call, only: {}", kinds.join(", "))
 }
