@@ -241,6 +241,23 @@ fn deep_arguments_from_a_function_model_are_retried_not_a_crash() {
     assert_eq!(retried[2].content, json!("true"));
 }
 
+#[test]
+fn arguments_too_deep_for_the_history_are_dropped_without_recursion() {
+    let retried = on_small_stack(|| {
+        let model = calls_then_done(vec![("take_any", x(deep_array(100_000))), ("take_any", json!({"x": [[1]]}))]);
+        let agent = Agent::builder(model).tools([take_any, take_int]).build().unwrap();
+        let result = agent.run("go").run_sync().unwrap();
+        assert_eq!(result.output(), "done");
+        // The history is written and read back.
+        let written = toolsmith::messages::history_to_json(result.all_messages());
+        assert!(toolsmith::messages::parse_history(&written).is_ok());
+        returns(result.all_messages())
+    });
+    assert_eq!(retried.len(), 2);
+    assert_eq!(retried[0].outcome, ToolOutcome::Retried, "{:?}", retried[0]);
+    assert_eq!(retried[1].outcome, ToolOutcome::Success);
+}
+
 /// A history whose one tool call has `args` as its arguments.
 fn history_with_args(args: Value) -> Vec<ModelMessage> {
     vec![

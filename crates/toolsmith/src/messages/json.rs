@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::{HistoryError, ModelMessage};
 use crate::validation::LocItem;
-use crate::validation::depth::{cut_points, dispose, too_deep};
+use crate::validation::depth::{cut_points, dispose, locate, too_deep};
 
 /// How deeply arrays and objects may nest in a message history's JSON, counting the list of
 /// messages as the first level (a message is the second, its `parts` the third, a part the
@@ -80,18 +80,6 @@ pub(super) fn to_json_flattened(messages: &[ModelMessage]) -> Result<String, His
     let out = serde_json::to_string(&doc);
     dispose(doc);
     Ok(out?)
-}
-
-/// The value at `loc` in `doc`.
-fn locate<'v>(mut slot: &'v mut Value, loc: &[LocItem]) -> Option<&'v mut Value> {
-    for item in loc {
-        slot = match (item, slot) {
-            (LocItem::Index(i), Value::Array(items)) => items.get_mut(*i)?,
-            (LocItem::Key(k), Value::Object(map)) => map.get_mut(k)?,
-            _ => return None,
-        };
-    }
-    Some(slot)
 }
 
 fn utf8(bytes: Vec<u8>) -> String {

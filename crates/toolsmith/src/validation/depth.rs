@@ -75,6 +75,18 @@ fn walk(value: &Value, max: usize, found: &mut dyn FnMut(&[LocItem]) -> bool) {
     }
 }
 
+/// The value at `loc` in `doc`.
+pub(crate) fn locate<'v>(mut slot: &'v mut Value, loc: &[LocItem]) -> Option<&'v mut Value> {
+    for item in loc {
+        slot = match (item, slot) {
+            (LocItem::Index(i), Value::Array(items)) => items.get_mut(*i)?,
+            (LocItem::Key(k), Value::Object(map)) => map.get_mut(k)?,
+            _ => return None,
+        };
+    }
+    Some(slot)
+}
+
 /// Drops a value of any depth without recursing (a plain drop of a value nested some thousands
 /// of levels deep overflows the stack).
 pub(crate) fn dispose(value: Value) {

@@ -289,6 +289,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
 
     /// Counts a response's usage (checking the token limits) and adds it to the history.
     pub(super) fn record_response(&mut self, mut response: ModelResponse) -> Result<ModelResponse, AgentRunError> {
+        bound_arguments(&mut response);
         let usage = response.usage.clone();
         self.state.usage.input_tokens += usage.input_tokens;
         self.state.usage.output_tokens += usage.output_tokens;
@@ -484,4 +485,28 @@ fn empty_answer(response: &ModelResponse) -> String {
         })
         .collect();
     format!("the model's last answer had no text and no tool call, only: {}", kinds.join(", "))
+}
+
+/// How deep a tool call's arguments may nest and still be kept in the history (its own levels
+/// below the history's limit: the list, the message, its parts, the part, the arguments).
+const MAX_KEPT_ARGUMENT_DEPTH: usize = crate::messages::MAX_HISTORY_DEPTH - 8;
+
+/// Cuts arguments nested too deep for the history (only a model built in memory can make them:
+/// providers' JSON stops at 128 levels) below that depth, dropping the rest without recursion,
+/// before anything copies or walks them. What is kept is still past the arguments' own limit
+/// (`validation::MAX_NESTING`), so validation answers the call with the same `recursion_loop`
+/// retry as for the whole value.
+fn bound_arguments(response: &mut ModelResponse) {
+    use crate::validation::depth::{cut_points, dispose, locate};
+    for part in response.parts.iter_mut() {
+        if let crate::messages::ModelResponsePart::ToolCall(call) = part
+            && matches!(call.args, serde_json::Value::Array(_) | serde_json::Value::Object(_))
+        {
+            for loc in cut_points(&call.args, MAX_KEPT_ARGUMENT_DEPTH) {
+                if let Some(slot) = locate(&mut call.args, &loc) {
+                    dispose(std::mem::take(slot));
+                }
+            }
+        }
+    }
 }
