@@ -18,6 +18,8 @@ mod http;
 #[cfg(feature = "openai")]
 pub mod openai;
 #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+mod redact;
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
 mod sse;
 #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
 mod wire;
