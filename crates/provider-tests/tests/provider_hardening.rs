@@ -1,6 +1,6 @@
 //! The provider adapters against misbehaving servers on 127.0.0.1: servers that echo the API key
 //! in every encoding on every error path, absurd `Retry-After` values, bodies that trickle or
-//! stall forever, endless SSE lines, and answers of the wrong shape.
+//! stall forever, endless SSE lines, streams cut before their end, and answers of the wrong shape.
 
 mod provider_support;
 
@@ -198,6 +198,7 @@ fn error_paths(provider: Provider) -> Vec<ErrorPath> {
         },
         path("200 body that is not JSON", false, 200, "<html>@</html>"),
         path("SSE event that is not JSON", true, 200, "data: {not json @\n\n"),
+        path("SSE event that is not JSON, no line end", true, 200, "data: @"),
     ];
     let specific: Vec<ErrorPath> = match provider {
         Provider::Chat => vec![
@@ -576,11 +577,12 @@ async fn a_4_mib_line_without_an_end_is_parsed_in_linear_time() {
         let base = raw_server(move |s| long_line(s, mib4, chunk)).await;
         for provider in PROVIDERS {
             let started = Instant::now();
-            let model = model(provider, &base, &Opts::default());
-            let stream = model.request_stream(&user("hi"), None, &Default::default()).await.unwrap();
-            let _ = toolsmith::model::collect_stream(stream).await;
+            let err = error_of(&model(provider, &base, &Opts::default()), true).await;
             let took = started.elapsed();
             assert!(took < Duration::from_secs(10), "{provider:?}, {chunk}-byte chunks: {took:?}");
+            // The stream ended in the middle of an event: nothing was dispatched, and the answer
+            // has no end.
+            assert!(err.message.contains("ended before the answer did"), "{provider:?}: {}", err.message);
         }
     }
 }
@@ -594,6 +596,83 @@ async fn an_event_past_the_size_limit_fails_clearly() {
         assert_eq!(err.kind, "ModelAPIError");
         assert!(err.message.contains("an event larger than 1048576 bytes, the limit"), "{}", err.message);
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 9. Streams cut before their end
+// ---------------------------------------------------------------------------------------------
+
+/// The fixture's events up to (without) the first one whose text contains `stop_at`.
+fn cut(provider: &str, name: &str, stop_at: &str) -> String {
+    let text = fixture(provider, name).replace("\r\n", "\n");
+    let mut out = String::new();
+    for event in text.split("\n\n") {
+        if event.contains(stop_at) {
+            break;
+        }
+        out.push_str(event);
+        out.push_str("\n\n");
+    }
+    out
+}
+
+#[tokio::test]
+async fn streams_cut_before_their_terminal_event_are_errors() {
+    let server = MockServer::start().await;
+    let cases = [
+        (Provider::Anthropic, cut("anthropic", "messages_stream_tool_use.sse", "message_stop"), "message_stop"),
+        (Provider::Anthropic, cut("anthropic", "messages_stream_tool_use.sse", "message_delta"), "message_stop"),
+        (Provider::Responses, cut("openai", "responses_stream.sse", "response.completed"), "response.completed"),
+        (
+            Provider::Responses,
+            cut("openai", "responses_stream.sse", "response.completed") + "data: [DONE]\n\n",
+            "response.completed",
+        ),
+        (Provider::Gemini, cut("gemini", "stream_generate_content.sse", "finishReason"), "finishReason"),
+        (Provider::Gemini, cut("gemini", "stream_partial_args.sse", "finishReason"), "finishReason"),
+        (Provider::Chat, cut("openai", "chat_stream_text.sse", "finish_reason\":\"stop"), "finish_reason"),
+    ];
+    for (provider, body, says) in cases {
+        assert!(!body.is_empty());
+        server.reset().await;
+        Mock::given(method("POST"))
+            .respond_with(ResponseTemplate::new(200).set_body_raw(body, "text/event-stream"))
+            .mount(&server)
+            .await;
+        let err = error_of(&model(provider, &server.uri(), &Opts::default()), true).await;
+        assert!(err.message.contains("ended before the answer did"), "{provider:?}: {}", err.message);
+        assert!(err.message.contains(says), "{provider:?}: {}", err.message);
+        if provider != Provider::Chat {
+            // Retryable: a FallbackModel (or the caller) may try again elsewhere.
+            assert_eq!(err.kind, "ModelAPIError", "{provider:?}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_stream_cut_mid_answer_yields_the_deltas_then_the_error() {
+    let server = MockServer::start().await;
+    let body = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"model\":\"claude\",\"usage\":{\"input_tokens\":1}}}\n\n\
+                event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n\
+                event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Transfer approved: do NOT\"}}\n\n";
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(body, "text/event-stream"))
+        .mount(&server)
+        .await;
+    let model = model(Provider::Anthropic, &server.uri(), &Opts::default());
+    let mut stream = model.request_stream(&user("hi"), None, &Default::default()).await.unwrap();
+    let mut deltas = 0;
+    let err = loop {
+        match stream.next().await {
+            Some(Ok(toolsmith::model::ModelStreamEvent::Final(_))) => panic!("a cut stream is not an answer"),
+            Some(Ok(_)) => deltas += 1,
+            Some(Err(e)) => break e,
+            None => panic!("the stream should fail"),
+        }
+    };
+    assert!(deltas > 0, "the deltas that arrived are still shown");
+    assert_eq!(err.kind, "ModelAPIError");
+    assert!(err.message.contains("no message_stop event"), "{}", err.message);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -23,6 +23,8 @@ pub(super) struct AnthropicStream {
     usage: Value,
     stop: Option<String>,
     redactor: Redactor,
+    /// Whether `message_stop` arrived.
+    stopped: bool,
 }
 
 impl AnthropicStream {
@@ -38,6 +40,7 @@ impl AnthropicStream {
             usage: Value::Object(Map::new()),
             stop: None,
             redactor,
+            stopped: false,
         }
     }
 
@@ -194,7 +197,10 @@ impl StreamProcessor for AnthropicStream {
                     self.merge_usage(u);
                 }
             }
-            "message_stop" => return Ok(true),
+            "message_stop" => {
+                self.stopped = true;
+                return Ok(true);
+            }
             "error" => {
                 let message = error_text(&self.redactor, &v);
                 let kind =
@@ -210,6 +216,13 @@ impl StreamProcessor for AnthropicStream {
     }
 
     fn finish(&mut self, out: &mut Vec<ModelStreamEvent>) -> Result<ModelResponse, ModelError> {
+        if !self.stopped {
+            // A stream cut cleanly mid-answer: what arrived is not the whole answer.
+            return Err(ModelError::new(
+                "ModelAPIError",
+                "the anthropic stream ended before the answer did (no message_stop event): the connection was closed early; try again",
+            ));
+        }
         let (parts, ends) = self.assembler.take().unwrap_or_default().finish(true);
         out.extend(ends);
         let mut response = ModelResponse::new(parts);

@@ -174,6 +174,13 @@ impl StreamProcessor for GeminiStream {
     }
 
     fn finish(&mut self, out: &mut Vec<ModelStreamEvent>) -> Result<ModelResponse, ModelError> {
+        if self.finish.is_none() {
+            // A stream cut cleanly mid-answer: what arrived is not the whole answer.
+            return Err(ModelError::new(
+                "ModelAPIError",
+                "the Gemini stream ended before the answer did (no candidate with a finishReason): the connection was closed early; try again",
+            ));
+        }
         self.end_streamed(out);
         let (parts, ends) = self.assembler.take().unwrap_or_default().finish(true);
         out.extend(ends);

@@ -544,8 +544,13 @@ impl StreamingModel for OpenAIResponsesModel {
         params: &ModelRequestParameters,
     ) -> Result<ModelStream, ModelError> {
         let body = self.request_body(messages, settings, params, true)?;
-        let processor =
-            ResponsesStream { model: self.clone(), assembler: Some(ResponseAssembler::new()), raw: vec![], last: None };
+        let processor = ResponsesStream {
+            model: self.clone(),
+            assembler: Some(ResponseAssembler::new()),
+            raw: vec![],
+            last: None,
+            completed: false,
+        };
         self.http.stream(&self.url(), &body, settings_timeout(settings), processor).await
     }
 }
@@ -587,6 +592,8 @@ struct ResponsesStream {
     assembler: Option<ResponseAssembler>,
     raw: Vec<Value>,
     last: Option<Value>,
+    /// Whether `response.completed` or `response.incomplete` arrived.
+    completed: bool,
 }
 
 fn item_key(v: &Value) -> String {
@@ -600,6 +607,8 @@ impl StreamProcessor for ResponsesStream {
     fn on_event(&mut self, event: &SseEvent, out: &mut Vec<ModelStreamEvent>) -> Result<bool, ModelError> {
         let data = event.data.trim();
         if data.is_empty() || data == "[DONE]" {
+            // `[DONE]` is not the Responses API's end: `finish` checks that the response was
+            // completed.
             return Ok(data == "[DONE]");
         }
         let v = parse_event_json(&self.model.system, data, &self.model.http.redactor)?;
@@ -693,6 +702,7 @@ impl StreamProcessor for ResponsesStream {
             }
             "response.completed" | "response.incomplete" => {
                 self.last = v.get("response").cloned();
+                self.completed = true;
                 return Ok(true);
             }
             "response.failed" => {
@@ -717,6 +727,16 @@ impl StreamProcessor for ResponsesStream {
     }
 
     fn finish(&mut self, out: &mut Vec<ModelStreamEvent>) -> Result<ModelResponse, ModelError> {
+        if !self.completed {
+            // A stream cut cleanly mid-answer: what arrived is not the whole answer.
+            return Err(ModelError::new(
+                "ModelAPIError",
+                format!(
+                    "the {} stream ended before the answer did (no response.completed, response.incomplete or response.failed event): the connection was closed early; try again",
+                    self.model.system
+                ),
+            ));
+        }
         let (parts, ends) = self.assembler.take().unwrap_or_default().finish(false);
         out.extend(ends);
         let has_calls = parts.iter().any(|p| matches!(p, ModelResponsePart::ToolCall(_)));
