@@ -7,6 +7,9 @@ use super::*;
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long one request (`tools/list`, `tools/call`...) may wait for its answer by default.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
+/// The largest message (one JSON-RPC message) a server may send by default: 16 MiB, rmcp's own
+/// limit.
+pub(crate) const DEFAULT_MAX_MESSAGE_SIZE: usize = 16 * 1024 * 1024;
 
 /// Whether each run gets its own session or one session serves every run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -68,6 +71,7 @@ pub(crate) struct Settings {
     pub(crate) transport: TransportConfig,
     pub(crate) connect_timeout: Duration,
     pub(super) request_timeout: Duration,
+    pub(crate) max_message_size: usize,
     pub(super) tool_timeout: Option<f64>,
     pub(super) max_retries: Option<u32>,
     pub(super) allowed_tools: Option<Vec<String>>,
@@ -89,6 +93,7 @@ impl Settings {
             transport,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
             tool_timeout: None,
             max_retries: None,
             allowed_tools: None,

@@ -65,20 +65,27 @@ impl Inner {
         }
     }
 
-    /// Runs one request with the request timeout, mapping errors (and dropping the session on a
-    /// connection error).
+    /// Runs one request with the request timeout, mapping errors and dropping the session on a
+    /// connection error. A message past the size limit fails the request at once.
     pub(super) async fn request<T, F>(&self, session: &Session, method: &str, fut: F) -> Result<T, McpError>
     where
         F: Future<Output = Result<T, rmcp::ServiceError>>,
     {
         let server = &self.settings.server;
-        let result = match tokio::time::timeout(self.settings.request_timeout, fut).await {
-            Ok(Ok(v)) => return Ok(v),
-            Ok(Err(e)) => session.error(server, method, e).await,
-            Err(_) => McpError::Timeout {
+        let result = tokio::select! {
+            answer = tokio::time::timeout(self.settings.request_timeout, fut) => match answer {
+                Ok(Ok(v)) => return Ok(v),
+                Ok(Err(e)) => session.error(server, method, e).await,
+                Err(_) => McpError::Timeout {
+                    server: server.to_string(),
+                    method: method.to_string(),
+                    timeout: self.settings.request_timeout,
+                },
+            },
+            max_bytes = session.notes.wait_oversized() => McpError::MessageTooLarge {
                 server: server.to_string(),
                 method: method.to_string(),
-                timeout: self.settings.request_timeout,
+                max_bytes,
             },
         };
         if result.is_connection_error() {

@@ -82,6 +82,21 @@ pub enum McpError {
         /// What happened (with the last lines the server wrote to stderr, when there are any).
         message: String,
     },
+    /// The server sent a message (one JSON-RPC message: a line over stdio, an event over HTTP)
+    /// larger than the limit ([`McpToolset::max_message_size`](super::McpToolset::max_message_size)).
+    /// The requests waiting on the session fail at once; the session is dropped and the next
+    /// request reconnects.
+    #[error(
+        "MCP server '{server}' sent a message larger than {max_bytes} bytes, the limit, during {method}: the session was dropped and the next call reconnects (raise `max_message_size` if the server's results are that large)"
+    )]
+    MessageTooLarge {
+        /// The server, as named in messages.
+        server: String,
+        /// The request, e.g. `tools/call 'echo'`.
+        method: String,
+        /// The limit, in bytes.
+        max_bytes: usize,
+    },
     /// The server answered a request with a JSON-RPC error.
     #[error("MCP server '{server}' answered {method} with error {code}: {message}")]
     Server {
@@ -106,7 +121,7 @@ fn secs(d: Duration) -> String {
 impl McpError {
     /// Whether the session was dropped because of this error (the next request reconnects).
     pub fn is_connection_error(&self) -> bool {
-        matches!(self, McpError::Timeout { .. } | McpError::ConnectionLost { .. })
+        matches!(self, McpError::Timeout { .. } | McpError::ConnectionLost { .. } | McpError::MessageTooLarge { .. })
     }
 
     /// The error as a tool call's result: a JSON-RPC error from the server is a retry carrying

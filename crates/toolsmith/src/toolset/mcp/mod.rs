@@ -6,6 +6,8 @@ mod connection;
 mod convert;
 mod error;
 mod session;
+#[cfg(test)]
+mod tests;
 
 use std::future::Future;
 use std::marker::PhantomData;
@@ -305,6 +307,20 @@ impl<D> McpToolset<D> {
                 s.problems.push("the request timeout of an MCP server must be greater than 0".into());
             }
             s.request_timeout = timeout;
+        })
+    }
+
+    /// The largest message the server may send, in bytes (one JSON-RPC message: a line over
+    /// stdio or [`McpToolset::from_io`], an event over HTTP); 16 MiB by default. A larger one
+    /// fails the requests waiting on the session at once with [`McpError::MessageTooLarge`]
+    /// (over streamable HTTP, rmcp enforces the limit and its error names it) and the session
+    /// is reopened.
+    pub fn max_message_size(self, bytes: usize) -> Self {
+        self.configure(|s| {
+            if bytes == 0 {
+                s.problems.push("the largest message of an MCP server must be more than 0 bytes".into());
+            }
+            s.max_message_size = bytes;
         })
     }
 
