@@ -1,5 +1,6 @@
 //! How an MCP toolset connects: the transport, timeouts and session mode.
 
+use super::redact::Redactor;
 use super::*;
 
 /// How long connecting (spawning, or reaching the URL, and the `initialize` handshake) may take
@@ -105,6 +106,16 @@ impl Settings {
             client_name: "toolsmith".to_string(),
             client_version: env!("CARGO_PKG_VERSION").to_string(),
             problems: Vec::new(),
+        }
+    }
+
+    /// What is kept out of errors: the values of the HTTP headers and the bearer token.
+    pub(super) fn redactor(&self) -> Redactor {
+        match &self.transport {
+            TransportConfig::Http(http) => {
+                Redactor::new(http.headers.iter().map(|(_, v)| v.as_str()).chain(http.bearer_token.as_deref()))
+            }
+            _ => Redactor::none(),
         }
     }
 

@@ -33,7 +33,8 @@ impl Inner {
         }
         slot.session = None;
         let id = self.connections.fetch_add(1, Ordering::Relaxed) + 1;
-        let session = Arc::new(session::connect(&self.settings, id).await?);
+        let session = session::connect(&self.settings, id).await.map_err(|e| e.redacted(&self.settings.redactor()))?;
+        let session = Arc::new(session);
         slot.session = Some(session.clone());
         Ok(session)
     }
@@ -65,8 +66,9 @@ impl Inner {
         }
     }
 
-    /// Runs one request with the request timeout, mapping errors and dropping the session on a
-    /// connection error. A message past the size limit fails the request at once.
+    /// Runs one request with the request timeout, mapping errors (with the HTTP credentials
+    /// redacted) and dropping the session on a connection error. A message past the size limit
+    /// fails the request at once.
     pub(super) async fn request<T, F>(&self, session: &Session, method: &str, fut: F) -> Result<T, McpError>
     where
         F: Future<Output = Result<T, rmcp::ServiceError>>,
@@ -88,6 +90,7 @@ impl Inner {
                 max_bytes,
             },
         };
+        let result = result.redacted(&self.settings.redactor());
         if result.is_connection_error() {
             self.discard(session).await;
         }

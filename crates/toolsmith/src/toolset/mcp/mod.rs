@@ -5,6 +5,11 @@ mod config;
 mod connection;
 mod convert;
 mod error;
+// The redaction the providers use, compiled here too: the providers and the toolsets do not
+// import each other (ARCHITECTURE.md), and no module below both is MCP's or the providers' own.
+#[allow(clippy::duplicate_mod)]
+#[path = "../../providers/redact.rs"]
+mod redact;
 mod session;
 #[cfg(test)]
 mod tests;
@@ -280,7 +285,8 @@ impl<D> McpToolset<D> {
         })
     }
 
-    /// Sends `Authorization: Bearer {token}` with every request to an HTTP server.
+    /// Sends `Authorization: Bearer {token}` with every request to an HTTP server. The token, like
+    /// the values of the headers, is kept out of every error.
     pub fn bearer_token(self, token: impl Into<String>) -> Self {
         let token = token.into();
         self.http_option("bearer_token", |http, _| http.bearer_token = Some(token))

@@ -147,6 +147,16 @@ fn echo_text() -> String {
     forms(TOKEN).into_iter().chain(forms(HEADER_SECRET)).collect::<Vec<_>>().join(" ")
 }
 
+fn assert_no_secret(err: &McpError) {
+    for text in [err.to_string(), format!("{err:?}")] {
+        for form in forms(TOKEN).into_iter().chain(forms(HEADER_SECRET)) {
+            assert!(!text.contains(&form), "{form:?} leaked: {text}");
+        }
+        assert!(!text.contains("0123456789"), "{text}");
+        assert!(!text.contains("9876543210"), "{text}");
+    }
+}
+
 /// Reads one HTTP request: its head (lowercased) and body.
 async fn read_http(socket: &mut tokio::net::TcpStream) -> Option<(String, Vec<u8>)> {
     let mut buf = Vec::new();
@@ -226,6 +236,37 @@ fn http_toolset(url: &str) -> McpToolset {
         .header("X-Api-Secret", HEADER_SECRET)
         .connect_timeout(Duration::from_secs(5))
         .request_timeout(Duration::from_secs(20))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_credentials_never_show_in_errors() {
+    // Echoed in the body of a failed handshake.
+    let url = http_server(|_| (500, "text/plain", String::new()), true).await;
+    let err = http_toolset(&url).list_tools().await.unwrap_err();
+    assert!(matches!(err, McpError::Connect { .. }), "{err:?}");
+    assert_no_secret(&err);
+
+    // Echoed in a JSON-RPC error (which also goes back to the model as a retry).
+    let url = http_server(
+        |m| {
+            let error = json!({"code": -32000, "message": format!("denied for {}", echo_text()), "data": {"auth": echo_text()}});
+            (200, "application/json", json!({"jsonrpc": "2.0", "id": m["id"], "error": error}).to_string())
+        },
+        false,
+    )
+    .await;
+    let mcp = http_toolset(&url);
+    let err = mcp.call_tool("x", json!({})).await.unwrap_err();
+    assert!(matches!(err, McpError::Server { .. }), "{err:?}");
+    assert!(err.to_string().contains("denied for [REDACTED]"), "{err}");
+    assert_no_secret(&err);
+    let retry = format!("{:?}", err.into_tool_error());
+    assert!(!retry.contains(TOKEN) && !retry.contains(HEADER_SECRET), "{retry}");
+
+    // Echoed in an HTTP error of a call.
+    let url = http_server(|_| (500, "text/plain", format!("failed: {}", echo_text())), false).await;
+    let err = http_toolset(&url).call_tool("x", json!({})).await.unwrap_err();
+    assert_no_secret(&err);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
