@@ -123,7 +123,7 @@ impl Inner {
                 return Ok(catalog);
             }
         }
-        let tools = self.request(session, "tools/list", session.service.peer().list_all_tools()).await?;
+        let tools = self.list_all(session).await?;
         let server = &self.settings.server;
         if let Some(allowed) = &self.settings.allowed_tools {
             for name in allowed.iter().filter(|n| !tools.iter().any(|t| t.name == n.as_str())) {
@@ -138,6 +138,49 @@ impl Inner {
         let catalog = Arc::new(catalog);
         *session.catalog.lock().unwrap_or_else(|p| p.into_inner()) = Some(catalog.clone());
         Ok(catalog)
+    }
+
+    /// Every page of `tools/list`. A page rmcp cannot read as a whole (a tool without its
+    /// `inputSchema`, say) is read tool by tool: see [`convert::lenient_tools`].
+    async fn list_all(&self, session: &Session) -> Result<Vec<rmcp::model::Tool>, McpError> {
+        use rmcp::model::{ClientRequest, ListToolsRequest, PaginatedRequestParams, ServerResult};
+        let server = &self.settings.server;
+        let mut tools = Vec::new();
+        let mut cursor: Option<String> = None;
+        let mut cursors = std::collections::HashSet::new();
+        loop {
+            let params = PaginatedRequestParams::default().with_cursor(cursor.clone());
+            let request = ClientRequest::ListToolsRequest(ListToolsRequest::with_param(params));
+            let page = self.request(session, "tools/list", session.service.peer().send_request(request)).await?;
+            let next = match page {
+                ServerResult::ListToolsResult(page) => {
+                    tools.extend(page.tools);
+                    page.next_cursor
+                }
+                other => {
+                    let value = serde_json::to_value(&other).unwrap_or(Value::Null);
+                    let (page, next) = convert::lenient_tools(server, &value).map_err(|message| {
+                        McpError::ConnectionLost {
+                            server: server.to_string(),
+                            method: "tools/list".to_string(),
+                            message,
+                        }
+                        .redacted(&self.settings.redactor())
+                    })?;
+                    tools.extend(page);
+                    next
+                }
+            };
+            match next {
+                Some(next) if cursors.insert(next.clone()) => cursor = Some(next),
+                Some(next) => {
+                    tracing::warn!(server = %server, cursor = %next, "the MCP server repeated a tools/list cursor: listing stopped there");
+                    break;
+                }
+                None => break,
+            }
+        }
+        Ok(tools)
     }
 
     pub(super) async fn call(

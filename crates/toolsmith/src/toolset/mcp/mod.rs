@@ -47,7 +47,9 @@ use crate::toolset::{Toolset, ToolsetTool};
 /// (stdio), over streamable HTTP (a URL, with headers and a bearer token), or over any pair of
 /// byte streams ([`McpToolset::from_io`], e.g. an in-process server). The tools the server lists
 /// become definitions (the input schema as it is; the title, annotations, output schema and
-/// `_meta` in the metadata); calls are validated against the input schema (every error is sent
+/// `_meta` in the metadata; a tool listed without an object `inputSchema` gets an empty object
+/// schema, and one that cannot be read at all is skipped, each with a warning naming it, where
+/// the MCP Python SDK under Pydantic AI fails the whole list); calls are validated against the input schema (every error is sent
 /// back to the model as a retry), and results are mapped to tool returns (see
 /// [`McpToolset::call_tool`] for the raw result).
 ///

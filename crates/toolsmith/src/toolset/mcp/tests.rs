@@ -1,6 +1,7 @@
 //! Misbehaving MCP servers, in process (raw JSON-RPC lines over `tokio::io::duplex`), as a
 //! child process (`sh`), and over HTTP (a raw TCP server on 127.0.0.1).
 
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -122,6 +123,69 @@ read l; read l; head -c 204800 /dev/zero | tr '\0' x; sleep 30"#;
     assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
     assert!(matches!(err, McpError::MessageTooLarge { max_bytes: 65536, .. }), "{err:?}");
     mcp.close().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// A listed tool without an input schema
+// ---------------------------------------------------------------------------------------------
+
+/// Collects the messages of warnings.
+#[derive(Clone, Default)]
+struct Warnings(Arc<Mutex<Vec<String>>>);
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Warnings {
+    fn on_event(&self, event: &tracing::Event<'_>, _ctx: tracing_subscriber::layer::Context<'_, S>) {
+        struct Message<'a>(&'a mut String);
+        impl tracing::field::Visit for Message<'_> {
+            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+                if field.name() == "message" {
+                    *self.0 = format!("{value:?}");
+                }
+            }
+        }
+        if *event.metadata().level() == tracing::Level::WARN {
+            let mut text = String::new();
+            event.record(&mut Message(&mut text));
+            self.0.lock().unwrap().push(text);
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_tool_without_an_input_schema_is_listed_with_an_empty_one_and_named() {
+    use tracing_subscriber::layer::SubscriberExt;
+    let warnings = Warnings::default();
+    let _guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(warnings.clone()));
+    let tools = json!({"tools": [
+        {"name": "good", "inputSchema": {"type": "object", "properties": {"a": {"type": "string"}}}},
+        {"name": "bare", "description": "no schema"},
+        {"name": "stringly", "inputSchema": "not a schema"},
+        {"name": "odd", "inputSchema": {"type": "object"}, "annotations": "not an object"},
+        {"description": "nameless", "inputSchema": {"type": "object"}},
+        17
+    ]});
+    let mcp = fake(Script { tools });
+    let defs = mcp.list_tools().await.unwrap();
+    let names: Vec<&str> = defs.iter().map(|d| d.name.as_str()).collect();
+    assert_eq!(names, ["good", "bare", "stringly"]);
+    assert_eq!(*defs[1].parameters_json_schema, json!({"type": "object", "properties": {}}));
+    assert_eq!(defs[1].description.as_deref(), Some("no schema"));
+    // The tool can be called.
+    assert_eq!(mcp.call_tool("bare", json!({})).await.unwrap().text(), "null");
+    let warnings = warnings.0.lock().unwrap().clone();
+    assert!(warnings.iter().any(|w| w.contains("tool 'bare' without an object `inputSchema`")), "{warnings:?}");
+    assert!(warnings.iter().any(|w| w.contains("tool 'stringly' without")), "{warnings:?}");
+    assert!(warnings.iter().any(|w| w.contains("tool 'odd' in a shape that cannot be read")), "{warnings:?}");
+    assert!(warnings.iter().any(|w| w.contains("a tool without a name")), "{warnings:?}");
+}
+
+#[tokio::test]
+async fn a_tools_list_that_repeats_its_cursor_ends() {
+    let tools = json!({"tools": [{"name": "one"}], "nextCursor": "again"});
+    let defs = fake(Script { tools }).list_tools().await.unwrap();
+    assert_eq!(defs.len(), 2, "the first page and the one its cursor named, then the repeat stops");
+    let err = fake(Script { tools: json!({"things": []}) }).list_tools().await.unwrap_err();
+    assert!(err.to_string().contains("has no `tools` list"), "{err}");
 }
 
 // ---------------------------------------------------------------------------------------------
