@@ -475,10 +475,14 @@ async fn huge_results_arrive_whole_and_oversized_ones_fail_clearly() {
     let big = mcp.call_tool("huge", json!({"bytes": bytes})).await.unwrap();
     assert_eq!(big.text().len(), bytes);
 
-    // Past rmcp's 16 MiB line limit the message is dropped: the request times out clearly.
-    let mcp = mcp.request_timeout(Duration::from_secs(3));
+    // Past the 16 MiB limit the request fails at once (not after the request timeout), naming
+    // the limit, and the next call reconnects.
+    let started = Instant::now();
     let err = mcp.call_tool("huge", json!({"bytes": 17 * 1024 * 1024})).await.unwrap_err();
-    assert!(matches!(err, McpError::Timeout { .. }), "{err:?}");
+    assert!(started.elapsed() < Duration::from_secs(30), "{:?}", started.elapsed());
+    assert!(matches!(err, McpError::MessageTooLarge { max_bytes: 16_777_216, .. }), "{err:?}");
+    assert!(err.to_string().contains("larger than 16777216 bytes, the limit"), "{err}");
+    assert_eq!(mcp.call_tool("huge", json!({"bytes": 10})).await.unwrap().text().len(), 10);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

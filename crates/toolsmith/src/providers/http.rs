@@ -1,28 +1,40 @@
 //! Shared HTTP for the provider adapters: one `reqwest` client per model, retries with
-//! exponential backoff that honour `Retry-After`, request timeouts, typed HTTP errors, and
-//! streamed responses handed to [`sse`](super::sse) as server-sent events.
+//! exponential backoff that honour `Retry-After`, a total and an idle deadline on every request,
+//! typed HTTP errors, and streamed responses parsed as server-sent events
+//! ([`SseParser`](super::sse::SseParser)).
 //!
 //! API keys live only in request headers: they are never part of a URL, an error message or a
-//! log line, and an error body that happens to echo the key has it replaced by `[REDACTED]`.
+//! log line. Every error built from what a server sent passes through the transport's
+//! [`Redactor`] (in [`HttpTransport::request_json`] and [`HttpTransport::stream`], the only ways
+//! the adapters talk to a server), which replaces the key and the credential headers, in any
+//! encoding, by `[REDACTED]`.
 
+use std::collections::VecDeque;
+use std::future::Future;
 use std::time::Duration;
 
-use eventsource_stream::Eventsource;
 use futures::StreamExt;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
+use tokio::time::Instant;
 
 use crate::error::UserError;
-use crate::model::ModelError;
-use crate::providers::sse::{SseEvent, SseStream, sse_error_text};
+use crate::model::{ModelError, ModelStream};
+use crate::providers::redact::Redactor;
+use crate::providers::sse::{
+    DEFAULT_MAX_EVENT_SIZE, SNIPPET_CHARS, SseEvent, SseParser, SseStream, StreamProcessor, drive, redact_error,
+};
 
 /// How a provider adapter retries failed requests.
 ///
 /// Retried: HTTP 408, 409, 429 and 5xx (including Anthropic's 529 "overloaded"), connection
-/// failures (refused, reset) and timeouts. The wait before retry `n` (from 0) is
-/// `initial_backoff * 2^n`, capped at `max_backoff`, with ±25 % jitter; when the provider sends
-/// `Retry-After` (seconds or an HTTP date) or `retry-after-ms`, that wait is used instead, unless
-/// it is longer than `max_retry_after`, in which case the error is returned at once.
+/// failures (refused, reset) and requests that got no answer within the idle timeout. The wait
+/// before retry `n` (from 0) is `initial_backoff * 2^n`, capped at `max_backoff`, with ±25 %
+/// jitter; when the provider sends `Retry-After` (seconds or an HTTP date) or `retry-after-ms`,
+/// that wait is used instead, unless it is longer than `max_retry_after`, in which case the error
+/// is returned at once and says so. Retries never outlast the request's total timeout: a wait
+/// that would end after it is not taken. Any values are safe (arithmetic saturates; a header
+/// too large for a [`Duration`] counts as longer than `max_retry_after`).
 ///
 /// ```
 /// use std::time::Duration;
@@ -89,7 +101,7 @@ impl RetryConfig {
         let capped = base.min(self.max_backoff);
         // ±25 % jitter from a random byte (uuid v4 is already a dependency).
         let r = uuid::Uuid::new_v4().as_bytes()[0] as f64 / 255.0;
-        capped.mul_f64(0.75 + 0.5 * r)
+        Duration::try_from_secs_f64(capped.as_secs_f64() * (0.75 + 0.5 * r)).unwrap_or(capped)
     }
 }
 
@@ -111,6 +123,12 @@ pub struct ModelHttpError {
     pub body: String,
     /// How many retries were made before giving up.
     pub retries: u32,
+    /// The wait the provider asked for (`Retry-After`, `retry-after-ms`) when it was longer than
+    /// [`RetryConfig::max_retry_after`], so that the error was returned at once instead
+    /// ([`Duration::MAX`] for a value too large to represent).
+    pub retry_after: Option<Duration>,
+    /// The [`RetryConfig::max_retry_after`] in force, when `retry_after` is set.
+    pub max_retry_after: Option<Duration>,
 }
 
 impl ModelHttpError {
@@ -136,6 +154,13 @@ impl ModelHttpError {
 
     fn hint(&self) -> String {
         let retried = if self.retries > 0 { format!(" (after {} retries)", self.retries) } else { String::new() };
+        if let (Some(wait), Some(max)) = (self.retry_after, self.max_retry_after) {
+            return format!(
+                "{retried}. The provider asked to wait {} before retrying, longer than `RetryConfig::max_retry_after` ({}), so the error is returned at once; raise `max_retry_after` to wait",
+                show_duration(wait),
+                show_duration(max)
+            );
+        }
         let what = match self.status {
             400 | 422 => "the provider rejected the request; check the model settings and the tool schemas",
             401 | 403 => "check the API key (the provider's environment variable or the builder's `.api_key(...)`)",
@@ -145,6 +170,15 @@ impl ModelHttpError {
             _ => "see the provider's message above",
         };
         format!("{retried}. {what}")
+    }
+}
+
+/// A duration for a message: seconds with one decimal, or "forever" past any real wait.
+fn show_duration(d: Duration) -> String {
+    if d >= Duration::from_secs(u64::from(u32::MAX)) {
+        "longer than a century".to_string()
+    } else {
+        format!("{:.1} s", d.as_secs_f64())
     }
 }
 
@@ -174,6 +208,9 @@ pub(crate) fn default_client() -> Result<reqwest::Client, UserError> {
 /// The most a media URL may weigh when an adapter downloads it to send it inline.
 pub(crate) const MAX_DOWNLOAD_BYTES: u64 = 32 * 1024 * 1024;
 
+/// The longest timeout handed to timers (about 30 years: `Duration::MAX` would overflow them).
+const LONGEST_TIMER: Duration = Duration::from_secs(30 * 365 * 24 * 3600);
+
 /// Downloads a file a prompt links to, for a provider that only takes files inline: its bytes
 /// and the media type the server gave (without parameters). The provider's credentials are not
 /// sent; the error names the URL (without its query) and what to do instead.
@@ -193,7 +230,8 @@ pub(crate) async fn download(
             ),
         )
     };
-    let response = client.get(url).timeout(timeout).send().await.map_err(|e| fail(error_chain(&e.without_url())))?;
+    let request = client.get(url).timeout(timeout.min(LONGEST_TIMER));
+    let response = request.send().await.map_err(|e| fail(error_chain(&e.without_url())))?;
     let status = response.status();
     if !status.is_success() {
         return Err(fail(format!("HTTP {status}")));
@@ -220,16 +258,22 @@ pub(crate) async fn download(
     Ok((bytes, media_type))
 }
 
-/// The HTTP side of one model: client, provider, headers, retries and timeout.
+/// The HTTP side of one model: client, provider, headers, retries, timeouts and redaction.
 #[derive(Clone)]
 pub(crate) struct HttpTransport {
     pub(crate) client: reqwest::Client,
     pub(crate) provider: String,
     pub(crate) model_name: String,
     pub(crate) headers: HeaderMap,
-    pub(crate) secret: Option<String>,
+    pub(crate) redactor: Redactor,
     pub(crate) retry: RetryConfig,
+    /// The total timeout of a request (retries and the whole answer, streamed or not).
     pub(crate) timeout: Duration,
+    /// The longest wait for the next bytes (the answer's head, or the next chunk of its body);
+    /// the total timeout when `None`.
+    pub(crate) idle_timeout: Option<Duration>,
+    /// The largest server-sent event accepted.
+    pub(crate) max_event_size: usize,
 }
 
 impl std::fmt::Debug for HttpTransport {
@@ -239,6 +283,8 @@ impl std::fmt::Debug for HttpTransport {
             .field("model_name", &self.model_name)
             .field("retry", &self.retry)
             .field("timeout", &self.timeout)
+            .field("idle_timeout", &self.idle_timeout)
+            .field("max_event_size", &self.max_event_size)
             .finish_non_exhaustive()
     }
 }
@@ -276,55 +322,143 @@ pub(super) fn error_chain(e: &dyn std::error::Error) -> String {
     out
 }
 
+/// The wait a response asks for before a retry: `retry-after-ms`, else `Retry-After` (seconds
+/// or an HTTP date). `None` when absent or not a wait (negative, NaN, garbage); a wait too large
+/// to represent (`1e300`, infinity) is [`Duration::MAX`]. Never panics.
 fn parse_retry_after(headers: &HeaderMap) -> Option<Duration> {
-    if let Some(ms) =
-        headers.get("retry-after-ms").and_then(|v| v.to_str().ok()).and_then(|s| s.trim().parse::<f64>().ok())
-        && ms.is_finite()
-        && ms >= 0.0
-    {
-        return Some(Duration::from_secs_f64(ms / 1000.0));
+    fn seconds(secs: f64) -> Option<Duration> {
+        if secs.is_nan() || secs < 0.0 {
+            return None;
+        }
+        Some(Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX))
     }
-    let raw = headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?.trim();
+    let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
+    if let Some(ms) = text("retry-after-ms").and_then(|s| s.parse::<f64>().ok())
+        && let Some(wait) = seconds(ms / 1000.0)
+    {
+        return Some(wait);
+    }
+    let raw = text(reqwest::header::RETRY_AFTER.as_str())?;
     if let Ok(secs) = raw.parse::<f64>() {
-        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
+        return seconds(secs);
     }
     let date = chrono::DateTime::parse_from_rfc2822(raw).ok()?;
-    let wait = date.with_timezone(&chrono::Utc) - chrono::Utc::now();
+    let wait = date.with_timezone(&chrono::Utc).signed_duration_since(chrono::Utc::now());
     Some(wait.to_std().unwrap_or(Duration::ZERO))
 }
 
-impl HttpTransport {
-    fn redact(&self, text: &str) -> String {
-        match &self.secret {
-            Some(secret) if secret.len() >= 4 && text.contains(secret.as_str()) => {
-                text.replace(secret.as_str(), "[REDACTED]")
-            }
-            _ => text.to_string(),
+/// Which deadline passed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Expired {
+    /// Nothing arrived within the idle timeout.
+    Idle,
+    /// The request's total timeout passed.
+    Total,
+}
+
+/// What a request was waiting for when a deadline passed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// The response's head.
+    Head,
+    /// The rest of a JSON (or error) body.
+    Body,
+    /// The next bytes of a stream.
+    Stream,
+}
+
+/// The deadlines of one request: a total one, from the start, and an idle one, for each wait.
+#[derive(Debug, Clone, Copy)]
+struct Deadline {
+    total: Duration,
+    idle: Duration,
+    /// `None` when the total timeout is too large to matter.
+    end: Option<Instant>,
+}
+
+impl Deadline {
+    fn new(total: Duration, idle: Option<Duration>) -> Self {
+        let idle = idle.unwrap_or(total).min(total);
+        Deadline { total, idle, end: Instant::now().checked_add(total) }
+    }
+
+    fn remaining(&self) -> Duration {
+        self.end.map_or(Duration::MAX, |end| end.saturating_duration_since(Instant::now()))
+    }
+
+    /// Waits for `fut`, at most the idle timeout and what is left of the total one.
+    async fn wait<F: Future>(&self, fut: F) -> Result<F::Output, Expired> {
+        let remaining = self.remaining();
+        let (limit, expired) =
+            if self.idle < remaining { (self.idle, Expired::Idle) } else { (remaining, Expired::Total) };
+        tokio::time::timeout(limit.min(LONGEST_TIMER), fut).await.map_err(|_| expired)
+    }
+
+    /// Whether a wait of `d` would still end before the total deadline.
+    fn allows(&self, d: Duration) -> bool {
+        d < self.remaining()
+    }
+}
+
+/// A URL for a message: without its query, fragment or user info.
+fn shown_url(url: &str) -> &str {
+    let url = url.split(['?', '#']).next().unwrap_or(url);
+    match url.find("://").map(|i| i + 3) {
+        Some(host) if url[host..].split('/').next().is_some_and(|authority| authority.contains('@')) => {
+            // Credentials in the URL: show the scheme only.
+            &url[..host]
         }
+        _ => url,
+    }
+}
+
+/// How much of an error body is read (the message quotes at most 4,000 characters of it).
+const MAX_ERROR_BODY_BYTES: usize = 1024 * 1024;
+
+impl HttpTransport {
+    /// `text` with the key and credential headers redacted.
+    pub(crate) fn redact<'a>(&self, text: &'a str) -> std::borrow::Cow<'a, str> {
+        self.redactor.redact(text)
+    }
+
+    /// At most `max_chars` of a server's text, redacted, for an error message.
+    pub(crate) fn snippet(&self, text: &str, max_chars: usize) -> String {
+        self.redactor.snippet(text, max_chars)
+    }
+
+    fn deadline(&self, timeout: Option<Duration>) -> Deadline {
+        Deadline::new(timeout.unwrap_or(self.timeout), self.idle_timeout)
     }
 
     fn api_error(&self, what: String) -> ModelError {
-        ModelError::new("ModelAPIError", self.redact(&what))
+        ModelError::new("ModelAPIError", what)
     }
 
-    fn timeout_error(&self, timeout: Duration, url: &str) -> ModelError {
-        self.api_error(format!(
-            "the {} API did not answer within {:.1} s (model `{}`, {}). Raise the timeout (`ModelSettings::timeout` or the builder's `.timeout(...)`) or check the server",
-            self.provider,
-            timeout.as_secs_f64(),
-            self.model_name,
-            url
-        ))
+    /// The error for a deadline that passed while waiting for the answer's head, the rest of a
+    /// JSON answer, or the next bytes of a stream.
+    fn expired_error(&self, expired: Expired, deadline: &Deadline, url: &str, phase: Phase) -> ModelError {
+        let url = shown_url(url);
+        let (provider, model) = (&self.provider, &self.model_name);
+        let (total, idle) = (deadline.total.as_secs_f64(), deadline.idle.as_secs_f64());
+        self.api_error(match (expired, phase) {
+            (Expired::Total, Phase::Head) => format!(
+                "the {provider} API did not answer within {total:.1} s (model `{model}`, {url}). Raise the timeout (`ModelSettings::timeout` or the builder's `.timeout(...)`) or check the server"
+            ),
+            (Expired::Total, _) => format!(
+                "the {provider} API's answer did not end within the request's total timeout of {total:.1} s (model `{model}`, {url}). Raise the timeout (`ModelSettings::timeout` or the builder's `.timeout(...)`) or check the server"
+            ),
+            (Expired::Idle, Phase::Head) => format!(
+                "the {provider} API did not answer within {idle:.1} s, the idle timeout (model `{model}`, {url}). Raise it (the builder's `.idle_timeout(...)`) or check the server"
+            ),
+            (Expired::Idle, phase) => format!(
+                "the {provider} {} stalled: nothing arrived for {idle:.1} s, the idle timeout (model `{model}`, {url}). Raise it (the builder's `.idle_timeout(...)`) or try again",
+                if phase == Phase::Stream { "stream" } else { "API's answer" }
+            ),
+        })
     }
 
-    /// Sends a JSON POST with retries and returns the successful response.
-    pub(crate) async fn send(
-        &self,
-        url: &str,
-        body: &Value,
-        timeout: Option<Duration>,
-    ) -> Result<reqwest::Response, ModelError> {
-        let timeout = timeout.unwrap_or(self.timeout);
+    /// Sends a JSON POST with retries, within the deadline, and returns the successful response.
+    async fn send(&self, url: &str, body: &Value, deadline: &Deadline) -> Result<reqwest::Response, ModelError> {
         let bytes = serde_json::to_vec(body)
             .map_err(|e| ModelError::new("UserError", format!("could not serialise the request body: {e}")))?;
         let mut attempt: u32 = 0;
@@ -336,27 +470,29 @@ impl HttpTransport {
                 .header(reqwest::header::CONTENT_TYPE, "application/json")
                 .body(bytes.clone());
             let can_retry = attempt < self.retry.max_retries;
-            match tokio::time::timeout(timeout, request.send()).await {
-                Err(_) => {
-                    if can_retry {
-                        tracing::warn!(provider = %self.provider, attempt, "request timed out; retrying");
-                        tokio::time::sleep(self.retry.backoff(attempt)).await;
+            let backoff = self.retry.backoff(attempt);
+            match deadline.wait(request.send()).await {
+                Err(expired) => {
+                    if expired == Expired::Idle && can_retry && deadline.allows(backoff) {
+                        tracing::warn!(provider = %self.provider, attempt, "no answer within the idle timeout; retrying");
+                        tokio::time::sleep(backoff).await;
                         attempt += 1;
                         continue;
                     }
-                    return Err(self.timeout_error(timeout, url));
+                    return Err(self.expired_error(expired, deadline, url, Phase::Head));
                 }
                 Ok(Err(e)) => {
                     let e = e.without_url();
-                    if can_retry && !e.is_builder() {
+                    if can_retry && deadline.allows(backoff) {
                         tracing::warn!(provider = %self.provider, attempt, error = %self.redact(&error_chain(&e)), "request failed; retrying");
-                        tokio::time::sleep(self.retry.backoff(attempt)).await;
+                        tokio::time::sleep(backoff).await;
                         attempt += 1;
                         continue;
                     }
                     return Err(self.api_error(format!(
-                        "could not reach the {} API at {url}: {}. Check the base URL, the network, and that the server is running",
+                        "could not reach the {} API at {}: {}. Check the base URL, the network, and that the server is running",
                         self.provider,
+                        shown_url(url),
                         error_chain(&e)
                     )));
                 }
@@ -366,35 +502,32 @@ impl HttpTransport {
                         return Ok(response);
                     }
                     let retry_after = parse_retry_after(response.headers());
-                    let text = match tokio::time::timeout(timeout, response.text()).await {
-                        Ok(Ok(t)) => t,
-                        _ => String::new(),
-                    };
+                    // An error body is read within the deadline, up to a bound; what could not
+                    // be read is left out.
+                    let text = self.read_text(response, deadline, MAX_ERROR_BODY_BYTES).await.unwrap_or_default();
                     let code = status.as_u16();
                     let retryable = matches!(code, 408 | 409 | 429) || status.is_server_error();
-                    if retryable && can_retry {
-                        let wait = match retry_after {
-                            Some(d) if d > self.retry.max_retry_after => None,
-                            Some(d) => Some(d),
-                            None => Some(self.retry.backoff(attempt)),
-                        };
-                        if let Some(wait) = wait {
+                    let too_long = retry_after.filter(|d| *d > self.retry.max_retry_after);
+                    if retryable && can_retry && too_long.is_none() {
+                        let wait = retry_after.unwrap_or(backoff);
+                        if deadline.allows(wait) {
                             tracing::warn!(provider = %self.provider, status = code, attempt, wait_ms = wait.as_millis() as u64, "retrying");
                             tokio::time::sleep(wait).await;
                             attempt += 1;
                             continue;
                         }
                     }
-                    let mut body = self.redact(&text);
-                    if body.chars().count() > 4000 {
-                        body = body.chars().take(4000).collect::<String>() + "…";
-                    }
+                    let body = self.snippet(&text, 4000);
                     let error = ModelHttpError {
                         status: code,
                         provider: self.provider.clone(),
                         model_name: self.model_name.clone(),
                         body,
                         retries: attempt,
+                        retry_after: too_long.filter(|_| retryable && can_retry),
+                        max_retry_after: too_long
+                            .filter(|_| retryable && can_retry)
+                            .map(|_| self.retry.max_retry_after),
                     };
                     tracing::debug!(status = code, provider = %self.provider, "provider returned an HTTP error");
                     return Err(error.into());
@@ -403,85 +536,145 @@ impl HttpTransport {
         }
     }
 
-    /// Sends a JSON POST and parses the JSON answer.
-    pub(crate) async fn post_json(
+    /// Reads a response body as text within the deadline: at most `max_bytes` (the rest is left
+    /// unread), decoded as UTF-8 with replacement characters.
+    async fn read_text(
         &self,
-        url: &str,
-        body: &Value,
-        timeout: Option<Duration>,
-    ) -> Result<Value, ModelError> {
-        let timeout_d = timeout.unwrap_or(self.timeout);
-        let response = self.send(url, body, timeout).await?;
-        let text = match tokio::time::timeout(timeout_d, response.text()).await {
-            Err(_) => return Err(self.timeout_error(timeout_d, url)),
-            Ok(Err(e)) => {
-                return Err(self.api_error(format!(
-                    "the {} API's answer was cut off: {}. Try again",
-                    self.provider,
-                    error_chain(&e.without_url())
-                )));
-            }
-            Ok(Ok(t)) => t,
-        };
-        serde_json::from_str(&text).map_err(|e| {
-            let mut snippet: String = self.redact(&text).chars().take(300).collect();
-            if snippet.is_empty() {
-                snippet = "(empty body)".into();
-            }
-            ModelError::new(
-                "UnexpectedModelBehavior",
-                format!(
-                    "the {} API answered with something that is not JSON ({e}): {snippet}. Check that the base URL points at the API itself",
-                    self.provider
-                ),
-            )
-        })
-    }
-
-    /// Sends a JSON POST and returns its server-sent events. `idle` bounds the wait between two
-    /// chunks of the stream.
-    pub(crate) async fn post_sse(
-        &self,
-        url: &str,
-        body: &Value,
-        timeout: Option<Duration>,
-    ) -> Result<SseStream, ModelError> {
-        let idle = timeout.unwrap_or(self.timeout);
-        let response = self.send(url, body, timeout).await?;
-        let provider = self.provider.clone();
-        let events = response.bytes_stream().eventsource();
-        let stream = futures::stream::unfold((events, false), move |(mut events, done)| {
-            let provider = provider.clone();
-            async move {
-                if done {
-                    return None;
+        mut response: reqwest::Response,
+        deadline: &Deadline,
+        max_bytes: usize,
+    ) -> Result<String, ModelError> {
+        let url = response.url().to_string();
+        let mut bytes: Vec<u8> = Vec::new();
+        loop {
+            match deadline.wait(response.chunk()).await {
+                Err(expired) => return Err(self.expired_error(expired, deadline, &url, Phase::Body)),
+                Ok(Err(e)) => {
+                    return Err(self.api_error(format!(
+                        "the {} API's answer was cut off: {}. Try again",
+                        self.provider,
+                        error_chain(&e.without_url())
+                    )));
                 }
-                match tokio::time::timeout(idle, events.next()).await {
-                    Err(_) => Some((
-                        Err(ModelError::new(
-                            "ModelAPIError",
-                            format!(
-                                "the {provider} stream stalled: nothing arrived for {:.1} s. Raise the timeout or try again",
-                                idle.as_secs_f64()
-                            ),
-                        )),
-                        (events, true),
-                    )),
-                    Ok(None) => None,
-                    Ok(Some(Err(e))) => Some((
-                        Err(ModelError::new(
-                            "ModelAPIError",
-                            format!("the {provider} stream broke off: {}. Try again", sse_error_text(&e)),
-                        )),
-                        (events, true),
-                    )),
-                    Ok(Some(Ok(event))) => {
-                        Some((Ok(SseEvent { event: event.event, data: event.data }), (events, false)))
+                Ok(Ok(None)) => break,
+                Ok(Ok(Some(chunk))) => {
+                    let room = max_bytes.saturating_sub(bytes.len());
+                    bytes.extend_from_slice(&chunk[..chunk.len().min(room)]);
+                    if chunk.len() >= room {
+                        break;
                     }
                 }
             }
-        });
-        Ok(stream.boxed())
+        }
+        Ok(match String::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        })
+    }
+
+    /// Sends a JSON POST and hands the JSON answer to `parse`. The whole request (retries and the
+    /// body) keeps to the total and idle timeouts; every error, `parse`'s included, has the
+    /// secrets redacted.
+    pub(crate) async fn request_json<T>(
+        &self,
+        url: &str,
+        body: &Value,
+        timeout: Option<Duration>,
+        parse: impl FnOnce(&Value) -> Result<T, ModelError>,
+    ) -> Result<T, ModelError> {
+        let result = async {
+            let deadline = self.deadline(timeout);
+            let response = self.send(url, body, &deadline).await?;
+            let text = self.read_text(response, &deadline, usize::MAX).await?;
+            let value: Value = serde_json::from_str(&text).map_err(|e| {
+                let mut snippet = self.snippet(&text, SNIPPET_CHARS);
+                if snippet.is_empty() {
+                    snippet = "(empty body)".into();
+                }
+                ModelError::new(
+                    "UnexpectedModelBehavior",
+                    format!(
+                        "the {} API answered with something that is not JSON ({e}): {snippet}. Check that the base URL points at the API itself",
+                        self.provider
+                    ),
+                )
+            })?;
+            parse(&value)
+        }
+        .await;
+        result.map_err(|e| redact_error(&self.redactor, e))
+    }
+
+    /// Sends a JSON POST and runs `processor` over the server-sent events of the answer. The
+    /// whole request keeps to the total timeout, each wait for the next bytes to the idle one;
+    /// an event larger than the limit is an error; every error has the secrets redacted.
+    pub(crate) async fn stream<P: StreamProcessor>(
+        &self,
+        url: &str,
+        body: &Value,
+        timeout: Option<Duration>,
+        processor: P,
+    ) -> Result<ModelStream, ModelError> {
+        let deadline = self.deadline(timeout);
+        let response = self.send(url, body, &deadline).await.map_err(|e| redact_error(&self.redactor, e))?;
+        Ok(drive(self.events(response, deadline, url), processor, self.redactor.clone()))
+    }
+
+    /// The server-sent events of a response.
+    fn events(&self, response: reqwest::Response, deadline: Deadline, url: &str) -> SseStream {
+        struct State {
+            response: reqwest::Response,
+            parser: SseParser,
+            events: VecDeque<SseEvent>,
+            failure: Option<ModelError>,
+            http: HttpTransport,
+            deadline: Deadline,
+            url: String,
+            done: bool,
+        }
+        let state = State {
+            response,
+            parser: SseParser::new(self.max_event_size),
+            events: VecDeque::new(),
+            failure: None,
+            http: self.clone(),
+            deadline,
+            url: url.to_string(),
+            done: false,
+        };
+        futures::stream::unfold(state, |mut s| async move {
+            loop {
+                // The events completed before a failure still go out, then the failure.
+                if let Some(event) = s.events.pop_front() {
+                    return Some((Ok(event), s));
+                }
+                if let Some(failure) = s.failure.take() {
+                    return Some((Err(failure), s));
+                }
+                if s.done {
+                    return None;
+                }
+                let failure = match s.deadline.wait(s.response.chunk()).await {
+                    Err(expired) => s.http.expired_error(expired, &s.deadline, &s.url, Phase::Stream),
+                    Ok(Ok(None)) => return None,
+                    Ok(Err(e)) => s.http.api_error(format!(
+                        "the {} stream broke off: {}. Try again",
+                        s.http.provider,
+                        error_chain(&e.without_url())
+                    )),
+                    Ok(Ok(Some(chunk))) => match s.parser.feed(&chunk, &mut s.events) {
+                        Ok(()) => continue,
+                        Err(too_large) => s.http.api_error(format!(
+                            "the {} stream sent an event larger than {} bytes, the limit (the builder's `.max_event_size(...)`); the stream was abandoned",
+                            s.http.provider, too_large.max
+                        )),
+                    },
+                };
+                s.done = true;
+                s.failure = Some(failure);
+            }
+        })
+        .boxed()
     }
 }
 
@@ -499,6 +692,12 @@ pub(crate) fn settings_timeout(settings: Option<&crate::model::ModelSettings>) -
 mod tests {
     use super::*;
 
+    fn retry_after(name: &'static str, value: &'static str) -> Option<Duration> {
+        let mut h = HeaderMap::new();
+        h.insert(name, HeaderValue::from_static(value));
+        parse_retry_after(&h)
+    }
+
     #[test]
     fn retry_after_seconds_and_ms() {
         let mut h = HeaderMap::new();
@@ -509,10 +708,65 @@ mod tests {
     }
 
     #[test]
+    fn any_retry_after_parses_without_panicking() {
+        for name in ["retry-after", "retry-after-ms"] {
+            for huge in ["1e20", "99999999999999999999", "1e300", "inf", "+inf", "Infinity", "1.8e308"] {
+                let wait = retry_after(name, huge).unwrap();
+                assert!(wait > Duration::from_secs(1 << 40), "{name}: {huge}: {wait:?}");
+            }
+            for huge in ["1e300", "inf", "1.8e308"] {
+                assert_eq!(retry_after(name, huge), Some(Duration::MAX), "{name}: {huge}");
+            }
+            for invalid in ["-1", "-inf", "NaN", "nan", "", "soon", "1e", "0x10", "-0.5"] {
+                assert_eq!(retry_after(name, invalid), None, "{name}: {invalid}");
+            }
+            assert_eq!(retry_after(name, "0"), Some(Duration::ZERO));
+        }
+        assert_eq!(retry_after("retry-after", "1.5"), Some(Duration::from_millis(1500)));
+        assert_eq!(retry_after("retry-after", "Wed, 21 Oct 2015 07:28:00 GMT"), Some(Duration::ZERO));
+        assert!(retry_after("retry-after", "Fri, 31 Dec 9999 23:59:59 GMT").unwrap() > Duration::from_secs(1 << 30));
+    }
+
+    #[test]
     fn backoff_grows_and_is_capped() {
         let r = RetryConfig::default();
         assert!(r.backoff(0) <= Duration::from_millis(625));
         assert!(r.backoff(10) <= Duration::from_secs(10));
+    }
+
+    #[test]
+    fn any_retry_config_is_safe() {
+        for d in [Duration::ZERO, Duration::from_nanos(1), Duration::from_secs(u64::MAX), Duration::MAX] {
+            let r = RetryConfig::default().initial_backoff(d).max_backoff(Duration::MAX).max_retries(u32::MAX);
+            for attempt in [0, 1, 16, 63, 64, u32::MAX] {
+                let _ = r.backoff(attempt);
+            }
+            let r = RetryConfig::default().initial_backoff(Duration::MAX).max_backoff(d);
+            assert!(r.backoff(u32::MAX) <= d.max(Duration::from_nanos(1)).saturating_mul(2));
+        }
+        let deadline = Deadline::new(Duration::MAX, Some(Duration::MAX));
+        assert!(deadline.end.is_none());
+        assert_eq!(deadline.remaining(), Duration::MAX);
+    }
+
+    #[test]
+    fn settings_timeouts_zero_is_none() {
+        let mut s = crate::model::ModelSettings::new();
+        for (t, expected) in [
+            (Duration::MAX, Some(Duration::MAX)),
+            (Duration::ZERO, None),
+            (Duration::from_millis(250), Some(Duration::from_millis(250))),
+        ] {
+            s.timeout = Some(t);
+            assert_eq!(settings_timeout(Some(&s)), expected, "{t:?}");
+        }
+    }
+
+    #[test]
+    fn shown_urls_lose_queries_and_credentials() {
+        assert_eq!(shown_url("https://api.x.com/v1/chat?key=abc"), "https://api.x.com/v1/chat");
+        assert_eq!(shown_url("https://user:pw@api.x.com/v1"), "https://");
+        assert_eq!(shown_url("http://127.0.0.1:8/v1/a@b"), "http://127.0.0.1:8/v1/a@b");
     }
 
     #[test]
@@ -523,6 +777,8 @@ mod tests {
             model_name: "gpt-4o".into(),
             body: r#"{"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}"#.into(),
             retries: 0,
+            retry_after: None,
+            max_retry_after: None,
         };
         let m: ModelError = e.into();
         assert_eq!(m.kind, "ModelHTTPError");
@@ -537,13 +793,25 @@ pub(crate) struct ConnectionOptions {
     pub(crate) api_key: Option<String>,
     pub(crate) base_url: Option<String>,
     pub(crate) timeout: Option<Duration>,
+    pub(crate) idle_timeout: Option<Duration>,
+    pub(crate) max_event_size: Option<usize>,
     pub(crate) retry: Option<RetryConfig>,
     pub(crate) client: Option<reqwest::Client>,
     pub(crate) headers: Vec<(String, String)>,
 }
 
+/// Header names whose values are credentials whatever their length.
+fn is_credential_header(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    ["auth", "key", "token", "secret", "cookie", "password", "signature", "credential", "session"]
+        .iter()
+        .any(|w| name.contains(w))
+}
+
 impl ConnectionOptions {
-    /// Builds the transport: `auth` holds the provider's authentication headers.
+    /// Builds the transport: `auth` holds the provider's authentication headers. The redactor
+    /// takes the key, the sensitive headers of `auth`, and the values of the extra headers (those
+    /// named like credentials, and any of eight characters or more).
     pub(crate) fn transport(
         &self,
         provider: &str,
@@ -555,13 +823,19 @@ impl ConnectionOptions {
             Some(c) => c.clone(),
             None => default_client()?,
         };
+        let mut secrets: Vec<String> = self.api_key.iter().cloned().collect();
+        secrets.extend(auth.values().filter(|v| v.is_sensitive()).filter_map(|v| v.to_str().ok()).map(str::to_string));
         let mut headers = auth;
         for (name, value) in &self.headers {
+            if is_credential_header(name) || value.chars().count() >= 8 {
+                secrets.push(value.clone());
+            }
             let name = HeaderName::from_bytes(name.as_bytes())
                 .map_err(|_| UserError::new(format!("`{name}` is not a valid HTTP header name")))?;
-            let value = HeaderValue::from_str(value).map_err(|_| {
+            let mut value = HeaderValue::from_str(value).map_err(|_| {
                 UserError::new(format!("the value of the `{name}` header is not a valid HTTP header value"))
             })?;
+            value.set_sensitive(true);
             headers.insert(name, value);
         }
         Ok(HttpTransport {
@@ -569,9 +843,11 @@ impl ConnectionOptions {
             provider: provider.to_string(),
             model_name: model_name.to_string(),
             headers,
-            secret: self.api_key.clone().filter(|k| !k.is_empty()),
+            redactor: Redactor::new(secrets),
             retry: self.retry.clone().unwrap_or_default(),
             timeout: self.timeout.unwrap_or(default_timeout),
+            idle_timeout: self.idle_timeout,
+            max_event_size: self.max_event_size.unwrap_or(DEFAULT_MAX_EVENT_SIZE),
         })
     }
 }
@@ -591,9 +867,26 @@ macro_rules! connection_builder_methods {
             self
         }
 
-        /// Sets the request timeout (default 600 s); `ModelSettings::timeout` overrides it per request.
+        /// Sets the total timeout of a request (default 600 s): retries and the whole answer,
+        /// streamed or not, must fit in it. `ModelSettings::timeout` overrides it per request.
         pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
             self.opts.timeout = Some(timeout);
+            self
+        }
+
+        /// Sets the idle timeout: the longest wait for the answer's head or, once it has come,
+        /// for the next bytes of its body (default: the total timeout). A request that gets no
+        /// answer within it is retried (within the total timeout); a body or stream that stalls
+        /// for that long is an error.
+        pub fn idle_timeout(mut self, timeout: std::time::Duration) -> Self {
+            self.opts.idle_timeout = Some(timeout);
+            self
+        }
+
+        /// Sets the largest server-sent event a streamed answer may send, in bytes (default
+        /// 16 MiB); a larger one ends the stream with an error.
+        pub fn max_event_size(mut self, bytes: usize) -> Self {
+            self.opts.max_event_size = Some(bytes);
             self
         }
 
@@ -609,7 +902,9 @@ macro_rules! connection_builder_methods {
             self
         }
 
-        /// Adds a header to every request.
+        /// Adds a header to every request. Its value is treated as a secret (kept out of error
+        /// messages and logs) when the header is named like a credential (`...key`, `...token`,
+        /// `authorization`...) or the value has eight characters or more.
         pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
             self.opts.headers.push((name.into(), value.into()));
             self

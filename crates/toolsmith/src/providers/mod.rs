@@ -17,6 +17,10 @@ pub mod gemini;
 mod http;
 #[cfg(feature = "openai")]
 pub mod openai;
+// Also compiled into the MCP toolset (`toolset/mcp/mod.rs`).
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+#[allow(clippy::duplicate_mod)]
+mod redact;
 #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
 mod sse;
 #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]

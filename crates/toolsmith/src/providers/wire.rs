@@ -482,3 +482,134 @@ pub(crate) fn replayed_blocks(details: Option<&Value>, key: &str, field: &str) -
         })
         .unwrap_or_default()
 }
+
+/// A JSON value's type, as error messages name it.
+pub(crate) fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Checks the shape of a provider's answer: each accessor says which field is missing or of
+/// which type, with a redacted snippet of the answer (or of the stream event).
+pub(crate) struct Shape<'a> {
+    /// The provider, as named in messages.
+    pub(crate) provider: &'a str,
+    /// `"answer"` or `"stream event"`.
+    pub(crate) what: &'a str,
+    /// The whole answer (or event), quoted in errors.
+    pub(crate) root: &'a Value,
+    pub(crate) redactor: &'a crate::providers::redact::Redactor,
+}
+
+impl<'a> Shape<'a> {
+    /// An answer's shape checker.
+    pub(crate) fn answer(provider: &'a str, root: &'a Value, redactor: &'a crate::providers::redact::Redactor) -> Self {
+        Shape { provider, what: "answer", root, redactor }
+    }
+
+    /// A stream event's shape checker.
+    pub(crate) fn event(provider: &'a str, root: &'a Value, redactor: &'a crate::providers::redact::Redactor) -> Self {
+        Shape { provider, what: "stream event", root, redactor }
+    }
+
+    /// The error for a malformed answer: `problem` says what is wrong.
+    pub(crate) fn error(&self, problem: impl std::fmt::Display) -> ModelError {
+        ModelError::new(
+            "UnexpectedModelBehavior",
+            format!(
+                "the {} API sent a malformed {}: {problem}. It was: {}",
+                self.provider,
+                self.what,
+                self.redactor.snippet(&self.root.to_string(), crate::providers::sse::SNIPPET_CHARS)
+            ),
+        )
+    }
+
+    fn wrong(&self, path: &str, found: &Value, expected: &str) -> ModelError {
+        let what = if path.starts_with("the ") { path.to_string() } else { format!("`{path}`") };
+        self.error(format_args!("{what} is {}, expected {expected}", json_type(found)))
+    }
+
+    /// `parent[key]` when present and not null; an error when it has another type than `T`.
+    fn field<T: ?Sized>(
+        &self,
+        parent: &'a Value,
+        key: &str,
+        path: &str,
+        expected: &str,
+        cast: impl Fn(&'a Value) -> Option<&'a T>,
+    ) -> Result<Option<&'a T>, ModelError> {
+        match parent.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => cast(v).map(Some).ok_or_else(|| self.wrong(path, v, expected)),
+        }
+    }
+
+    fn required<T: ?Sized>(&self, found: Option<&'a T>, path: &str) -> Result<&'a T, ModelError> {
+        found.ok_or_else(|| self.error(format_args!("`{path}` is missing")))
+    }
+
+    /// An optional string field.
+    pub(crate) fn opt_str(&self, parent: &'a Value, key: &str, path: &str) -> Result<Option<&'a str>, ModelError> {
+        self.field(parent, key, path, "a string", Value::as_str)
+    }
+
+    /// A required string field.
+    pub(crate) fn str(&self, parent: &'a Value, key: &str, path: &str) -> Result<&'a str, ModelError> {
+        let found = self.opt_str(parent, key, path)?;
+        self.required(found, path)
+    }
+
+    /// An optional array field.
+    pub(crate) fn opt_array(
+        &self,
+        parent: &'a Value,
+        key: &str,
+        path: &str,
+    ) -> Result<Option<&'a Vec<Value>>, ModelError> {
+        self.field(parent, key, path, "an array", Value::as_array)
+    }
+
+    /// A required array field.
+    pub(crate) fn array(&self, parent: &'a Value, key: &str, path: &str) -> Result<&'a Vec<Value>, ModelError> {
+        let found = self.opt_array(parent, key, path)?;
+        self.required(found, path)
+    }
+
+    /// An optional object field.
+    pub(crate) fn opt_object(&self, parent: &'a Value, key: &str, path: &str) -> Result<Option<&'a Value>, ModelError> {
+        self.field(parent, key, path, "an object", |v: &'a Value| v.is_object().then_some(v))
+    }
+
+    /// A required object field.
+    pub(crate) fn object_field(&self, parent: &'a Value, key: &str, path: &str) -> Result<&'a Value, ModelError> {
+        let found = self.opt_object(parent, key, path)?;
+        self.required(found, path)
+    }
+
+    /// `v` itself must be an object (`path` names it).
+    pub(crate) fn object(&self, v: &'a Value, path: &str) -> Result<&'a Value, ModelError> {
+        if v.is_object() { Ok(v) } else { Err(self.wrong(path, v, "an object")) }
+    }
+
+    /// An optional field that must be a string or an object (tool arguments).
+    pub(crate) fn opt_str_or_object(
+        &self,
+        parent: &'a Value,
+        key: &str,
+        path: &str,
+    ) -> Result<Option<&'a Value>, ModelError> {
+        self.field(parent, key, path, "a string or an object", |v: &'a Value| {
+            (v.is_string() || v.is_object()).then_some(v)
+        })
+    }
+}
+
+/// How much of a provider's own error message an error quotes.
+pub(crate) const ERROR_CHARS: usize = 2000;

@@ -52,8 +52,8 @@ use crate::model::{ModelStream, StreamingModel};
 use crate::providers::http::{
     ConnectionOptions, DEFAULT_TIMEOUT, HttpTransport, connection_builder_methods, header, join_url, settings_timeout,
 };
-use crate::providers::sse::drive;
-use crate::providers::wire::{self, put};
+use crate::providers::redact::Redactor;
+use crate::providers::wire::{self, ERROR_CHARS, Shape, put};
 use crate::search::SEARCH_TOOL_KIND;
 use crate::tool::ToolDefinition;
 use crate::usage::RequestUsage;
@@ -481,55 +481,53 @@ impl AnthropicModel {
         Ok(turns.into_json("content"))
     }
 
-    /// Reads a Messages API response body.
+    /// Reads a Messages API response body. An answer without the documented shape (no
+    /// `content`, a field of another type...) is an `UnexpectedModelBehavior` error saying which
+    /// field is wrong.
     pub fn parse_response(&self, v: &Value) -> Result<ModelResponse, ModelError> {
+        let shape = Shape::answer("anthropic", v, &self.http.redactor);
+        shape.object(v, "the answer")?;
         if v.get("type").and_then(Value::as_str) == Some("error") {
-            let message = v.pointer("/error/message").and_then(Value::as_str).unwrap_or("no message");
-            return Err(ModelError::new("ModelAPIError", format!("anthropic answered with an error: {message}")));
-        }
-        let Some(content) = v.get("content").and_then(Value::as_array) else {
             return Err(ModelError::new(
-                "UnexpectedModelBehavior",
-                format!(
-                    "anthropic answered without `content`: {}",
-                    v.to_string().chars().take(300).collect::<String>()
-                ),
+                "ModelAPIError",
+                format!("anthropic answered with an error: {}", error_text(&self.http.redactor, v)),
             ));
-        };
+        }
+        let content = shape.array(v, "content", "content")?;
         let mut parts = Vec::new();
         let mut raw = Vec::new();
-        for block in content {
-            match block.get("type").and_then(Value::as_str) {
+        for (n, block) in content.iter().enumerate() {
+            let path = format!("content[{n}]");
+            shape.object(block, &path)?;
+            match shape.opt_str(block, "type", &format!("{path}.type"))? {
                 Some("text") => {
-                    let text = block.get("text").and_then(Value::as_str).unwrap_or_default();
+                    let text = shape.opt_str(block, "text", &format!("{path}.text"))?.unwrap_or_default();
                     if !text.is_empty() {
                         parts.push(ModelResponsePart::Text(TextPart::new(text)));
                     }
                 }
                 Some("tool_use") => {
-                    let id = block
-                        .get("id")
-                        .and_then(Value::as_str)
+                    let id = shape
+                        .opt_str(block, "id", &format!("{path}.id"))?
                         .map(str::to_string)
                         .unwrap_or_else(generate_tool_call_id);
-                    let mut c = ToolCallPart::new(
-                        block.get("name").and_then(Value::as_str).unwrap_or_default(),
-                        block.get("input").cloned().unwrap_or_else(|| json!({})),
-                        id,
-                    );
+                    let name = shape.str(block, "name", &format!("{path}.name"))?;
+                    let input = shape.opt_object(block, "input", &format!("{path}.input"))?;
+                    let mut c = ToolCallPart::new(name, input.cloned().unwrap_or_else(|| json!({})), id);
                     c.provider_name = Some("anthropic".into());
                     parts.push(ModelResponsePart::ToolCall(c));
                 }
                 Some("thinking") => {
-                    let mut t = ThinkingPart::new(block.get("thinking").and_then(Value::as_str).unwrap_or_default());
-                    t.signature = block.get("signature").and_then(Value::as_str).map(str::to_string);
+                    let thinking = shape.opt_str(block, "thinking", &format!("{path}.thinking"))?;
+                    let mut t = ThinkingPart::new(thinking.unwrap_or_default());
+                    t.signature = shape.opt_str(block, "signature", &format!("{path}.signature"))?.map(str::to_string);
                     t.provider_name = Some("anthropic".into());
                     parts.push(ModelResponsePart::Thinking(t));
                 }
                 Some("redacted_thinking") => {
                     let mut t = ThinkingPart::new("");
                     t.id = Some("redacted_thinking".into());
-                    t.signature = block.get("data").and_then(Value::as_str).map(str::to_string);
+                    t.signature = shape.opt_str(block, "data", &format!("{path}.data"))?.map(str::to_string);
                     t.provider_name = Some("anthropic".into());
                     parts.push(ModelResponsePart::Thinking(t));
                 }
@@ -549,6 +547,17 @@ impl AnthropicModel {
         );
         Ok(response)
     }
+}
+
+/// An error object's message (`{"error": {"type", "message"}}`, or the object), redacted and
+/// bounded.
+pub(super) fn error_text(redactor: &Redactor, v: &Value) -> String {
+    let text = v
+        .pointer("/error/message")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .unwrap_or_else(|| v.get("error").unwrap_or(v).to_string());
+    redactor.snippet(&text, ERROR_CHARS)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -646,8 +655,7 @@ impl Model for AnthropicModel {
     ) -> Result<ModelResponse, ModelError> {
         let body = self.request_body(messages, settings, params, false)?;
         let http = self.http_for(params);
-        let answer = http.post_json(&self.url(), &body, settings_timeout(settings)).await?;
-        self.parse_response(&answer)
+        http.request_json(&self.url(), &body, settings_timeout(settings), |v| self.parse_response(v)).await
     }
 }
 
@@ -677,7 +685,7 @@ impl StreamingModel for AnthropicModel {
     ) -> Result<ModelStream, ModelError> {
         let body = self.request_body(messages, settings, params, true)?;
         let http = self.http_for(params);
-        let sse = http.post_sse(&self.url(), &body, settings_timeout(settings)).await?;
-        Ok(drive(sse, AnthropicStream::new(self.name.clone(), self.base_url.clone())))
+        let processor = AnthropicStream::new(self.name.clone(), self.base_url.clone(), http.redactor.clone());
+        http.stream(&self.url(), &body, settings_timeout(settings), processor).await
     }
 }

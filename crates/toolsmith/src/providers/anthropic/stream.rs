@@ -4,10 +4,12 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
 
-use super::{fill, usage};
+use super::{error_text, fill, usage};
 use crate::messages::{ModelResponse, ModelResponsePart, ThinkingPart, generate_tool_call_id};
 use crate::model::{ModelError, ModelStreamEvent, ResponseAssembler};
+use crate::providers::redact::Redactor;
 use crate::providers::sse::{SseEvent, StreamProcessor, parse_event_json};
+use crate::providers::wire::Shape;
 
 pub(super) struct AnthropicStream {
     name: String,
@@ -20,10 +22,13 @@ pub(super) struct AnthropicStream {
     model: Option<String>,
     usage: Value,
     stop: Option<String>,
+    redactor: Redactor,
+    /// Whether `message_stop` arrived.
+    stopped: bool,
 }
 
 impl AnthropicStream {
-    pub(super) fn new(name: String, base_url: String) -> Self {
+    pub(super) fn new(name: String, base_url: String, redactor: Redactor) -> Self {
         AnthropicStream {
             name,
             base_url,
@@ -34,6 +39,8 @@ impl AnthropicStream {
             model: None,
             usage: Value::Object(Map::new()),
             stop: None,
+            redactor,
+            stopped: false,
         }
     }
 
@@ -48,12 +55,50 @@ impl AnthropicStream {
     }
 }
 
+/// Checks the types of the fields a stream event is read from.
+fn check_event(shape: &Shape<'_>, v: &Value) -> Result<(), ModelError> {
+    shape.object(v, "the event")?;
+    match shape.opt_str(v, "type", "type")?.unwrap_or_default() {
+        "message_start" => {
+            shape.opt_object(v, "message", "message")?;
+        }
+        "content_block_start" => {
+            if let Some(block) = shape.opt_object(v, "content_block", "content_block")? {
+                shape.opt_str(block, "type", "content_block.type")?;
+                if block.get("type").and_then(Value::as_str) == Some("tool_use") {
+                    shape.str(block, "name", "content_block.name")?;
+                    shape.opt_str(block, "id", "content_block.id")?;
+                    shape.opt_object(block, "input", "content_block.input")?;
+                }
+                for key in ["text", "thinking", "signature"] {
+                    shape.opt_str(block, key, &format!("content_block.{key}"))?;
+                }
+            }
+        }
+        "content_block_delta" => {
+            if let Some(delta) = shape.opt_object(v, "delta", "delta")? {
+                for key in ["type", "text", "partial_json", "thinking", "signature"] {
+                    shape.opt_str(delta, key, &format!("delta.{key}"))?;
+                }
+            }
+        }
+        "message_delta" => {
+            if let Some(delta) = shape.opt_object(v, "delta", "delta")? {
+                shape.opt_str(delta, "stop_reason", "delta.stop_reason")?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
 impl StreamProcessor for AnthropicStream {
     fn on_event(&mut self, event: &SseEvent, out: &mut Vec<ModelStreamEvent>) -> Result<bool, ModelError> {
         if event.data.trim().is_empty() {
             return Ok(false);
         }
-        let v = parse_event_json("anthropic", &event.data)?;
+        let v = parse_event_json("anthropic", &event.data, &self.redactor)?;
+        check_event(&Shape::event("anthropic", &v, &self.redactor), &v)?;
         let kind = v.get("type").and_then(Value::as_str).unwrap_or(event.event.as_str()).to_string();
         let Some(a) = self.assembler.as_mut() else { return Ok(true) };
         let index = v.get("index").and_then(Value::as_u64).unwrap_or(0);
@@ -152,10 +197,14 @@ impl StreamProcessor for AnthropicStream {
                     self.merge_usage(u);
                 }
             }
-            "message_stop" => return Ok(true),
+            "message_stop" => {
+                self.stopped = true;
+                return Ok(true);
+            }
             "error" => {
-                let message = v.pointer("/error/message").and_then(Value::as_str).unwrap_or("no message");
-                let kind = v.pointer("/error/type").and_then(Value::as_str).unwrap_or("error");
+                let message = error_text(&self.redactor, &v);
+                let kind =
+                    self.redactor.snippet(v.pointer("/error/type").and_then(Value::as_str).unwrap_or("error"), 100);
                 return Err(ModelError::new(
                     "ModelAPIError",
                     format!("the anthropic stream reported an error ({kind}): {message}. Try again"),
@@ -167,6 +216,13 @@ impl StreamProcessor for AnthropicStream {
     }
 
     fn finish(&mut self, out: &mut Vec<ModelStreamEvent>) -> Result<ModelResponse, ModelError> {
+        if !self.stopped {
+            // A stream cut cleanly mid-answer: what arrived is not the whole answer.
+            return Err(ModelError::new(
+                "ModelAPIError",
+                "the anthropic stream ended before the answer did (no message_stop event): the connection was closed early; try again",
+            ));
+        }
         let (parts, ends) = self.assembler.take().unwrap_or_default().finish(true);
         out.extend(ends);
         let mut response = ModelResponse::new(parts);

@@ -47,8 +47,7 @@ use crate::model::{ModelStream, StreamingModel};
 use crate::providers::http::{
     ConnectionOptions, DEFAULT_TIMEOUT, HttpTransport, connection_builder_methods, header, join_url, settings_timeout,
 };
-use crate::providers::sse::drive;
-use crate::providers::wire::{self, put};
+use crate::providers::wire::{self, Shape, put};
 use crate::tool::ToolDefinition;
 use crate::usage::RequestUsage;
 pub use schema::gemini_schema;
@@ -409,16 +408,28 @@ impl GeminiModel {
         Some(ModelResponsePart::Text(t))
     }
 
-    /// Reads a `generateContent` response body.
+    /// Reads a `generateContent` response body. An answer without the documented shape (no
+    /// candidate, a field of another type...) is an `UnexpectedModelBehavior` error saying which
+    /// field is wrong.
     pub fn parse_response(&self, v: &Value) -> Result<ModelResponse, ModelError> {
-        let candidate = v.get("candidates").and_then(|c| c.get(0));
-        if candidate.is_none()
-            && let Some(reason) = v.pointer("/promptFeedback/blockReason").and_then(Value::as_str)
-        {
-            return Err(ModelError::new(
-                "UnexpectedModelBehavior",
-                format!("Gemini blocked the prompt ({reason}); rephrase the request or adjust the safety settings"),
-            ));
+        let shape = Shape::answer(SYSTEM, v, &self.http.redactor);
+        shape.object(v, "the answer")?;
+        let candidate = check_candidate(&shape, v, false)?;
+        if candidate.is_none() {
+            if let Some(reason) = v.pointer("/promptFeedback/blockReason").and_then(Value::as_str) {
+                return Err(ModelError::new(
+                    "UnexpectedModelBehavior",
+                    format!(
+                        "Gemini blocked the prompt ({}); rephrase the request or adjust the safety settings",
+                        self.http.snippet(reason, 100)
+                    ),
+                ));
+            }
+            return Err(shape.error(if v.get("candidates").is_some() {
+                "`candidates` is empty"
+            } else {
+                "`candidates` is missing"
+            }));
         }
         let parts: Vec<ModelResponsePart> = candidate
             .and_then(|c| c.pointer("/content/parts"))
@@ -446,6 +457,42 @@ impl GeminiModel {
             response.provider_details = Some(json!({"finish_reason": raw}));
         }
     }
+}
+
+/// Checks the types of the fields of the first candidate (of an answer or a stream chunk) and
+/// returns it; in a stream, a function call may come without its name (`partialArgs` chunks).
+pub(super) fn check_candidate<'a>(
+    shape: &Shape<'a>,
+    v: &'a Value,
+    streamed: bool,
+) -> Result<Option<&'a Value>, ModelError> {
+    let Some(candidate) = shape.opt_array(v, "candidates", "candidates")?.and_then(|c| c.first()) else {
+        return Ok(None);
+    };
+    shape.object(candidate, "candidates[0]")?;
+    shape.opt_str(candidate, "finishReason", "candidates[0].finishReason")?;
+    let Some(content) = shape.opt_object(candidate, "content", "candidates[0].content")? else {
+        return Ok(Some(candidate));
+    };
+    let parts = shape.opt_array(content, "parts", "candidates[0].content.parts")?;
+    for (n, part) in parts.into_iter().flatten().enumerate() {
+        let path = format!("candidates[0].content.parts[{n}]");
+        shape.object(part, &path)?;
+        shape.opt_str(part, "text", &format!("{path}.text"))?;
+        shape.opt_str(part, "thoughtSignature", &format!("{path}.thoughtSignature"))?;
+        if let Some(call) = shape.opt_object(part, "functionCall", &format!("{path}.functionCall"))? {
+            let name = format!("{path}.functionCall.name");
+            if streamed {
+                shape.opt_str(call, "name", &name)?;
+            } else {
+                shape.str(call, "name", &name)?;
+            }
+            shape.opt_str(call, "id", &format!("{path}.functionCall.id"))?;
+            shape.opt_object(call, "args", &format!("{path}.functionCall.args"))?;
+            shape.opt_array(call, "partialArgs", &format!("{path}.functionCall.partialArgs"))?;
+        }
+    }
+    Ok(Some(candidate))
 }
 
 fn map_tool(def: &ToolDefinition) -> Value {
@@ -521,8 +568,7 @@ impl Model for GeminiModel {
         params: &ModelRequestParameters,
     ) -> Result<ModelResponse, ModelError> {
         let body = self.request_body(messages, settings, params, false)?;
-        let answer = self.http.post_json(&self.url(false), &body, settings_timeout(settings)).await?;
-        self.parse_response(&answer)
+        self.http.request_json(&self.url(false), &body, settings_timeout(settings), |v| self.parse_response(v)).await
     }
 }
 
@@ -534,7 +580,6 @@ impl StreamingModel for GeminiModel {
         params: &ModelRequestParameters,
     ) -> Result<ModelStream, ModelError> {
         let body = self.request_body(messages, settings, params, true)?;
-        let sse = self.http.post_sse(&self.url(true), &body, settings_timeout(settings)).await?;
-        Ok(drive(sse, GeminiStream::new(self.clone())))
+        self.http.stream(&self.url(true), &body, settings_timeout(settings), GeminiStream::new(self.clone())).await
     }
 }

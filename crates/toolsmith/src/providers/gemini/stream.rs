@@ -3,10 +3,11 @@
 use serde_json::{Value, json};
 
 use super::partial_args::PartialArgs;
-use super::{GeminiModel, SYSTEM};
+use super::{GeminiModel, SYSTEM, check_candidate};
 use crate::messages::{ModelResponse, ModelResponsePart, generate_tool_call_id};
 use crate::model::{ModelError, ModelStreamEvent, ResponseAssembler};
 use crate::providers::sse::{SseEvent, StreamProcessor, parse_event_json};
+use crate::providers::wire::{ERROR_CHARS, Shape};
 
 pub(super) struct GeminiStream {
     model: GeminiModel,
@@ -93,11 +94,19 @@ impl StreamProcessor for GeminiStream {
         if event.data.trim().is_empty() {
             return Ok(false);
         }
-        let v = parse_event_json(SYSTEM, &event.data)?;
-        if let Some(err) = v.get("error") {
-            let message = err.get("message").and_then(Value::as_str).unwrap_or("no message");
-            return Err(ModelError::new("ModelAPIError", format!("the Gemini stream reported an error: {message}")));
+        let redactor = &self.model.http.redactor;
+        let v = parse_event_json(SYSTEM, &event.data, redactor)?;
+        if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
+            let message =
+                err.get("message").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| err.to_string());
+            return Err(ModelError::new(
+                "ModelAPIError",
+                format!("the Gemini stream reported an error: {}", redactor.snippet(&message, ERROR_CHARS)),
+            ));
         }
+        let shape = Shape::event(SYSTEM, &v, redactor);
+        shape.object(&v, "the chunk")?;
+        check_candidate(&shape, &v, true)?;
         if self.assembler.is_none() {
             return Ok(true);
         }
@@ -165,6 +174,13 @@ impl StreamProcessor for GeminiStream {
     }
 
     fn finish(&mut self, out: &mut Vec<ModelStreamEvent>) -> Result<ModelResponse, ModelError> {
+        if self.finish.is_none() {
+            // A stream cut cleanly mid-answer: what arrived is not the whole answer.
+            return Err(ModelError::new(
+                "ModelAPIError",
+                "the Gemini stream ended before the answer did (no candidate with a finishReason): the connection was closed early; try again",
+            ));
+        }
         self.end_streamed(out);
         let (parts, ends) = self.assembler.take().unwrap_or_default().finish(true);
         out.extend(ends);

@@ -39,8 +39,9 @@ use crate::model::{ModelStream, ModelStreamEvent, ResponseAssembler, StreamingMo
 use crate::providers::http::{
     ConnectionOptions, HttpTransport, connection_builder_methods, download, join_url, settings_timeout,
 };
-use crate::providers::sse::{SseEvent, StreamProcessor, drive, parse_event_json};
-use crate::providers::wire::{self, put};
+use crate::providers::redact::Redactor;
+use crate::providers::sse::{SseEvent, StreamProcessor, parse_event_json};
+use crate::providers::wire::{self, ERROR_CHARS, Shape, put};
 use crate::tool::ToolDefinition;
 use crate::usage::RequestUsage;
 
@@ -277,25 +278,37 @@ impl OpenAIChatModel {
         Ok(body)
     }
 
-    /// Reads a Chat Completions response body.
+    /// Reads a Chat Completions response body. An answer without the documented shape (no
+    /// `choices`, a field of another type...) is an `UnexpectedModelBehavior` error saying which
+    /// field is wrong.
     pub fn parse_response(&self, v: &Value) -> Result<ModelResponse, ModelError> {
-        let Some(choice) = v.get("choices").and_then(|c| c.get(0)) else {
-            if let Some(err) = v.get("error") {
-                return Err(ModelError::new(
-                    "ModelAPIError",
-                    format!(
-                        "{} answered with an error: {}",
-                        self.system,
-                        err.get("message").and_then(Value::as_str).unwrap_or(&err.to_string())
-                    ),
-                ));
+        let shape = Shape::answer(&self.system, v, &self.http.redactor);
+        shape.object(v, "the answer")?;
+        let choices = match v.get("choices") {
+            None | Some(Value::Null) => {
+                if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
+                    return Err(ModelError::new(
+                        "ModelAPIError",
+                        format!(
+                            "{} answered with an error: {}",
+                            self.system,
+                            self.http.snippet(
+                                &err.get("message")
+                                    .and_then(Value::as_str)
+                                    .map(str::to_string)
+                                    .unwrap_or_else(|| err.to_string()),
+                                ERROR_CHARS
+                            )
+                        ),
+                    ));
+                }
+                return Err(shape.error("`choices` is missing"));
             }
-            return Err(ModelError::new(
-                "UnexpectedModelBehavior",
-                format!("{} answered without `choices`: {}", self.system, truncate(&v.to_string())),
-            ));
+            Some(_) => shape.array(v, "choices", "choices")?,
         };
-        let message = choice.get("message").cloned().unwrap_or(Value::Null);
+        let Some(choice) = choices.first() else { return Err(shape.error("`choices` is empty")) };
+        shape.object(choice, "choices[0]")?;
+        let message = shape.object_field(choice, "message", "choices[0].message")?;
         let mut parts = Vec::new();
         for field in ["reasoning_content", "reasoning"] {
             if let Some(r) = message.get(field).and_then(Value::as_str).filter(|s| !s.is_empty()) {
@@ -315,24 +328,31 @@ impl OpenAIChatModel {
                     parts.push(ModelResponsePart::Text(TextPart::new(text)));
                 }
             }
-            _ => {}
-        }
-        if let Some(Value::Array(calls)) = message.get("tool_calls") {
-            for c in calls {
-                let name = c.pointer("/function/name").and_then(Value::as_str).unwrap_or_default();
-                let args = match c.pointer("/function/arguments") {
-                    Some(Value::String(s)) => Value::String(s.clone()),
-                    Some(Value::Null) | None => Value::String(String::new()),
-                    Some(other) => other.clone(),
-                };
-                let id = c
-                    .get("id")
-                    .and_then(Value::as_str)
-                    .filter(|s| !s.is_empty())
-                    .map(str::to_string)
-                    .unwrap_or_else(generate_tool_call_id);
-                parts.push(ModelResponsePart::ToolCall(ToolCallPart::new(name, args, id)));
+            None | Some(Value::Null) | Some(Value::String(_)) => {}
+            Some(other) => {
+                return Err(shape.error(format_args!(
+                    "`choices[0].message.content` is {}, expected a string or an array",
+                    wire::json_type(other)
+                )));
             }
+        }
+        let calls = shape.opt_array(message, "tool_calls", "choices[0].message.tool_calls")?;
+        for (n, c) in calls.into_iter().flatten().enumerate() {
+            let path = format!("choices[0].message.tool_calls[{n}]");
+            shape.object(c, &path)?;
+            let function = shape.object_field(c, "function", &format!("{path}.function"))?;
+            let name = shape.str(function, "name", &format!("{path}.function.name"))?;
+            let args = match shape.opt_str_or_object(function, "arguments", &format!("{path}.function.arguments"))? {
+                Some(Value::String(s)) => Value::String(s.clone()),
+                None => Value::String(String::new()),
+                Some(other) => other.clone(),
+            };
+            let id = shape
+                .opt_str(c, "id", &format!("{path}.id"))?
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .unwrap_or_else(generate_tool_call_id);
+            parts.push(ModelResponsePart::ToolCall(ToolCallPart::new(name, args, id)));
         }
         let mut response = ModelResponse::new(parts);
         response.usage = v.get("usage").map(chat_usage).unwrap_or_default();
@@ -347,10 +367,6 @@ impl OpenAIChatModel {
         }
         Ok(response)
     }
-}
-
-fn truncate(s: &str) -> String {
-    s.chars().take(300).collect()
 }
 
 fn map_tool(def: &ToolDefinition) -> Value {
@@ -583,8 +599,7 @@ impl Model for OpenAIChatModel {
     ) -> Result<ModelResponse, ModelError> {
         let messages = self.inline_media_urls(messages, settings).await?;
         let body = self.request_body(&messages, settings, params, false)?;
-        let answer = self.http.post_json(&self.url(), &body, settings_timeout(settings)).await?;
-        self.parse_response(&answer)
+        self.http.request_json(&self.url(), &body, settings_timeout(settings), |v| self.parse_response(v)).await
     }
 }
 
@@ -597,24 +612,49 @@ impl StreamingModel for OpenAIChatModel {
     ) -> Result<ModelStream, ModelError> {
         let messages = self.inline_media_urls(messages, settings).await?;
         let body = self.request_body(&messages, settings, params, true)?;
-        let sse = self.http.post_sse(&self.url(), &body, settings_timeout(settings)).await?;
-        Ok(drive(
-            sse,
-            ChatStream {
-                assembler: Some(ResponseAssembler::new()),
-                model: self.name.clone(),
-                system: self.system.clone(),
-                base_url: self.base_url.clone(),
-                calls: Vec::new(),
-                id: None,
-                created: None,
-                response_model: None,
-                finish: None,
-                usage: None,
-                done: false,
-            },
-        ))
+        self.http
+            .stream(
+                &self.url(),
+                &body,
+                settings_timeout(settings),
+                ChatStream {
+                    assembler: Some(ResponseAssembler::new()),
+                    model: self.name.clone(),
+                    system: self.system.clone(),
+                    base_url: self.base_url.clone(),
+                    redactor: self.http.redactor.clone(),
+                    calls: Vec::new(),
+                    id: None,
+                    created: None,
+                    response_model: None,
+                    finish: None,
+                    usage: None,
+                    done: false,
+                },
+            )
+            .await
     }
+}
+
+/// Checks the types of the fields a stream chunk is read from.
+fn check_chunk(shape: &Shape<'_>, v: &Value) -> Result<(), ModelError> {
+    shape.object(v, "the chunk")?;
+    let Some(choice) = shape.opt_array(v, "choices", "choices")?.and_then(|c| c.first()) else { return Ok(()) };
+    shape.object(choice, "choices[0]")?;
+    shape.opt_str(choice, "finish_reason", "choices[0].finish_reason")?;
+    let Some(delta) = shape.opt_object(choice, "delta", "choices[0].delta")? else { return Ok(()) };
+    shape.opt_str(delta, "content", "choices[0].delta.content")?;
+    let calls = shape.opt_array(delta, "tool_calls", "choices[0].delta.tool_calls")?;
+    for (n, c) in calls.into_iter().flatten().enumerate() {
+        let path = format!("choices[0].delta.tool_calls[{n}]");
+        shape.object(c, &path)?;
+        shape.opt_str(c, "id", &format!("{path}.id"))?;
+        if let Some(f) = shape.opt_object(c, "function", &format!("{path}.function"))? {
+            shape.opt_str(f, "name", &format!("{path}.function.name"))?;
+            shape.opt_str_or_object(f, "arguments", &format!("{path}.function.arguments"))?;
+        }
+    }
+    Ok(())
 }
 
 struct ChatStream {
@@ -622,6 +662,7 @@ struct ChatStream {
     model: String,
     system: String,
     base_url: String,
+    redactor: Redactor,
     /// Per tool-call index: the key of its part and its id.
     calls: Vec<(u64, String, String)>,
     id: Option<String>,
@@ -643,17 +684,24 @@ impl StreamProcessor for ChatStream {
         if data.is_empty() {
             return Ok(false);
         }
-        let v = parse_event_json(&self.system, data)?;
-        if let Some(err) = v.get("error") {
+        let v = parse_event_json(&self.system, data, &self.redactor)?;
+        if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
             return Err(ModelError::new(
                 "ModelAPIError",
                 format!(
                     "the {} stream reported an error: {}",
                     self.system,
-                    err.get("message").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| err.to_string())
+                    self.redactor.snippet(
+                        &err.get("message")
+                            .and_then(Value::as_str)
+                            .map(str::to_string)
+                            .unwrap_or_else(|| err.to_string()),
+                        ERROR_CHARS
+                    )
                 ),
             ));
         }
+        check_chunk(&Shape::event(&self.system, &v, &self.redactor), &v)?;
         if self.id.is_none() {
             self.id = v.get("id").and_then(Value::as_str).map(str::to_string);
         }
@@ -713,8 +761,10 @@ impl StreamProcessor for ChatStream {
                     {
                         call.tool_name = name.to_string();
                     }
-                    if let Some(args) = c.pointer("/function/arguments").and_then(Value::as_str) {
-                        out.extend(a.tool_call_args_delta(&key, args));
+                    match c.pointer("/function/arguments") {
+                        Some(Value::String(args)) => out.extend(a.tool_call_args_delta(&key, args)),
+                        Some(args @ Value::Object(_)) => out.extend(a.tool_call_args_delta(&key, &args.to_string())),
+                        _ => {}
                     }
                 }
             }

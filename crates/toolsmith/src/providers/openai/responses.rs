@@ -45,8 +45,8 @@ use crate::model::{ModelStream, ModelStreamEvent, ResponseAssembler, StreamingMo
 use crate::providers::http::{
     ConnectionOptions, HttpTransport, connection_builder_methods, join_url, settings_timeout,
 };
-use crate::providers::sse::{SseEvent, StreamProcessor, drive, parse_event_json};
-use crate::providers::wire::{self, put};
+use crate::providers::sse::{SseEvent, StreamProcessor, parse_event_json};
+use crate::providers::wire::{self, ERROR_CHARS, Shape, put};
 use crate::search::discovered_in;
 use crate::search::native::natively_discovered;
 use crate::tool::ToolDefinition;
@@ -345,45 +345,51 @@ impl OpenAIResponsesModel {
         Ok(out)
     }
 
-    /// Reads a Responses API response body.
+    /// Reads a Responses API response body. An answer without the documented shape (no
+    /// `output`, a field of another type...) is an `UnexpectedModelBehavior` error saying which
+    /// field is wrong.
     pub fn parse_response(&self, v: &Value) -> Result<ModelResponse, ModelError> {
+        let shape = Shape::answer(&self.system, v, &self.http.redactor);
+        shape.object(v, "the answer")?;
         if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
             return Err(ModelError::new(
                 "ModelAPIError",
-                format!(
-                    "{} answered with an error: {}",
-                    self.system,
-                    err.get("message").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| err.to_string())
-                ),
+                format!("{} answered with an error: {}", self.system, self.error_text(err)),
             ));
         }
-        let Some(items) = v.get("output").and_then(Value::as_array) else {
-            return Err(ModelError::new(
-                "UnexpectedModelBehavior",
-                format!(
-                    "{} answered without `output`: {}",
-                    self.system,
-                    v.to_string().chars().take(300).collect::<String>()
-                ),
-            ));
-        };
+        let items = shape.array(v, "output", "output")?;
         let mut parts = Vec::new();
         let mut raw = Vec::new();
-        for item in items {
-            let id = item.get("id").and_then(Value::as_str).map(str::to_string);
-            match item.get("type").and_then(Value::as_str) {
+        for (n, item) in items.iter().enumerate() {
+            let path = format!("output[{n}]");
+            shape.object(item, &path)?;
+            let id = shape.opt_str(item, "id", &format!("{path}.id"))?.map(str::to_string);
+            match shape.opt_str(item, "type", &format!("{path}.type"))? {
                 Some("message") => {
-                    for c in item.get("content").and_then(Value::as_array).into_iter().flatten() {
-                        let text =
-                            c.get("text").or_else(|| c.get("refusal")).and_then(Value::as_str).unwrap_or_default();
-                        let mut t = TextPart::new(text);
+                    let content = shape.opt_array(item, "content", &format!("{path}.content"))?;
+                    for (k, c) in content.into_iter().flatten().enumerate() {
+                        let cpath = format!("{path}.content[{k}]");
+                        shape.object(c, &cpath)?;
+                        let text = match shape.opt_str(c, "text", &format!("{cpath}.text"))? {
+                            Some(t) => Some(t),
+                            None => shape.opt_str(c, "refusal", &format!("{cpath}.refusal"))?,
+                        };
+                        let mut t = TextPart::new(text.unwrap_or_default());
                         t.id = id.clone();
                         t.provider_name = Some(self.system.clone());
                         parts.push(ModelResponsePart::Text(t));
                     }
                 }
-                Some("function_call") => parts.push(ModelResponsePart::ToolCall(self.call_from_item(item))),
-                Some("reasoning") => parts.push(ModelResponsePart::Thinking(self.thinking_from_item(item))),
+                Some("function_call") => {
+                    shape.str(item, "name", &format!("{path}.name"))?;
+                    shape.opt_str(item, "arguments", &format!("{path}.arguments"))?;
+                    shape.opt_str(item, "call_id", &format!("{path}.call_id"))?;
+                    parts.push(ModelResponsePart::ToolCall(self.call_from_item(item)));
+                }
+                Some("reasoning") => {
+                    shape.opt_array(item, "summary", &format!("{path}.summary"))?;
+                    parts.push(ModelResponsePart::Thinking(self.thinking_from_item(item)));
+                }
                 _ => raw.push(json!({"after_part": parts.len(), "item": item})),
             }
         }
@@ -391,6 +397,12 @@ impl OpenAIResponsesModel {
         let mut response = ModelResponse::new(parts);
         self.fill(&mut response, v, has_calls, raw);
         Ok(response)
+    }
+
+    /// A provider error object's message (or the object), redacted and bounded.
+    fn error_text(&self, err: &Value) -> String {
+        let text = err.get("message").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| err.to_string());
+        self.http.snippet(&text, ERROR_CHARS)
     }
 
     fn call_from_item(&self, item: &Value) -> ToolCallPart {
@@ -520,8 +532,7 @@ impl Model for OpenAIResponsesModel {
         params: &ModelRequestParameters,
     ) -> Result<ModelResponse, ModelError> {
         let body = self.request_body(messages, settings, params, false)?;
-        let answer = self.http.post_json(&self.url(), &body, settings_timeout(settings)).await?;
-        self.parse_response(&answer)
+        self.http.request_json(&self.url(), &body, settings_timeout(settings), |v| self.parse_response(v)).await
     }
 }
 
@@ -533,12 +544,47 @@ impl StreamingModel for OpenAIResponsesModel {
         params: &ModelRequestParameters,
     ) -> Result<ModelStream, ModelError> {
         let body = self.request_body(messages, settings, params, true)?;
-        let sse = self.http.post_sse(&self.url(), &body, settings_timeout(settings)).await?;
-        Ok(drive(
-            sse,
-            ResponsesStream { model: self.clone(), assembler: Some(ResponseAssembler::new()), raw: vec![], last: None },
-        ))
+        let processor = ResponsesStream {
+            model: self.clone(),
+            assembler: Some(ResponseAssembler::new()),
+            raw: vec![],
+            last: None,
+            completed: false,
+        };
+        self.http.stream(&self.url(), &body, settings_timeout(settings), processor).await
     }
+}
+
+/// Checks the types of the fields a stream event is read from.
+fn check_event(shape: &Shape<'_>, v: &Value) -> Result<(), ModelError> {
+    shape.object(v, "the event")?;
+    let kind = shape.opt_str(v, "type", "type")?.unwrap_or_default();
+    if matches!(
+        kind,
+        "response.output_text.delta"
+            | "response.refusal.delta"
+            | "response.function_call_arguments.delta"
+            | "response.reasoning_summary_text.delta"
+            | "response.reasoning_text.delta"
+    ) {
+        shape.opt_str(v, "delta", "delta")?;
+        shape.opt_str(v, "item_id", "item_id")?;
+    }
+    if kind.starts_with("response.") && !kind.starts_with("response.output_item.") {
+        shape.opt_object(v, "response", "response")?;
+    }
+    if !kind.starts_with("response.output_item.") {
+        return Ok(());
+    }
+    if let Some(item) = shape.opt_object(v, "item", "item")? {
+        shape.opt_str(item, "id", "item.id")?;
+        if shape.opt_str(item, "type", "item.type")? == Some("function_call") {
+            shape.opt_str(item, "name", "item.name")?;
+            shape.opt_str(item, "arguments", "item.arguments")?;
+            shape.opt_str(item, "call_id", "item.call_id")?;
+        }
+    }
+    Ok(())
 }
 
 struct ResponsesStream {
@@ -546,6 +592,8 @@ struct ResponsesStream {
     assembler: Option<ResponseAssembler>,
     raw: Vec<Value>,
     last: Option<Value>,
+    /// Whether `response.completed` or `response.incomplete` arrived.
+    completed: bool,
 }
 
 fn item_key(v: &Value) -> String {
@@ -559,9 +607,12 @@ impl StreamProcessor for ResponsesStream {
     fn on_event(&mut self, event: &SseEvent, out: &mut Vec<ModelStreamEvent>) -> Result<bool, ModelError> {
         let data = event.data.trim();
         if data.is_empty() || data == "[DONE]" {
+            // `[DONE]` is not the Responses API's end: `finish` checks that the response was
+            // completed.
             return Ok(data == "[DONE]");
         }
-        let v = parse_event_json(&self.model.system, data)?;
+        let v = parse_event_json(&self.model.system, data, &self.model.http.redactor)?;
+        check_event(&Shape::event(&self.model.system, &v, &self.model.http.redactor), &v)?;
         let Some(a) = self.assembler.as_mut() else { return Ok(true) };
         let kind = v.get("type").and_then(Value::as_str).unwrap_or(event.event.as_str());
         match kind {
@@ -651,24 +702,23 @@ impl StreamProcessor for ResponsesStream {
             }
             "response.completed" | "response.incomplete" => {
                 self.last = v.get("response").cloned();
+                self.completed = true;
                 return Ok(true);
             }
             "response.failed" => {
-                let message = v
-                    .pointer("/response/error/message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("the response failed without a message");
+                let message = match v.pointer("/response/error").filter(|e| !e.is_null()) {
+                    Some(err) => self.model.error_text(err),
+                    None => "the response failed without a message".to_string(),
+                };
                 return Err(ModelError::new(
                     "ModelAPIError",
                     format!("{} response failed: {message}", self.model.system),
                 ));
             }
             "error" => {
-                let message =
-                    v.get("message").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| v.to_string());
                 return Err(ModelError::new(
                     "ModelAPIError",
-                    format!("the {} stream reported an error: {message}", self.model.system),
+                    format!("the {} stream reported an error: {}", self.model.system, self.model.error_text(&v)),
                 ));
             }
             _ => {}
@@ -677,6 +727,16 @@ impl StreamProcessor for ResponsesStream {
     }
 
     fn finish(&mut self, out: &mut Vec<ModelStreamEvent>) -> Result<ModelResponse, ModelError> {
+        if !self.completed {
+            // A stream cut cleanly mid-answer: what arrived is not the whole answer.
+            return Err(ModelError::new(
+                "ModelAPIError",
+                format!(
+                    "the {} stream ended before the answer did (no response.completed, response.incomplete or response.failed event): the connection was closed early; try again",
+                    self.model.system
+                ),
+            ));
+        }
         let (parts, ends) = self.assembler.take().unwrap_or_default().finish(false);
         out.extend(ends);
         let has_calls = parts.iter().any(|p| matches!(p, ModelResponsePart::ToolCall(_)));

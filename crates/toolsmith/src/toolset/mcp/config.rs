@@ -1,5 +1,6 @@
 //! How an MCP toolset connects: the transport, timeouts and session mode.
 
+use super::redact::Redactor;
 use super::*;
 
 /// How long connecting (spawning, or reaching the URL, and the `initialize` handshake) may take
@@ -7,6 +8,9 @@ use super::*;
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long one request (`tools/list`, `tools/call`...) may wait for its answer by default.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
+/// The largest message (one JSON-RPC message) a server may send by default: 16 MiB, rmcp's own
+/// limit.
+pub(crate) const DEFAULT_MAX_MESSAGE_SIZE: usize = 16 * 1024 * 1024;
 
 /// Whether each run gets its own session or one session serves every run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -68,6 +72,7 @@ pub(crate) struct Settings {
     pub(crate) transport: TransportConfig,
     pub(crate) connect_timeout: Duration,
     pub(super) request_timeout: Duration,
+    pub(crate) max_message_size: usize,
     pub(super) tool_timeout: Option<Duration>,
     pub(super) max_retries: Option<u32>,
     pub(super) allowed_tools: Option<Vec<String>>,
@@ -89,6 +94,7 @@ impl Settings {
             transport,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
             tool_timeout: None,
             max_retries: None,
             allowed_tools: None,
@@ -100,6 +106,16 @@ impl Settings {
             client_name: "toolsmith".to_string(),
             client_version: env!("CARGO_PKG_VERSION").to_string(),
             problems: Vec::new(),
+        }
+    }
+
+    /// What is kept out of errors: the values of the HTTP headers and the bearer token.
+    pub(super) fn redactor(&self) -> Redactor {
+        match &self.transport {
+            TransportConfig::Http(http) => {
+                Redactor::new(http.headers.iter().map(|(_, v)| v.as_str()).chain(http.bearer_token.as_deref()))
+            }
+            _ => Redactor::none(),
         }
     }
 

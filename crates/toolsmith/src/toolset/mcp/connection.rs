@@ -33,7 +33,8 @@ impl Inner {
         }
         slot.session = None;
         let id = self.connections.fetch_add(1, Ordering::Relaxed) + 1;
-        let session = Arc::new(session::connect(&self.settings, id).await?);
+        let session = session::connect(&self.settings, id).await.map_err(|e| e.redacted(&self.settings.redactor()))?;
+        let session = Arc::new(session);
         slot.session = Some(session.clone());
         Ok(session)
     }
@@ -65,22 +66,31 @@ impl Inner {
         }
     }
 
-    /// Runs one request with the request timeout, mapping errors (and dropping the session on a
-    /// connection error).
+    /// Runs one request with the request timeout, mapping errors (with the HTTP credentials
+    /// redacted) and dropping the session on a connection error. A message past the size limit
+    /// fails the request at once.
     pub(super) async fn request<T, F>(&self, session: &Session, method: &str, fut: F) -> Result<T, McpError>
     where
         F: Future<Output = Result<T, rmcp::ServiceError>>,
     {
         let server = &self.settings.server;
-        let result = match tokio::time::timeout(self.settings.request_timeout, fut).await {
-            Ok(Ok(v)) => return Ok(v),
-            Ok(Err(e)) => session.error(server, method, e).await,
-            Err(_) => McpError::Timeout {
+        let result = tokio::select! {
+            answer = tokio::time::timeout(self.settings.request_timeout, fut) => match answer {
+                Ok(Ok(v)) => return Ok(v),
+                Ok(Err(e)) => session.error(server, method, e).await,
+                Err(_) => McpError::Timeout {
+                    server: server.to_string(),
+                    method: method.to_string(),
+                    timeout: self.settings.request_timeout,
+                },
+            },
+            max_bytes = session.notes.wait_oversized() => McpError::MessageTooLarge {
                 server: server.to_string(),
                 method: method.to_string(),
-                timeout: self.settings.request_timeout,
+                max_bytes,
             },
         };
+        let result = result.redacted(&self.settings.redactor());
         if result.is_connection_error() {
             self.discard(session).await;
         }
@@ -113,7 +123,7 @@ impl Inner {
                 return Ok(catalog);
             }
         }
-        let tools = self.request(session, "tools/list", session.service.peer().list_all_tools()).await?;
+        let tools = self.list_all(session).await?;
         let server = &self.settings.server;
         if let Some(allowed) = &self.settings.allowed_tools {
             for name in allowed.iter().filter(|n| !tools.iter().any(|t| t.name == n.as_str())) {
@@ -128,6 +138,49 @@ impl Inner {
         let catalog = Arc::new(catalog);
         *session.catalog.lock().unwrap_or_else(|p| p.into_inner()) = Some(catalog.clone());
         Ok(catalog)
+    }
+
+    /// Every page of `tools/list`. A page rmcp cannot read as a whole (a tool without its
+    /// `inputSchema`, say) is read tool by tool: see [`convert::lenient_tools`].
+    async fn list_all(&self, session: &Session) -> Result<Vec<rmcp::model::Tool>, McpError> {
+        use rmcp::model::{ClientRequest, ListToolsRequest, PaginatedRequestParams, ServerResult};
+        let server = &self.settings.server;
+        let mut tools = Vec::new();
+        let mut cursor: Option<String> = None;
+        let mut cursors = std::collections::HashSet::new();
+        loop {
+            let params = PaginatedRequestParams::default().with_cursor(cursor.clone());
+            let request = ClientRequest::ListToolsRequest(ListToolsRequest::with_param(params));
+            let page = self.request(session, "tools/list", session.service.peer().send_request(request)).await?;
+            let next = match page {
+                ServerResult::ListToolsResult(page) => {
+                    tools.extend(page.tools);
+                    page.next_cursor
+                }
+                other => {
+                    let value = serde_json::to_value(&other).unwrap_or(Value::Null);
+                    let (page, next) = convert::lenient_tools(server, &value).map_err(|message| {
+                        McpError::ConnectionLost {
+                            server: server.to_string(),
+                            method: "tools/list".to_string(),
+                            message,
+                        }
+                        .redacted(&self.settings.redactor())
+                    })?;
+                    tools.extend(page);
+                    next
+                }
+            };
+            match next {
+                Some(next) if cursors.insert(next.clone()) => cursor = Some(next),
+                Some(next) => {
+                    tracing::warn!(server = %server, cursor = %next, "the MCP server repeated a tools/list cursor: listing stopped there");
+                    break;
+                }
+                None => break,
+            }
+        }
+        Ok(tools)
     }
 
     pub(super) async fn call(

@@ -70,6 +70,60 @@ pub(crate) fn catalog_tool(server: &str, tool: &rmcp::model::Tool, validate: boo
     CatalogTool { def, validator, wrap_result }
 }
 
+/// The input schema given to a listed tool that has none: an object without properties.
+fn empty_object_schema() -> Value {
+    serde_json::json!({"type": "object", "properties": {}})
+}
+
+/// Reads a `tools/list` page tool by tool, for a page rmcp could not read whole: a tool without
+/// an `inputSchema` (or with one that is not an object) gets an empty object schema, a tool that
+/// still cannot be read is skipped; each with a warning naming it. Returns the tools and the
+/// next cursor; an error when the page has no `tools` list at all.
+pub(crate) fn lenient_tools(server: &str, page: &Value) -> Result<(Vec<rmcp::model::Tool>, Option<String>), String> {
+    let Some(items) = page.get("tools").and_then(Value::as_array) else {
+        let mut shown = page.to_string();
+        if shown.chars().count() > 200 {
+            shown = shown.chars().take(200).collect::<String>() + "…";
+        }
+        return Err(format!("the server broke the protocol: its tools/list result has no `tools` list: {shown}"));
+    };
+    let mut tools = Vec::with_capacity(items.len());
+    for (index, item) in items.iter().enumerate() {
+        if let Ok(tool) = serde_json::from_value::<rmcp::model::Tool>(item.clone()) {
+            tools.push(tool);
+            continue;
+        }
+        let Some(name) = item.get("name").and_then(Value::as_str) else {
+            tracing::warn!(server, index, "the MCP server lists a tool without a name: it is skipped");
+            continue;
+        };
+        let mut fixed = item.clone();
+        let schema_missing = !item.get("inputSchema").is_some_and(Value::is_object);
+        if schema_missing && let Value::Object(map) = &mut fixed {
+            map.insert("inputSchema".into(), empty_object_schema());
+        }
+        match serde_json::from_value::<rmcp::model::Tool>(fixed) {
+            Ok(tool) => {
+                tracing::warn!(
+                    server,
+                    tool = name,
+                    "the MCP server lists tool '{name}' without an object `inputSchema`: it is offered with an empty object schema (no arguments)"
+                );
+                tools.push(tool);
+            }
+            Err(e) => {
+                tracing::warn!(
+                    server,
+                    tool = name,
+                    error = %e,
+                    "the MCP server lists tool '{name}' in a shape that cannot be read: it is skipped"
+                );
+            }
+        }
+    }
+    Ok((tools, page.get("nextCursor").and_then(Value::as_str).map(str::to_string)))
+}
+
 /// The result of a `tools/call`, as the server sent it.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]

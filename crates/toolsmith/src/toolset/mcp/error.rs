@@ -82,6 +82,21 @@ pub enum McpError {
         /// What happened (with the last lines the server wrote to stderr, when there are any).
         message: String,
     },
+    /// The server sent a message (one JSON-RPC message: a line over stdio, an event over HTTP)
+    /// larger than the limit ([`McpToolset::max_message_size`](super::McpToolset::max_message_size)).
+    /// The requests waiting on the session fail at once; the session is dropped and the next
+    /// request reconnects.
+    #[error(
+        "MCP server '{server}' sent a message larger than {max_bytes} bytes, the limit, during {method}: the session was dropped and the next call reconnects (raise `max_message_size` if the server's results are that large)"
+    )]
+    MessageTooLarge {
+        /// The server, as named in messages.
+        server: String,
+        /// The request, e.g. `tools/call 'echo'`.
+        method: String,
+        /// The limit, in bytes.
+        max_bytes: usize,
+    },
     /// The server answered a request with a JSON-RPC error.
     #[error("MCP server '{server}' answered {method} with error {code}: {message}")]
     Server {
@@ -98,6 +113,18 @@ pub enum McpError {
     },
 }
 
+/// A JSON value with its strings (and keys) redacted.
+fn redact_value(v: Value, redactor: &super::redact::Redactor) -> Value {
+    match v {
+        Value::String(s) => Value::String(redactor.redact(&s).into_owned()),
+        Value::Array(items) => Value::Array(items.into_iter().map(|i| redact_value(i, redactor)).collect()),
+        Value::Object(map) => Value::Object(
+            map.into_iter().map(|(k, v)| (redactor.redact(&k).into_owned(), redact_value(v, redactor))).collect(),
+        ),
+        other => other,
+    }
+}
+
 fn secs(d: Duration) -> String {
     let s = d.as_secs_f64();
     if s.fract() == 0.0 { format!("{s:.0} s") } else { format!("{s} s") }
@@ -106,7 +133,35 @@ fn secs(d: Duration) -> String {
 impl McpError {
     /// Whether the session was dropped because of this error (the next request reconnects).
     pub fn is_connection_error(&self) -> bool {
-        matches!(self, McpError::Timeout { .. } | McpError::ConnectionLost { .. })
+        matches!(self, McpError::Timeout { .. } | McpError::ConnectionLost { .. } | McpError::MessageTooLarge { .. })
+    }
+
+    /// The error with the redactor's secrets (the HTTP headers and bearer token) removed from
+    /// every text the server or the transport produced.
+    pub(crate) fn redacted(self, redactor: &super::redact::Redactor) -> McpError {
+        if redactor.is_empty() {
+            return self;
+        }
+        let r = |text: String| redactor.redact(&text).into_owned();
+        match self {
+            McpError::Config { server, message } => McpError::Config { server, message: r(message) },
+            McpError::Spawn { server, command, message } => McpError::Spawn { server, command, message: r(message) },
+            McpError::Connect { server, message } => McpError::Connect { server, message: r(message) },
+            McpError::ConnectTimeout { server, timeout, detail } => {
+                McpError::ConnectTimeout { server, timeout, detail: r(detail) }
+            }
+            McpError::ConnectionLost { server, method, message } => {
+                McpError::ConnectionLost { server, method, message: r(message) }
+            }
+            McpError::Server { server, method, code, message, data } => McpError::Server {
+                server,
+                method,
+                code,
+                message: r(message),
+                data: data.map(|d| redact_value(d, redactor)),
+            },
+            other => other,
+        }
     }
 
     /// The error as a tool call's result: a JSON-RPC error from the server is a retry carrying

@@ -5,7 +5,14 @@ mod config;
 mod connection;
 mod convert;
 mod error;
+// The redaction the providers use, compiled here too: the providers and the toolsets do not
+// import each other (ARCHITECTURE.md), and no module below both is MCP's or the providers' own.
+#[allow(clippy::duplicate_mod)]
+#[path = "../../providers/redact.rs"]
+mod redact;
 mod session;
+#[cfg(test)]
+mod tests;
 
 use std::future::Future;
 use std::marker::PhantomData;
@@ -40,7 +47,9 @@ use crate::toolset::{Toolset, ToolsetTool};
 /// (stdio), over streamable HTTP (a URL, with headers and a bearer token), or over any pair of
 /// byte streams ([`McpToolset::from_io`], e.g. an in-process server). The tools the server lists
 /// become definitions (the input schema as it is; the title, annotations, output schema and
-/// `_meta` in the metadata); calls are validated against the input schema (every error is sent
+/// `_meta` in the metadata; a tool listed without an object `inputSchema` gets an empty object
+/// schema, and one that cannot be read at all is skipped, each with a warning naming it, where
+/// the MCP Python SDK under Pydantic AI fails the whole list); calls are validated against the input schema (every error is sent
 /// back to the model as a retry), and results are mapped to tool returns (see
 /// [`McpToolset::call_tool`] for the raw result).
 ///
@@ -278,7 +287,8 @@ impl<D> McpToolset<D> {
         })
     }
 
-    /// Sends `Authorization: Bearer {token}` with every request to an HTTP server.
+    /// Sends `Authorization: Bearer {token}` with every request to an HTTP server. The token, like
+    /// the values of the headers, is kept out of every error.
     pub fn bearer_token(self, token: impl Into<String>) -> Self {
         let token = token.into();
         self.http_option("bearer_token", |http, _| http.bearer_token = Some(token))
@@ -305,6 +315,20 @@ impl<D> McpToolset<D> {
                 s.problems.push("the request timeout of an MCP server must be greater than 0".into());
             }
             s.request_timeout = timeout;
+        })
+    }
+
+    /// The largest message the server may send, in bytes (one JSON-RPC message: a line over
+    /// stdio or [`McpToolset::from_io`], an event over HTTP); 16 MiB by default. A larger one
+    /// fails the requests waiting on the session at once with [`McpError::MessageTooLarge`]
+    /// (over streamable HTTP, rmcp enforces the limit and its error names it) and the session
+    /// is reopened.
+    pub fn max_message_size(self, bytes: usize) -> Self {
+        self.configure(|s| {
+            if bytes == 0 {
+                s.problems.push("the largest message of an MCP server must be more than 0 bytes".into());
+            }
+            s.max_message_size = bytes;
         })
     }
 

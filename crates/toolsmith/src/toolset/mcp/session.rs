@@ -6,6 +6,7 @@
 #![allow(deprecated)]
 
 use std::collections::{HashMap, VecDeque};
+use std::future::Future;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -19,8 +20,9 @@ use rmcp::model::{
 use rmcp::service::{
     ClientInitializeError, NotificationContext, RequestContext, RoleClient, RunningService, ServiceError,
 };
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, ServiceExt};
 use serde_json::Value;
 use tokio::io::AsyncBufReadExt;
@@ -42,9 +44,35 @@ pub(crate) struct SessionNotes {
     stderr: Mutex<VecDeque<String>>,
     /// Set when the stderr reader has reached the end of the stream.
     stderr_closed: AtomicBool,
+    /// The limit, once the server sent a message larger than it (the session is then unusable).
+    oversized: Mutex<Option<usize>>,
+    oversized_notify: tokio::sync::Notify,
 }
 
 impl SessionNotes {
+    fn mark_oversized(&self, max: usize) {
+        *self.oversized.lock().unwrap_or_else(|p| p.into_inner()) = Some(max);
+        self.oversized_notify.notify_waiters();
+    }
+
+    /// The limit, when the server sent a message larger than it.
+    pub(crate) fn oversized(&self) -> Option<usize> {
+        *self.oversized.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Waits until the server sends a message larger than the limit, and returns the limit.
+    pub(crate) async fn wait_oversized(&self) -> usize {
+        loop {
+            let notified = self.oversized_notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if let Some(max) = self.oversized() {
+                return max;
+            }
+            notified.await;
+        }
+    }
+
     fn push_stderr(&self, line: String) {
         let mut lines = self.stderr.lock().unwrap_or_else(|p| p.into_inner());
         if lines.len() == STDERR_LINES {
@@ -206,6 +234,11 @@ impl Session {
 
     /// Maps an rmcp error for a request `method` (e.g. `tools/call 'echo'`).
     pub(crate) async fn error(&self, server: &str, method: &str, e: ServiceError) -> McpError {
+        if let Some(max_bytes) = self.notes.oversized() {
+            // The connection was closed because of an oversized message: say so, whatever rmcp
+            // reports for the requests it cut off.
+            return McpError::MessageTooLarge { server: server.to_string(), method: method.to_string(), max_bytes };
+        }
         match e {
             ServiceError::McpError(data) => McpError::Server {
                 server: server.to_string(),
@@ -274,10 +307,20 @@ pub(crate) async fn connect(settings: &Settings, id: u64) -> Result<Session, Mcp
                     cmd.current_dir(dir);
                 }
                 let stderr = if stdio.inherit_stderr { Stdio::inherit() } else { Stdio::piped() };
-                let (transport, stderr) = TokioChildProcess::builder(cmd).stderr(stderr).spawn().map_err(|e| {
-                    McpError::Spawn { server: server.clone(), command: stdio.command_line(), message: e.to_string() }
+                cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(stderr);
+                let mut child = cmd.spawn().map_err(|e| McpError::Spawn {
+                    server: server.clone(),
+                    command: stdio.command_line(),
+                    message: e.to_string(),
                 })?;
-                if let Some(stderr) = stderr {
+                let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+                    return Err(McpError::Spawn {
+                        server: server.clone(),
+                        command: stdio.command_line(),
+                        message: "the child's stdin or stdout could not be taken".into(),
+                    });
+                };
+                if let Some(stderr) = child.stderr.take() {
                     let notes = notes.clone();
                     let label = settings.server.clone();
                     tokio::spawn(async move {
@@ -291,7 +334,9 @@ pub(crate) async fn connect(settings: &Settings, id: u64) -> Result<Session, Mcp
                 } else {
                     notes.stderr_closed.store(true, Ordering::Release);
                 }
-                state.serve(transport).await
+                let reader = LimitedReader::new(stdout, settings.max_message_size, notes.clone());
+                let transport = AsyncRwTransport::new_client(reader, stdin).with_max_line_length(usize::MAX);
+                state.serve(ChildTransport { child: Some(child), transport }).await
             }
             TransportConfig::Http(http) => {
                 notes.stderr_closed.store(true, Ordering::Release);
@@ -311,9 +356,11 @@ pub(crate) async fn connect(settings: &Settings, id: u64) -> Result<Session, Mcp
                 }
                 let mut config =
                     StreamableHttpClientTransportConfig::with_uri(http.url.as_str()).custom_headers(headers);
+                config.max_sse_event_size = settings.max_message_size;
                 if let Some(token) = &http.bearer_token {
                     config = config.auth_header(token.clone());
                 }
+                let client = LimitedHttp { client, notes: notes.clone() };
                 state.serve(StreamableHttpClientTransport::with_client(client, config)).await
             }
             TransportConfig::Io(connector) => {
@@ -321,7 +368,8 @@ pub(crate) async fn connect(settings: &Settings, id: u64) -> Result<Session, Mcp
                 let (reader, writer) = connector()
                     .await
                     .map_err(|e| McpError::Connect { server: server.clone(), message: e.to_string() })?;
-                state.serve((reader, writer)).await
+                let reader = LimitedReader::new(reader, settings.max_message_size, notes.clone());
+                state.serve(AsyncRwTransport::new_client(reader, writer).with_max_line_length(usize::MAX)).await
             }
         };
         match started {
@@ -405,4 +453,274 @@ fn http_client(connect_timeout: Duration) -> Result<reqwest::Client, String> {
         }))
         .build()
         .map_err(|e| format!("could not build the HTTP client: {e}"))
+}
+
+/// A reader that fails (and marks the session) when a line, that is one JSON-RPC message, grows
+/// past the limit: rmcp would drop such a message silently and leave its request waiting for
+/// the request timeout; failing the read closes the connection, so that every request waiting
+/// on it fails at once with [`McpError::MessageTooLarge`].
+pub(crate) struct LimitedReader<R> {
+    inner: R,
+    /// Bytes of the line being read.
+    line: usize,
+    max: usize,
+    notes: Arc<SessionNotes>,
+    failed: bool,
+}
+
+impl<R> LimitedReader<R> {
+    pub(crate) fn new(inner: R, max: usize, notes: Arc<SessionNotes>) -> Self {
+        LimitedReader { inner, line: 0, max, notes, failed: false }
+    }
+
+    fn too_large(&self) -> std::io::Error {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("the server sent a message larger than {} bytes, the limit", self.max),
+        )
+    }
+}
+
+impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for LimitedReader<R> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        if self.failed {
+            return std::task::Poll::Ready(Err(self.too_large()));
+        }
+        let before = buf.filled().len();
+        let this = &mut *self;
+        match std::pin::Pin::new(&mut this.inner).poll_read(cx, buf) {
+            std::task::Poll::Ready(Ok(())) => {}
+            other => return other,
+        }
+        let mut too_large = false;
+        for (i, segment) in buf.filled()[before..].split(|&b| b == b'\n').enumerate() {
+            if i > 0 {
+                // A line end: the next segment starts a new line.
+                this.line = 0;
+            }
+            this.line = this.line.saturating_add(segment.len());
+            too_large |= this.line > this.max;
+        }
+        if too_large {
+            this.failed = true;
+            this.notes.mark_oversized(this.max);
+            tracing::warn!(
+                max_bytes = this.max,
+                "an MCP server sent a message larger than the limit: closing the session"
+            );
+            return std::task::Poll::Ready(Err(this.too_large()));
+        }
+        std::task::Poll::Ready(Ok(()))
+    }
+}
+
+/// How long a stdio server may take to exit once asked (its stdin closed, then SIGTERM).
+const EXIT_WAIT: Duration = Duration::from_secs(3);
+
+/// A stdio server: its process and the transport over its stdin and stdout (through a
+/// [`LimitedReader`]). Closing follows the MCP specification's shutdown: stdin closed, then
+/// SIGTERM, then SIGKILL, each after a wait; dropping kills the process.
+pub(crate) struct ChildTransport {
+    child: Option<tokio::process::Child>,
+    transport: AsyncRwTransport<RoleClient, LimitedReader<tokio::process::ChildStdout>, tokio::process::ChildStdin>,
+}
+
+impl ChildTransport {
+    async fn shutdown(&mut self) -> std::io::Result<()> {
+        let _ = rmcp::transport::Transport::close(&mut self.transport).await;
+        let Some(child) = self.child.as_mut() else { return Ok(()) };
+        if tokio::time::timeout(EXIT_WAIT, child.wait()).await.is_ok() {
+            self.child = None;
+            return Ok(());
+        }
+        #[cfg(unix)]
+        {
+            use process_wrap::tokio::ChildWrapper;
+            // SIGTERM is 15 on every Unix.
+            if ChildWrapper::signal(&*child, 15).is_ok() && tokio::time::timeout(EXIT_WAIT, child.wait()).await.is_ok()
+            {
+                self.child = None;
+                return Ok(());
+            }
+        }
+        let result = child.kill().await;
+        self.child = None;
+        result
+    }
+}
+
+impl rmcp::transport::Transport<RoleClient> for ChildTransport {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: rmcp::service::TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.transport.send(item)
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<rmcp::service::RxJsonRpcMessage<RoleClient>>> + Send {
+        self.transport.receive()
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.shutdown()
+    }
+}
+
+impl Drop for ChildTransport {
+    fn drop(&mut self) {
+        // `kill_on_drop` ends the process; reap it so that it does not linger as a zombie.
+        if let Some(mut child) = self.child.take() {
+            let _ = child.start_kill();
+            if let Ok(handle) = tokio::runtime::Handle::try_current() {
+                handle.spawn(async move {
+                    let _ = child.wait().await;
+                });
+            }
+        }
+    }
+}
+
+/// rmcp's reqwest client for streamable HTTP, reporting a message past the size limit to the
+/// session (rmcp ends the stream, and the transport, without saying why).
+#[derive(Clone)]
+struct LimitedHttp {
+    client: reqwest::Client,
+    notes: Arc<SessionNotes>,
+}
+
+type SseEvents = futures::stream::BoxStream<'static, Result<sse_stream::Sse, sse_stream::Error>>;
+type HttpError = rmcp::transport::streamable_http_client::StreamableHttpError<reqwest::Error>;
+
+impl LimitedHttp {
+    /// Watches a stream for rmcp's "event too large" error.
+    fn watch(&self, events: SseEvents, max: usize) -> SseEvents {
+        use futures::StreamExt;
+        let notes = self.notes.clone();
+        events
+            .inspect(move |event| {
+                if let Err(e) = event
+                    && error_chain(e).contains("exceeded the maximum size")
+                {
+                    notes.mark_oversized(max);
+                }
+            })
+            .boxed()
+    }
+
+    fn check<T>(&self, result: Result<T, HttpError>) -> Result<T, HttpError> {
+        if let Err(HttpError::ResponseBodyTooLarge { max_size }) = &result {
+            self.notes.mark_oversized(*max_size);
+        }
+        result
+    }
+}
+
+impl rmcp::transport::streamable_http_client::StreamableHttpClient for LimitedHttp {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: rmcp::model::ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<http::HeaderName, http::HeaderValue>,
+    ) -> Result<rmcp::transport::streamable_http_client::StreamableHttpPostResponse, HttpError> {
+        self.post_message_with_max_sse_event_size(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            super::config::DEFAULT_MAX_MESSAGE_SIZE,
+        )
+        .await
+    }
+
+    async fn post_message_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        message: rmcp::model::ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<http::HeaderName, http::HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<rmcp::transport::streamable_http_client::StreamableHttpPostResponse, HttpError> {
+        use rmcp::transport::streamable_http_client::StreamableHttpPostResponse;
+        let response = self
+            .client
+            .post_message_with_max_sse_event_size(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                custom_headers,
+                max_sse_event_size,
+            )
+            .await;
+        match self.check(response)? {
+            StreamableHttpPostResponse::Sse(events, session) => {
+                Ok(StreamableHttpPostResponse::Sse(self.watch(events, max_sse_event_size), session))
+            }
+            other => Ok(other),
+        }
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<http::HeaderName, http::HeaderValue>,
+    ) -> Result<(), HttpError> {
+        self.client.delete_session(uri, session_id, auth_header, custom_headers).await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<http::HeaderName, http::HeaderValue>,
+    ) -> Result<SseEvents, HttpError> {
+        self.get_stream_with_max_sse_event_size(
+            uri,
+            session_id,
+            last_event_id,
+            auth_header,
+            custom_headers,
+            super::config::DEFAULT_MAX_MESSAGE_SIZE,
+        )
+        .await
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<http::HeaderName, http::HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<SseEvents, HttpError> {
+        let events = self
+            .client
+            .get_stream_with_max_sse_event_size(
+                uri,
+                session_id,
+                last_event_id,
+                auth_header,
+                custom_headers,
+                max_sse_event_size,
+            )
+            .await;
+        Ok(self.watch(self.check(events)?, max_sse_event_size))
+    }
 }
