@@ -39,3 +39,17 @@ pub use openai::{
     MaxTokensField, OPENAI_BASE_URL, OpenAIChatModel, OpenAIChatModelBuilder, OpenAIResponsesModel,
     OpenAIResponsesModelBuilder, openai_strict_schema,
 };
+
+/// Parses server-sent events from `chunks` (see `__private::sse_events`).
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+pub(crate) fn sse_events<'c>(
+    chunks: impl IntoIterator<Item = &'c [u8]>,
+    max_event_size: usize,
+) -> Result<Vec<(String, String)>, usize> {
+    let mut parser = sse::SseParser::new(max_event_size);
+    let mut out = std::collections::VecDeque::new();
+    for chunk in chunks {
+        parser.feed(chunk, &mut out).map_err(|e| e.max)?;
+    }
+    Ok(out.into_iter().map(|e| (e.event, e.data)).collect())
+}
