@@ -59,6 +59,12 @@ def signature(first_diff: str) -> str:
     return path
 
 
+def shrink_signature(first_diff: str) -> str:
+    """What a shrunk scenario must keep: the path and the start of the difference, numbers blurred."""
+    path, _, detail = first_diff.partition(': ')
+    return signature(path) + ': ' + re.sub(r'\d+', 'N', detail)[:48]
+
+
 class Worker:
     """Everything one process needs: the reference runner, the comparison, the project's runner."""
 
@@ -148,14 +154,16 @@ def shrink_one(w: Worker, sc: dict[str, Any], out_dir: str, scratch: str) -> tup
     d = w.diffs(sc, expected, scratch)
     if not d:
         return None
-    target = signature(d[0])
+    target = shrink_signature(d[0])
 
     def still_fails(cand: dict[str, Any]) -> bool:
+        if gen.nondeterminism(cand) is not None:
+            return False
         exp, refusal = w.expected(cand)
         if exp is None:
             return False
         cd = w.diffs(cand, exp, scratch)
-        return bool(cd) and signature(cd[0]) == target
+        return bool(cd) and shrink_signature(cd[0]) == target
 
     small = shrinker.shrink(sc, still_fails)
     small['name'] = sc['name'] + '_min'
@@ -172,6 +180,45 @@ def shrink_one(w: Worker, sc: dict[str, Any], out_dir: str, scratch: str) -> tup
     return small, exp, dd[0] if dd else ''
 
 
+def _check(job: tuple[str, str]) -> dict[str, Any]:
+    path, scratch = job
+    assert _W is not None
+    with open(path, encoding='utf-8') as f:
+        sc = json.load(f)
+    with open(path[: -len('.json')] + '.expected.json', encoding='utf-8') as f:
+        expected = f.read()
+    name = os.path.basename(path)[: -len('.json')]
+    sc['name'] = name
+    diffs = _W.diffs(sc, expected, scratch)
+    if diffs:
+        return {'name': name, 'status': 'FAIL', 'detail': diffs[0] + (f' (+{len(diffs) - 1} more)' if len(diffs) > 1 else ''), 'signature': signature(diffs[0])}
+    return {'name': name, 'status': 'PASS'}
+
+
+def check_dir(args: argparse.Namespace) -> int:
+    """Compare the kept pairs of a folder again (after an engine change), without generating."""
+    files = reference_batch.scenario_files([args.check_dir])
+    with tempfile.TemporaryDirectory(prefix='differential-check-') as scratch:
+        jobs = [(f, scratch) for f in files]
+        if args.jobs > 1:
+            import multiprocessing
+
+            reference_batch.load_reference(args.reference)
+            with multiprocessing.get_context('fork').Pool(args.jobs, initializer=_init, initargs=(args.runner, args.reference, args.compare)) as pool:
+                results = list(pool.imap(_check, jobs, chunksize=4))
+        else:
+            _init(args.runner, args.reference, args.compare)
+            results = [_check(j) for j in jobs]
+    failed = [r for r in results if r['status'] != 'PASS']
+    if not args.quiet:
+        for r in failed:
+            print(f"{r['status']} {r['name']}: {r['detail']}")
+    if failed:
+        print('failing: ' + ' '.join(r['name'] for r in failed))
+    print(f'{len(results) - len(failed)} passed, {len(failed)} failed')
+    return 1 if failed else 0
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description='Differential fuzzing: the reference runner against the project runner.')
     parser.add_argument('--seed', type=int, default=0)
@@ -185,6 +232,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument('--shrink', type=int, default=0, metavar='K', help='shrink up to K failures (one per group first)')
     parser.add_argument('--shrink-dir', default=os.path.join(ROOT, 'target', 'differential', 'shrunk'))
     parser.add_argument('--shrink-file', default=None, metavar='SCENARIO.json', help='only shrink this scenario')
+    parser.add_argument('--check-dir', default=None, metavar='DIR', help='only compare the NAME.json / NAME.expected.json pairs of DIR (no generation)')
     parser.add_argument('-q', '--quiet', action='store_true', help='no FAIL lines, only the summary')
     args = parser.parse_args(argv)
 
@@ -203,6 +251,9 @@ def main(argv: list[str]) -> int:
             return 0
         print(f"{r[0]['name']}: {r[2]}")
         return 1
+
+    if args.check_dir:
+        return check_dir(args)
 
     folder = args.keep or tempfile.mkdtemp(prefix='differential-')
     os.makedirs(folder, exist_ok=True)

@@ -174,6 +174,52 @@ def problems(result: dict[str, Any]) -> list[str]:
     return out
 
 
+def nondeterminism(sc: dict[str, Any]) -> str | None:
+    """Why a scenario's result could depend on timing (None when it cannot).
+
+    In parallel mode a step's calls execute concurrently: HookLog lines of two executions could
+    interleave, and a failing `boom` cancels the other executions at a moment that depends on
+    timing. So, in parallel mode, a scenario with a HookLog has at most one function call per
+    response, a `boom` call is alone in its response, and TestModel (which calls every tool in one
+    step) meets neither a HookLog nor `boom` among other tools.
+    """
+    agent = sc.get('agent') or {}
+    if agent.get('parallel_mode') == 'sequential':
+        return None
+    hooklog = any('HookLog' in c for c in agent.get('capabilities') or [])
+    bases: dict[str, Any] = {}
+    for e in sc.get('tools') or []:
+        name = e['from_schema']['name'] if 'from_schema' in e else (e.get('name') or e['use'])
+        bases[name] = e.get('use')
+    for ts in sc.get('toolsets') or []:
+        entries = (ts.get('tools') if ts.get('kind', 'function') == 'function' else ts.get('tool_defs')) or []
+        for e in entries:
+            name = e['from_schema']['name'] if 'from_schema' in e else (e.get('name') or e.get('use'))
+            if ts.get('prefix'):
+                name = f"{ts['prefix']}_{name}"
+            bases[name] = e.get('use')
+    model = sc.get('model')
+    if not (isinstance(model, dict) and 'script' in model):
+        if hooklog:
+            return 'TestModel with a HookLog in parallel mode'
+        if 'boom' in bases.values() and len(bases) > 1:
+            return 'TestModel calls boom among other tools in parallel mode'
+        return None
+    responses = [r for r in model['script']]
+    for run in sc.get('runs') or []:
+        history = run.get('message_history') or []
+        if history and history[-1].get('kind') == 'response':
+            responses.append([{'tool_call': {'name': p.get('tool_name')}} for p in history[-1]['parts'] if p.get('part_kind') == 'tool-call'])
+    for resp in responses:
+        calls = [p['tool_call']['name'] for p in resp if 'tool_call' in p and p['tool_call'].get('name') != 'final_result']
+        if len(calls) > 1:
+            if hooklog:
+                return 'a HookLog and several function calls in one response in parallel mode'
+            if any(bases.get(n) == 'boom' for n in calls):
+                return 'boom among other function calls in one response in parallel mode'
+    return None
+
+
 class Reference:
     """The reference runner in-process, counting the scripted responses each execution consumes."""
 
@@ -679,7 +725,11 @@ class Gen:
             return args
         if r < 0.79:
             return json.dumps(args)  # a raw JSON string
-        return self.broken_args(args, types)
+        broken = self.broken_args(args, types)
+        if s.kind == 'from_schema' and isinstance(broken, str) and broken.strip()[:1] not in ('{', ''):
+            # unvalidated arguments go to fn(**kwargs) as they are: they must be an object
+            return {'unexpected': 1}
+        return broken
 
     def search_args(self, defs: list[dict[str, Any]]) -> Any:
         deferred = [s.name for s in self.slots if s.name not in {d['name'] for d in defs}]
@@ -1050,6 +1100,12 @@ def generate(ref: Reference, seed: int, index: int, attempts: int = 8) -> dict[s
             ref.stats.rejected += 1
             ref.stats.reasons.append(f'seed {seed} index {index} attempt {attempt}: {e}')
             last = str(e)
+            continue
+        racy = nondeterminism(sc)
+        if racy is not None:
+            ref.stats.rejected += 1
+            ref.stats.reasons.append(f'seed {seed} index {index} attempt {attempt}: timing-dependent: {racy}')
+            last = racy
             continue
         sc['name'] = f'fz{seed}_{index:05d}'
         sc['note'] = f'generated (seed {seed}, index {index})'
