@@ -756,6 +756,9 @@ class Gen:
 
     def output_call(self, schema: dict[str, Any]) -> dict[str, Any]:
         args: Any = self.object_value(schema)
+        optional = [k for k in schema['properties'] if k not in schema.get('required', [])]
+        if optional and self.chance(0.12):
+            args[self.rng.choice(optional)] = None  # an explicit null for a nullable (optional) property
         r = self.rng.random()
         if r < 0.22:
             types = {k: {'integer': 'int', 'number': 'float', 'string': 'str'}.get(p.get('type', ''), 'dictlist') for k, p in schema['properties'].items()}
