@@ -1,13 +1,54 @@
 //! The catalogue tools of SCENARIOS.md, written with toolsmith's own `#[tool]` macro.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use schemars::JsonSchema;
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use toolsmith::ToolSpec;
 use toolsmith::messages::{BinaryContent, UserContent};
 use toolsmith::prelude::*;
+
+/// A tool result typed like the Python twin's `-> dict`: any JSON object, with Pydantic's schema for
+/// `dict` (`{"additionalProperties": true, "type": "object"}`, which `IncludeToolReturnSchemas` shows).
+#[derive(Debug, Serialize)]
+#[serde(transparent)]
+pub struct Dict(Value);
+
+impl JsonSchema for Dict {
+    fn schema_name() -> Cow<'static, str> {
+        "Dict".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"additionalProperties": true, "type": "object"})
+    }
+}
+
+/// The result of `get_player_name`: the deps as they are, typed like the Python twin's `-> str`
+/// (the Python function returns `ctx.deps` unchecked, whatever its type).
+#[derive(Debug, Serialize)]
+#[serde(transparent)]
+pub struct DepsAsStr(Value);
+
+impl JsonSchema for DepsAsStr {
+    fn schema_name() -> Cow<'static, str> {
+        "DepsAsStr".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": "string"})
+    }
+}
 
 /// Roll a six-sided die and return the result.
 #[tool]
@@ -17,8 +58,8 @@ pub fn roll_dice() -> String {
 
 /// Get the player's name.
 #[tool]
-pub fn get_player_name(ctx: RunContext<Value>) -> Value {
-    ctx.deps
+pub fn get_player_name(ctx: RunContext<Value>) -> DepsAsStr {
+    DepsAsStr(ctx.deps)
 }
 
 /// Add two integers.
@@ -55,8 +96,8 @@ pub fn echo(message: String) -> String {
 /// * `b` - banana cake
 /// * `c` - carrot smoothie
 #[tool]
-pub fn foobar(a: i64, b: String, c: BTreeMap<String, Vec<f64>>) -> Value {
-    json!({"a": a, "b": b, "c": c})
+pub fn foobar(a: i64, b: String, c: BTreeMap<String, Vec<f64>>) -> Dict {
+    Dict(json!({"a": a, "b": b, "c": c}))
 }
 
 /// This is a Foobar
@@ -76,8 +117,8 @@ fn default_z() -> f64 {
 }
 
 #[tool]
-pub fn foobar_model(f: Foobar) -> Foobar {
-    f
+pub fn foobar_model(f: Foobar) -> Dict {
+    Dict(json!({"x": f.x, "y": f.y, "z": f.z}))
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -121,8 +162,8 @@ pub fn retry_until(ctx: RunContext, n: i64) -> Result<String, ModelRetry> {
 
 /// Report the retry state.
 #[tool]
-pub fn retry_state(ctx: RunContext) -> Value {
-    json!({"retry": ctx.retry, "max_retries": ctx.max_retries, "last_attempt": ctx.last_attempt()})
+pub fn retry_state(ctx: RunContext) -> Dict {
+    Dict(json!({"retry": ctx.retry, "max_retries": ctx.max_retries, "last_attempt": ctx.last_attempt()}))
 }
 
 /// Sleep for ms milliseconds.

@@ -240,7 +240,10 @@ fn make_toolset(cfg: &Value) -> Result<BoxedToolset<Deps>, Unsupported> {
                 .into_iter()
                 .map(|d| {
                     let name = d.get("name").and_then(Value::as_str).unwrap_or_default();
-                    let schema = d.get("parameters_json_schema").cloned().unwrap_or(json!({}));
+                    // SCENARIOS.md: a missing (or null) parameters_json_schema is an empty object schema.
+                    let schema = get(&d, "parameters_json_schema")
+                        .cloned()
+                        .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
                     let mut def = ToolDefinition::new(name, schema);
                     if let Some(desc) = d.get("description").and_then(Value::as_str) {
                         def = def.with_description(desc);
