@@ -11,7 +11,6 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use toolsmith::prelude::*;
-use toolsmith::validation::Validator;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[allow(dead_code)]
@@ -88,11 +87,10 @@ struct PlainArgs {
 
 fn check<T: DeserializeOwned>(tool: impl Into<Tool<()>>, raw: &str) {
     let tool: Tool<()> = tool.into();
-    let validator = Validator::compile(&tool.definition().parameters_json_schema).expect("the tool's schema compiles");
-    if let Ok(args) = validator.validate_str(raw) {
-        if let Err(e) = serde_json::from_value::<T>(args.clone()) {
-            panic!("validated arguments {args} do not deserialise: {e}");
-        }
+    if let Ok(args) = tool.validate_json(raw)
+        && let Err(e) = serde_json::from_value::<T>(args.clone())
+    {
+        panic!("validated arguments {args} do not deserialise: {e}");
     }
 }
 

@@ -11,6 +11,8 @@ mod infer;
 
 #[cfg(feature = "anthropic")]
 pub mod anthropic;
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+mod connection;
 #[cfg(feature = "gemini")]
 pub mod gemini;
 #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]

@@ -268,6 +268,31 @@ impl<D: Clone + Send + Sync + 'static> Tool<D> {
 }
 
 impl<D> Tool<D> {
+    /// Validates raw arguments (JSON text, as a model sends them) the way a run does before
+    /// calling the tool: its schema with Pydantic's lax coercions, the ranges of its Rust
+    /// parameter types, and the nesting limit. `Ok` holds the arguments the tool would receive;
+    /// `Err` every error, in the shape the model is sent. A tool without a validator
+    /// ([`Tool::from_schema`]) only parses the text. Its arguments validator, if any, is not run.
+    ///
+    /// ```
+    /// use toolsmith::prelude::*;
+    ///
+    /// /// Count to a number.
+    /// #[tool]
+    /// fn count(to: u8) -> u8 { to }
+    ///
+    /// let tool: Tool<()> = count.into();
+    /// assert_eq!(tool.validate_json(r#"{"to": "7"}"#).unwrap(), serde_json::json!({"to": 7}));
+    /// let errors = tool.validate_json(r#"{"to": 300}"#).unwrap_err();
+    /// assert_eq!(errors[0].msg, "Input should be less than or equal to 255");
+    /// ```
+    pub fn validate_json(&self, raw: &str) -> Result<Value, Vec<crate::validation::ErrorDetail>> {
+        match &self.validator {
+            Some(v) => v.validate_str(raw),
+            None => serde_json::from_str(raw).map_err(|e| vec![crate::validation::ErrorDetail::json_invalid(raw, &e)]),
+        }
+    }
+
     /// The tool's name.
     pub fn name(&self) -> &str {
         &self.def.name

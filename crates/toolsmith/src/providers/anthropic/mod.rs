@@ -49,9 +49,8 @@ use crate::messages::{
 };
 use crate::model::{Model, ModelError, ModelRequestParameters, ModelSettings, ResolvedToolChoice};
 use crate::model::{ModelStream, StreamingModel};
-use crate::providers::http::{
-    ConnectionOptions, DEFAULT_TIMEOUT, HttpTransport, connection_builder_methods, header, join_url, settings_timeout,
-};
+use crate::providers::connection::{ConnectionOptions, DEFAULT_TIMEOUT, connection_builder_methods};
+use crate::providers::http::{HttpTransport, header, join_url, settings_timeout};
 use crate::providers::redact::Redactor;
 use crate::providers::wire::{self, ERROR_CHARS, Shape, put};
 use crate::search::SEARCH_TOOL_KIND;

@@ -44,9 +44,8 @@ use crate::messages::{
 };
 use crate::model::{Model, ModelError, ModelRequestParameters, ModelSettings, ResolvedToolChoice};
 use crate::model::{ModelStream, StreamingModel};
-use crate::providers::http::{
-    ConnectionOptions, DEFAULT_TIMEOUT, HttpTransport, connection_builder_methods, header, join_url, settings_timeout,
-};
+use crate::providers::connection::{ConnectionOptions, DEFAULT_TIMEOUT, connection_builder_methods};
+use crate::providers::http::{HttpTransport, header, join_url, settings_timeout};
 use crate::providers::wire::{self, Shape, put};
 use crate::tool::ToolDefinition;
 use crate::usage::RequestUsage;

@@ -36,9 +36,8 @@ use crate::messages::{
 };
 use crate::model::{Model, ModelError, ModelRequestParameters, ModelSettings, ResolvedToolChoice};
 use crate::model::{ModelStream, ModelStreamEvent, ResponseAssembler, StreamingModel};
-use crate::providers::http::{
-    ConnectionOptions, HttpTransport, connection_builder_methods, download, join_url, settings_timeout,
-};
+use crate::providers::connection::{ConnectionOptions, connection_builder_methods};
+use crate::providers::http::{HttpTransport, download, join_url, settings_timeout};
 use crate::providers::redact::Redactor;
 use crate::providers::sse::{SseEvent, StreamProcessor, parse_event_json};
 use crate::providers::wire::{self, ERROR_CHARS, Shape, put};

@@ -14,7 +14,8 @@ pub use responses::{OpenAIResponsesModel, OpenAIResponsesModelBuilder};
 pub use strict::openai_strict_schema;
 
 use crate::error::UserError;
-use crate::providers::http::{ConnectionOptions, DEFAULT_TIMEOUT, HttpTransport, header};
+use crate::providers::connection::{ConnectionOptions, DEFAULT_TIMEOUT};
+use crate::providers::http::{HttpTransport, header};
 use crate::tool::ToolDefinition;
 
 /// OpenAI's API.

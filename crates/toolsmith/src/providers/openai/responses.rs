@@ -42,9 +42,8 @@ use crate::messages::{
 };
 use crate::model::{Model, ModelError, ModelRequestParameters, ModelSettings, ResolvedToolChoice};
 use crate::model::{ModelStream, ModelStreamEvent, ResponseAssembler, StreamingModel};
-use crate::providers::http::{
-    ConnectionOptions, HttpTransport, connection_builder_methods, join_url, settings_timeout,
-};
+use crate::providers::connection::{ConnectionOptions, connection_builder_methods};
+use crate::providers::http::{HttpTransport, join_url, settings_timeout};
 use crate::providers::sse::{SseEvent, StreamProcessor, parse_event_json};
 use crate::providers::wire::{self, ERROR_CHARS, Shape, put};
 use crate::search::discovered_in;
