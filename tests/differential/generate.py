@@ -189,11 +189,10 @@ def nondeterminism(sc: dict[str, Any]) -> str | None:
     function call per response, a call to a tool whose execution can raise (boom, flaky,
     always_retry, retry_until, slow, a `concat` from_schema tool) is the only function call of its
     response, and TestModel (which calls every tool in one step) meets neither a HookLog nor such a
-    tool among other tools.
+    tool among other tools. In any mode, calculate_answer is only called with a scripted id: its
+    CallDeferred metadata carries the raw id, which is random when the framework makes it up.
     """
     agent = sc.get('agent') or {}
-    if agent.get('parallel_mode') == 'sequential':
-        return None
     hooklog = any('HookLog' in c for c in agent.get('capabilities') or [])
     bases: dict[str, Any] = {}
 
@@ -213,7 +212,18 @@ def nondeterminism(sc: dict[str, Any]) -> str | None:
                 name = f"{ts['prefix']}_{name}"
             bases[name] = base_of(e)
     model = sc.get('model')
-    if not (isinstance(model, dict) and 'script' in model):
+    scripted = isinstance(model, dict) and 'script' in model
+    if 'calculate_answer' in bases.values():
+        made_up = not scripted or any(
+            'tool_call' in p and 'id' not in p['tool_call'] and bases.get(p['tool_call'].get('name')) == 'calculate_answer'
+            for resp in model['script']
+            for p in resp
+        )
+        if made_up:
+            return 'calculate_answer called with a made-up id (its metadata carries the raw id)'
+    if agent.get('parallel_mode') == 'sequential':
+        return None
+    if not scripted:
         if hooklog:
             return 'TestModel with a HookLog in parallel mode'
         if RISKY_BASES & set(bases.values()) and len(bases) > 1:
@@ -439,7 +449,8 @@ class Gen:
         return out
 
     def build_tools(self, sc: dict[str, Any], test_model: bool) -> None:
-        exclude = {'mortgage_calculator', 'slow'} if test_model else set()
+        # TestModel makes up call ids, and calculate_answer puts the raw id in its metadata
+        exclude = {'mortgage_calculator', 'slow', 'calculate_answer'} if test_model else set()
         taken: set[str] = set()
         agent = sc['agent']
         n = self.pick({0: 1, 1: 4, 2: 6, 3: 5, 4: 3, 5: 1})
@@ -1072,10 +1083,13 @@ class Gen:
         if self.chance(0.1):
             script.append([{'text': 'spare response'}])
         if not any('deferred_tool_results' in r for r in sc['runs']) and self.chance(0.1):
-            # Now and then calls without ids (the framework makes them up; the normalisation hides them).
+            # Now and then calls without ids (the framework makes them up; the normalisation hides
+            # them, except in calculate_answer's metadata, which carries the raw id).
+            by_name = {s.name: s for s in self.slots}
             for resp in script:
                 for p in resp:
-                    if 'tool_call' in p and self.chance(0.3):
+                    slot = by_name.get(p.get('tool_call', {}).get('name'))
+                    if 'tool_call' in p and (slot is None or slot.base != 'calculate_answer') and self.chance(0.3):
                         p['tool_call'].pop('id', None)
         return sc
 
