@@ -68,7 +68,8 @@ def shrink_signature(first_diff: str) -> str:
 class Worker:
     """Everything one process needs: the reference runner, the comparison, the project's runner."""
 
-    def __init__(self, runner: str, reference: str | None, compare_path: str | None) -> None:
+    def __init__(self, runner: str, reference: str | None, compare_path: str | None, recheck: int = 0) -> None:
+        self.recheck = recheck
         self.stats = gen.Stats()
         self.ref = gen.Reference(reference_batch.load_reference(reference), self.stats)
         self.compare = load_compare(compare_path)
@@ -111,9 +112,9 @@ def write_json(path: str, value: Any) -> None:
 _W: Worker | None = None
 
 
-def _init(runner: str, reference: str | None, compare_path: str | None) -> None:
+def _init(runner: str, reference: str | None, compare_path: str | None, recheck: int = 0) -> None:
     global _W
-    _W = Worker(runner, reference, compare_path)
+    _W = Worker(runner, reference, compare_path, recheck)
 
 
 def _one(job: tuple[int, int, str]) -> dict[str, Any]:
@@ -137,6 +138,12 @@ def _one(job: tuple[int, int, str]) -> dict[str, Any]:
         return out
     with open(os.path.join(folder, sc['name'] + '.expected.json'), 'w', encoding='utf-8', newline='\n') as f:
         f.write(expected)
+    for _ in range(_W.recheck):
+        again, _ = _W.expected(sc)
+        if again != expected:
+            write_json(os.path.join(folder, sc['name'] + '.json'), sc)
+            out.update(status='UNSTABLE', detail='the reference runner gave two different results (timing-dependent scenario: a generator bug)')
+            return out
     diffs = _W.diffs(sc, expected, folder)
     out['seconds'] = round(time.monotonic() - t0, 3)
     if diffs:
@@ -232,6 +239,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument('--shrink', type=int, default=0, metavar='K', help='shrink up to K failures (one per group first)')
     parser.add_argument('--shrink-dir', default=os.path.join(ROOT, 'target', 'differential', 'shrunk'))
     parser.add_argument('--shrink-file', default=None, metavar='SCENARIO.json', help='only shrink this scenario')
+    parser.add_argument('--recheck', type=int, default=0, metavar='K', help='run the reference K more times per scenario; a scenario whose result changes is UNSTABLE')
     parser.add_argument('--check-dir', default=None, metavar='DIR', help='only compare the NAME.json / NAME.expected.json pairs of DIR (no generation)')
     parser.add_argument('-q', '--quiet', action='store_true', help='no FAIL lines, only the summary')
     args = parser.parse_args(argv)
@@ -265,10 +273,10 @@ def main(argv: list[str]) -> int:
         # Import the reference once, then fork the workers (each builds its own Worker).
         reference_batch.load_reference(args.reference)
         ctx = multiprocessing.get_context('fork')
-        with ctx.Pool(args.jobs, initializer=_init, initargs=(args.runner, args.reference, args.compare)) as pool:
+        with ctx.Pool(args.jobs, initializer=_init, initargs=(args.runner, args.reference, args.compare, args.recheck)) as pool:
             results = list(pool.imap(_one, jobs, chunksize=2))
     else:
-        _init(args.runner, args.reference, args.compare)
+        _init(args.runner, args.reference, args.compare, args.recheck)
         results = [_one(j) for j in jobs]
     elapsed = time.monotonic() - t0
 

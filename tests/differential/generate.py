@@ -174,36 +174,60 @@ def problems(result: dict[str, Any]) -> list[str]:
     return out
 
 
+# Catalogue tools whose execution can raise: boom's error ends the run, and a ModelRetry (flaky,
+# always_retry, retry_until, a timed-out slow) ends it once the retries are used up.
+RISKY_BASES = {'boom', 'flaky', 'always_retry', 'retry_until', 'slow'}
+
+
 def nondeterminism(sc: dict[str, Any]) -> str | None:
     """Why a scenario's result could depend on timing (None when it cannot).
 
     In parallel mode a step's calls execute concurrently: HookLog lines of two executions could
-    interleave, and a failing `boom` cancels the other executions at a moment that depends on
-    timing. So, in parallel mode, a scenario with a HookLog has at most one function call per
-    response, a `boom` call is alone in its response, and TestModel (which calls every tool in one
-    step) meets neither a HookLog nor `boom` among other tools.
+    interleave, and an execution that ends the run (boom's error, a retry past the limit) cancels
+    the other executions at a moment that depends on timing; Pydantic AI keeps the results of the
+    calls that happened to finish. So, in parallel mode, a scenario with a HookLog has at most one
+    function call per response, a call to a tool whose execution can raise (boom, flaky,
+    always_retry, retry_until, slow, a `concat` from_schema tool) is the only function call of its
+    response, and TestModel (which calls every tool in one step) meets neither a HookLog nor such a
+    tool among other tools. In any mode, calculate_answer is only called with a scripted id: its
+    CallDeferred metadata carries the raw id, which is random when the framework makes it up.
     """
     agent = sc.get('agent') or {}
-    if agent.get('parallel_mode') == 'sequential':
-        return None
     hooklog = any('HookLog' in c for c in agent.get('capabilities') or [])
     bases: dict[str, Any] = {}
+
+    def base_of(e: dict[str, Any]) -> Any:
+        if 'from_schema' in e:
+            return 'boom' if e['from_schema'].get('returns') == 'concat' else None
+        return e.get('use')
+
     for e in sc.get('tools') or []:
         name = e['from_schema']['name'] if 'from_schema' in e else (e.get('name') or e['use'])
-        bases[name] = e.get('use')
+        bases[name] = base_of(e)
     for ts in sc.get('toolsets') or []:
         entries = (ts.get('tools') if ts.get('kind', 'function') == 'function' else ts.get('tool_defs')) or []
         for e in entries:
             name = e['from_schema']['name'] if 'from_schema' in e else (e.get('name') or e.get('use'))
             if ts.get('prefix'):
                 name = f"{ts['prefix']}_{name}"
-            bases[name] = e.get('use')
+            bases[name] = base_of(e)
     model = sc.get('model')
-    if not (isinstance(model, dict) and 'script' in model):
+    scripted = isinstance(model, dict) and 'script' in model
+    if 'calculate_answer' in bases.values():
+        made_up = not scripted or any(
+            'tool_call' in p and 'id' not in p['tool_call'] and bases.get(p['tool_call'].get('name')) == 'calculate_answer'
+            for resp in model['script']
+            for p in resp
+        )
+        if made_up:
+            return 'calculate_answer called with a made-up id (its metadata carries the raw id)'
+    if agent.get('parallel_mode') == 'sequential':
+        return None
+    if not scripted:
         if hooklog:
             return 'TestModel with a HookLog in parallel mode'
-        if 'boom' in bases.values() and len(bases) > 1:
-            return 'TestModel calls boom among other tools in parallel mode'
+        if RISKY_BASES & set(bases.values()) and len(bases) > 1:
+            return 'TestModel calls a tool whose execution can raise among other tools in parallel mode'
         return None
     responses = [r for r in model['script']]
     for run in sc.get('runs') or []:
@@ -215,8 +239,8 @@ def nondeterminism(sc: dict[str, Any]) -> str | None:
         if len(calls) > 1:
             if hooklog:
                 return 'a HookLog and several function calls in one response in parallel mode'
-            if any(bases.get(n) == 'boom' for n in calls):
-                return 'boom among other function calls in one response in parallel mode'
+            if any(bases.get(n) in RISKY_BASES for n in calls):
+                return 'a call whose execution can raise among other function calls in one response in parallel mode'
     return None
 
 
@@ -425,7 +449,8 @@ class Gen:
         return out
 
     def build_tools(self, sc: dict[str, Any], test_model: bool) -> None:
-        exclude = {'mortgage_calculator', 'slow'} if test_model else set()
+        # TestModel makes up call ids, and calculate_answer puts the raw id in its metadata
+        exclude = {'mortgage_calculator', 'slow', 'calculate_answer'} if test_model else set()
         taken: set[str] = set()
         agent = sc['agent']
         n = self.pick({0: 1, 1: 4, 2: 6, 3: 5, 4: 3, 5: 1})
@@ -848,13 +873,17 @@ class Gen:
         def executes(p: dict[str, Any]) -> bool:
             return 'tool_call' in p and p['tool_call']['name'] != 'final_result'
 
+        def risky(p: dict[str, Any]) -> bool:
+            slot = by_name.get(p['tool_call']['name'])
+            return slot is not None and (slot.base in RISKY_BASES or slot.returns == 'concat')
+
         parallel = sc['agent'].get('parallel_mode') != 'sequential'
-        booms = [p for p in parts if executes(p) and getattr(by_name.get(p['tool_call']['name']), 'base', None) == 'boom']
-        if self.one_call_per_response or (parallel and booms):
+        raising = [p for p in parts if executes(p) and risky(p)]
+        if self.one_call_per_response or (parallel and raising):
             # HookLog in parallel mode: at most one function call per step (output calls do not
-            # execute). A failing boom cancels the step's other executions at a moment that
-            # depends on timing: in parallel mode it is the step's only function call.
-            keep = booms[0] if booms else next((p for p in parts if executes(p)), None)
+            # execute). An execution that ends the run cancels the step's other executions at a
+            # moment that depends on timing: in parallel mode it is the step's only function call.
+            keep = raising[0] if raising else next((p for p in parts if executes(p)), None)
             parts = [p for p in parts if not executes(p) or p is keep]
         return parts
 
@@ -970,15 +999,16 @@ class Gen:
             agent['usage_limits'] = limits
         if self.chance(0.12):
             agent['model_settings'] = {'tool_choice': self.tool_choice()}
-        if self.hook_log or self.chance(0.2):
+        if self.hook_log or self.chance(0.45):
             if self.hook_log and (test_model or self.chance(0.75)):
                 agent['parallel_mode'] = 'sequential'
             elif self.hook_log:
                 self.one_call_per_response = True
             else:
                 agent['parallel_mode'] = 'sequential'
-        if test_model and any(s.base == 'boom' for s in self.slots):
-            # TestModel calls every tool in one step: boom's error would race the other executions
+        if test_model and len(self.slots) > 1 and any(s.base in RISKY_BASES or s.returns == 'concat' for s in self.slots):
+            # TestModel calls every tool in one step: an execution that ends the run would race
+            # the other executions
             agent['parallel_mode'] = 'sequential'
         if self.chance(0.1):
             self.id_style = 'per_response'
@@ -1053,10 +1083,13 @@ class Gen:
         if self.chance(0.1):
             script.append([{'text': 'spare response'}])
         if not any('deferred_tool_results' in r for r in sc['runs']) and self.chance(0.1):
-            # Now and then calls without ids (the framework makes them up; the normalisation hides them).
+            # Now and then calls without ids (the framework makes them up; the normalisation hides
+            # them, except in calculate_answer's metadata, which carries the raw id).
+            by_name = {s.name: s for s in self.slots}
             for resp in script:
                 for p in resp:
-                    if 'tool_call' in p and self.chance(0.3):
+                    slot = by_name.get(p.get('tool_call', {}).get('name'))
+                    if 'tool_call' in p and (slot is None or slot.base != 'calculate_answer') and self.chance(0.3):
                         p['tool_call'].pop('id', None)
         return sc
 
