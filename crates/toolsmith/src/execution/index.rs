@@ -146,6 +146,11 @@ impl<D: Clone + Send + Sync + 'static> ToolIndex<D> {
 
 impl<D> ToolIndex<D> {
     /// The definitions shown to the model.
+    /// Whether the step has no tools at all (shown or not).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
     pub(crate) fn definitions(&self) -> Vec<Arc<ToolDefinition>> {
         self.tools.iter().zip(&self.shown).filter(|(_, s)| **s == Shown::Visible).map(|(t, _)| t.def.clone()).collect()
     }

@@ -306,6 +306,8 @@ pub enum RetryCause {
     UnknownTool,
     /// The model called a tool that exists but is not available now.
     UnavailableTool,
+    /// The response held nothing usable as output (no text and no tool call).
+    NoOutput,
 }
 
 /// Retry bookkeeping on a retried tool return or retry feedback.

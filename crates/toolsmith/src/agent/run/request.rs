@@ -200,7 +200,6 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             allow_text_output: inner.step.output.allows_text(),
             instructions,
         };
-        self.state.usage.requests += 1;
         let step = self.state.run_step;
         self.state.emit(|| AgentEvent::ModelRequest { step });
         let ctx = self.context();
@@ -290,6 +289,8 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
     /// Counts a response's usage (checking the token limits) and adds it to the history.
     pub(super) fn record_response(&mut self, mut response: ModelResponse) -> Result<ModelResponse, AgentRunError> {
         bound_arguments(&mut response);
+        // A request counts once it is answered: one that failed committed no response.
+        self.state.usage.requests += 1;
         let usage = response.usage.clone();
         self.state.usage.input_tokens += usage.input_tokens;
         self.state.usage.output_tokens += usage.output_tokens;
@@ -395,13 +396,12 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             };
         }
         let inner = &self.agent.inner;
-        let Some(text) = response.text_content() else {
+        // Empty text is no text: it is neither the output nor parsed as one.
+        let Some(text) = response.text_content().filter(|t| !t.is_empty()) else {
             let problem = empty_answer(&response);
-            return self.output_retry(
-                serde_json::Value::String("Please return text or include your response in a tool call.".into()),
-                RetryCause::ValidationError,
-                problem,
-            );
+            let has_tools = self.tools.as_ref().is_none_or(|t| !t.is_empty());
+            let feedback = no_output_feedback(&inner.step.output, has_tools);
+            return self.output_retry(serde_json::Value::String(feedback), RetryCause::NoOutput, problem);
         };
         let kind = if inner.step.output.allows_text() {
             OutputKind::Text
@@ -468,6 +468,22 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         self.next = Pending::Request;
         Ok(None)
     }
+}
+
+/// The feedback for a response with nothing usable as output: what it could have been instead
+/// (text, when the output takes text; the output tool; or, without one, any tool).
+fn no_output_feedback(output: &crate::run::OutputSpec, has_tools: bool) -> String {
+    let mut alternatives: Vec<&str> = Vec::with_capacity(2);
+    // Structured output also takes text: JSON text is parsed as the output.
+    if output.allows_text() || output.output_tool().is_some() {
+        alternatives.push("return text");
+    }
+    if output.output_tool().is_some() {
+        alternatives.push("include your response in a tool call");
+    } else if has_tools {
+        alternatives.push("call a tool");
+    }
+    format!("Please {}.", alternatives.join(" or "))
 }
 
 /// What a response without text or tool calls held, for the error that ends the run.
