@@ -79,8 +79,13 @@ pub fn tool_error_text(e: &ToolError) -> String {
     }
 }
 
+/// `TYPE: MESSAGE`, the message without the detail toolsmith adds after it (what the model's last
+/// answer held), which Pydantic AI's exceptions do not carry.
 fn run_error_text(e: &AgentRunError) -> String {
-    format!("{}: {}", e.kind(), e.message())
+    match e {
+        AgentRunError::UnexpectedModelBehavior { message, .. } => format!("{}: {message}", e.kind()),
+        _ => format!("{}: {}", e.kind(), e.message()),
+    }
 }
 
 impl HookLog {

@@ -97,13 +97,19 @@ pub enum ResumeRefusal {
         /// The call's id.
         tool_call_id: String,
     },
-    /// A result was given for an id that no call of the history's last response has.
+    /// The results do not answer exactly the calls of the history's last response: a call has
+    /// no result, or a result names an id no call has.
     #[error(
-        "Tool call '{tool_call_id}' is not among the pending calls of the message history: results can only be given for calls that are waiting for them."
+        "Tool call results need to be provided for all deferred tool calls, and only for them: the message history's last response expects results for [{}], the deferred tool results answer [{}]",
+        quoted(.expected),
+        quoted(.given)
     )]
-    UnknownCall {
-        /// The id the results named.
-        tool_call_id: String,
+    ResultsMismatch {
+        /// The ids of the calls that need a result (those already answered in the history
+        /// included), sorted.
+        expected: Vec<String>,
+        /// The ids the results answer (and those the history already answers), sorted.
+        given: Vec<String>,
     },
     /// A result was given for a call that waits for approval (a tool that requires approval,
     /// or one that raised `ApprovalRequired`): it must be approved or denied.
@@ -143,10 +149,31 @@ pub enum AgentRunError {
     #[error(transparent)]
     User(#[from] UserError),
     /// The model did something the run cannot recover from, such as exhausting a retry budget.
-    #[error("{message}")]
+    ///
+    /// ```
+    /// use toolsmith::prelude::*;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// // Empty answers, and no output retry left.
+    /// let model = FunctionModel::new(|_messages, _info| async { Ok(ModelResponse::new(vec![])) });
+    /// let agent = Agent::builder(model).output_retries(0).build().unwrap();
+    /// match agent.run("hi").await.unwrap_err() {
+    ///     AgentRunError::UnexpectedModelBehavior { message, detail } => {
+    ///         assert_eq!(message, "Exceeded maximum output retries (0)");
+    ///         assert_eq!(detail.as_deref(), Some("the model's last answer was empty (no text and no tool call)"));
+    ///     }
+    ///     other => panic!("unexpected {other}"),
+    /// }
+    /// # }
+    /// ```
+    #[error("{message}{}", detail.as_ref().map(|d| format!(": {d}")).unwrap_or_default())]
     UnexpectedModelBehavior {
         /// What happened.
         message: String,
+        /// What the model's last answer held that made it happen, when known (shown after the
+        /// message).
+        detail: Option<String>,
     },
     /// A usage limit was crossed.
     #[error("{message}")]
@@ -284,7 +311,11 @@ impl AgentRunError {
     }
 
     pub(crate) fn unexpected(message: impl Into<String>) -> Self {
-        AgentRunError::UnexpectedModelBehavior { message: message.into() }
+        AgentRunError::UnexpectedModelBehavior { message: message.into(), detail: None }
+    }
+
+    pub(crate) fn unexpected_because(message: impl Into<String>, detail: impl Into<String>) -> Self {
+        AgentRunError::UnexpectedModelBehavior { message: message.into(), detail: Some(detail.into()) }
     }
 }
 

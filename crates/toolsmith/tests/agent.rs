@@ -171,7 +171,10 @@ async fn approval_round_trip_through_deferred_results() {
         .deferred_tool_results(DeferredToolResults::new().approve("d1", true))
         .await
         .unwrap_err();
-    assert!(incomplete.to_string().contains("Expected: {'d1', 'd2'}, got: {'d1'}"), "{incomplete}");
+    assert!(
+        incomplete.to_string().contains("expects results for ['d1', 'd2'], the deferred tool results answer ['d1']"),
+        "{incomplete}"
+    );
 
     let second = agent
         .resume()

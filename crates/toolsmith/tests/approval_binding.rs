@@ -253,7 +253,10 @@ async fn a_call_that_was_never_pending_or_no_longer_is_is_refused() {
     let results = requests.results().approve("d1", true).approve("d2", true).approve("nope", true);
     assert_eq!(
         refused(&agent, history.clone(), results).await,
-        ResumeRefusal::UnknownCall { tool_call_id: "nope".into() }
+        ResumeRefusal::ResultsMismatch {
+            expected: vec!["d1".into(), "d2".into()],
+            given: vec!["d1".into(), "d2".into(), "nope".into()]
+        }
     );
     let mut answered = history.clone();
     answered.push(ModelMessage::Request(toolsmith::messages::ModelRequest::new(vec![ModelRequestPart::ToolReturn(
@@ -269,14 +272,12 @@ async fn a_call_that_was_never_pending_or_no_longer_is_is_refused() {
     assert_eq!(refusal, ResumeRefusal::NoLongerPending { tool_call_id: "d2".into(), tool_name: "delete_file".into() });
     assert!(log.lock().unwrap().is_empty());
 
-    // Missing decisions are still reported as before.
-    let err = agent
-        .resume()
-        .message_history(history)
-        .deferred_tool_results(requests.results().approve("d1", true))
-        .await
-        .unwrap_err();
-    assert!(err.to_string().contains("Expected: {'d1', 'd2'}, got: {'d1'}"), "{err}");
+    // Missing decisions.
+    let refusal = refused(&agent, history, requests.results().approve("d1", true)).await;
+    assert_eq!(
+        refusal,
+        ResumeRefusal::ResultsMismatch { expected: vec!["d1".into(), "d2".into()], given: vec!["d1".into()] }
+    );
 }
 
 #[tokio::test]

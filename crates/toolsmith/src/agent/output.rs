@@ -41,8 +41,8 @@ pub(crate) fn typed_converter<T: DeserializeOwned>() -> Converter<T> {
             RunOutput::Structured(v) => v,
             RunOutput::Deferred(_) => return Err(deferred_not_allowed()),
         };
-        serde_json::from_value(v).map_err(|e| AgentRunError::UnexpectedModelBehavior {
-            message: format!("the validated output does not deserialise into the output type: {e}"),
+        serde_json::from_value(v).map_err(|e| {
+            AgentRunError::unexpected(format!("the validated output does not deserialise into the output type: {e}"))
         })
     })
 }

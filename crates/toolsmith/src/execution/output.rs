@@ -69,7 +69,7 @@ pub(crate) fn output_failure<D: Send + Sync + 'static>(caps: &Capabilities<D>, e
 /// The error that ends a run whose output retries ran out: Pydantic AI's wording, then what
 /// was wrong with the last answer (`problem`), so that the caller sees why without the history.
 pub(crate) fn output_budget_exceeded(max: u32, problem: &str) -> AgentRunError {
-    AgentRunError::unexpected(format!("Exceeded maximum output retries ({max}): {problem}"))
+    AgentRunError::unexpected_because(format!("Exceeded maximum output retries ({max})"), problem)
 }
 
 /// What a refused output was told, in a few words: the validation errors (at most three, each

@@ -18,7 +18,6 @@ pub(crate) enum Resolution {
 /// The calls of a resumed response and how each is settled, plus the ids results were given for.
 pub(crate) struct Resume {
     pub(crate) resolutions: HashMap<String, Resolution>,
-    pub(crate) provided: Vec<String>,
     pub(crate) prompt: Option<UserPromptPart>,
     /// Deferred calls being handled inline: those left without a result are deferred again.
     pub(crate) pending: Option<DeferredToolRequests>,
@@ -36,16 +35,6 @@ pub(crate) enum ResumeBinding {
     Recorded(Arc<PendingRecords>),
     /// The caller's explicit choice: matched by id alone.
     Trusted,
-}
-
-pub(super) fn py_set(ids: &[String]) -> String {
-    if ids.is_empty() {
-        return "set()".into();
-    }
-    let mut ids: Vec<&String> = ids.iter().collect();
-    ids.sort();
-    ids.dedup();
-    format!("{{{}}}", ids.iter().map(|i| format!("'{i}'")).collect::<Vec<_>>().join(", "))
 }
 
 /// How one call of a response is to be handled this step.
@@ -365,11 +354,20 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
                     r.resolutions.insert(c.tool_call_id.clone(), Resolution::Skip);
                 }
             } else if expected.iter().any(|id| !r.resolutions.contains_key(id)) {
-                return Err(AgentRunError::User(UserError::new(format!(
-                    "Tool call results need to be provided for all deferred tool calls. Expected: {}, got: {}",
-                    py_set(&expected),
-                    py_set(&r.provided)
-                ))));
+                let output_tool = inner.output.output_tool().map(|t| t.name.as_str());
+                let sorted = |ids: &mut Vec<String>| {
+                    ids.sort();
+                    ids.dedup();
+                };
+                let mut expected: Vec<String> = calls
+                    .iter()
+                    .filter(|c| Some(c.tool_name.as_str()) != output_tool)
+                    .map(|c| c.tool_call_id.clone())
+                    .collect();
+                let mut given: Vec<String> = r.resolutions.keys().cloned().collect();
+                sorted(&mut expected);
+                sorted(&mut given);
+                return Err(AgentRunError::User(ResumeRefusal::ResultsMismatch { expected, given }.into()));
             }
             (Some(r.resolutions), r.prompt)
         }
@@ -385,12 +383,10 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
         let duplicates = duplicate_ids(calls.iter().filter(|c| Some(&c.tool_name) != output_tool.as_ref()));
         if !duplicates.is_empty() {
             let listed: Vec<String> = duplicates.iter().map(|id| format!("'{id}'")).collect();
-            return Err(AgentRunError::UnexpectedModelBehavior {
-                message: format!(
-                    "Function tool calls must have unique `tool_call_id` values; duplicate `tool_call_id`s: [{}]",
-                    listed.join(", ")
-                ),
-            });
+            return Err(AgentRunError::unexpected(format!(
+                "Function tool calls must have unique `tool_call_id` values; duplicate `tool_call_id`s: [{}]",
+                listed.join(", ")
+            )));
         }
     }
     let mut plans: Vec<Plan<D>> = Vec::with_capacity(calls.len());
@@ -653,23 +649,21 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
     let mut counts_now = (*state.retries).clone();
     book.apply(&mut counts_now);
     state.retries = Arc::new(counts_now);
-    let no_parts = record_parts(state, parts, content, &kinded, &bridged_ids, resume_prompt);
+    record_parts(state, parts, content, &kinded, &bridged_ids, resume_prompt);
 
     if let Some((v, _)) = final_output {
         return Ok(StepOutcome::Final(RunOutput::Structured(v)));
     }
     if !deferred.is_empty() {
-        if no_parts {
-            state.pop_last();
-        }
+        // The step's request stays, even empty: the caller drops an empty one when the
+        // deferred calls end the run or are settled inline.
         return Ok(StepOutcome::Deferred(deferred));
     }
     Ok(StepOutcome::Continue)
 }
 
 /// Fills the step's request (the last message) with its parts in order, then the content the
-/// tools sent and the resumed run's prompt; reports each tool return as an event. Says whether
-/// the request is empty.
+/// tools sent and the resumed run's prompt; reports each tool return as an event.
 fn record_parts(
     state: &mut RunState,
     parts: Vec<(usize, ModelRequestPart)>,
@@ -677,7 +671,7 @@ fn record_parts(
     kinded: &FxHashMap<String, &'static str>,
     bridged_ids: &HashSet<String>,
     prompt: Option<UserPromptPart>,
-) -> bool {
+) {
     let mut parts: Vec<ModelRequestPart> = parts.into_iter().map(|(_, p)| p).collect();
     for part in parts.iter_mut() {
         if let ModelRequestPart::ToolReturn(t) = part {
@@ -693,7 +687,6 @@ fn record_parts(
     content.sort_by_key(|(i, _)| *i);
     parts.extend(content.into_iter().map(|(_, c)| ModelRequestPart::UserPrompt(UserPromptPart::new(c))));
     parts.extend(prompt.map(ModelRequestPart::UserPrompt));
-    let no_parts = parts.is_empty();
     if state.events.is_some() {
         for p in &parts {
             if let ModelRequestPart::ToolReturn(t) = p {
@@ -704,10 +697,8 @@ fn record_parts(
     if let Some(req) = state.last_request_mut() {
         req.parts = parts;
     }
-    no_parts
 }
 
-/// The ids that more than one of `calls` has, with how many.
 /// The ids used by more than one of `calls`, in the order each is first seen again.
 fn duplicate_ids<'c>(calls: impl Iterator<Item = &'c ToolCallPart>) -> Vec<&'c str> {
     let mut seen = FxHashSet::default();

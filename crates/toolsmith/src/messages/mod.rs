@@ -16,6 +16,7 @@
 
 mod content;
 mod json;
+mod repair;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -23,6 +24,8 @@ use serde_json::Value;
 
 pub use content::{BinaryContent, FileUrl, MediaContent, UserContent, UserPromptContent};
 pub use json::MAX_HISTORY_DEPTH;
+pub(crate) use repair::clean as clean_history;
+pub use repair::{INTERRUPTED_TOOL_RETURN_CONTENT, SYNTHESIZED_TOOL_RETURN_METADATA_KEY, repair_messages};
 
 use crate::usage::RequestUsage;
 
@@ -291,6 +294,8 @@ pub enum ToolOutcome {
     Denied,
     /// The call failed.
     Failed,
+    /// The call never got a result (its run was interrupted); the return was made up.
+    Interrupted,
 }
 
 /// Why a retry was asked for.

@@ -85,6 +85,13 @@ impl RunState {
         Arc::make_mut(&mut self.messages).pop();
     }
 
+    /// Drops the last message if it is a request without parts.
+    pub(crate) fn pop_empty_request(&mut self) {
+        if matches!(self.messages.last(), Some(ModelMessage::Request(r)) if r.parts.is_empty()) {
+            self.pop_last();
+        }
+    }
+
     pub(crate) fn last_request_mut(&mut self) -> Option<&mut ModelRequest> {
         match Arc::make_mut(&mut self.messages).last_mut() {
             Some(ModelMessage::Request(r)) => Some(r),

@@ -51,7 +51,11 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
     }
 
     /// Continues from a message history (the messages of an earlier run, or a history written
-    /// by Pydantic AI).
+    /// by Pydantic AI). The run starts from it made sendable (see
+    /// [`repair_messages`](crate::messages::repair_messages); the last response's calls are left
+    /// for the run to answer). Without a prompt, the run goes on from where the history ends: it
+    /// sends the last request, runs the last response's calls, or takes the last response again.
+    /// A new prompt on a history whose last response has calls without results is refused.
     pub fn message_history(mut self, history: Vec<ModelMessage>) -> Self {
         self.history = Some(history);
         self
@@ -137,7 +141,10 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
             (Some(a), Some(b)) => Some(a.merged(&b)),
             (a, b) => b.or_else(|| a.clone()),
         };
-        let history = self.history.unwrap_or_default();
+        // The history a run starts from is made sendable (orphaned results dropped, calls that
+        // will never be answered closed out, consecutive requests merged); the calls of its last
+        // response stay open for the run to answer.
+        let history = crate::messages::repair_messages(self.history.unwrap_or_default(), false);
         let conversation_id = history
             .iter()
             .rev()

@@ -406,7 +406,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
     async fn transition(&mut self) -> Result<Option<RunOutput>, AgentRunError> {
         match std::mem::replace(&mut self.next, Pending::Done) {
             Pending::Start => {
-                self.start()?;
+                self.start().await?;
                 Ok(None)
             }
             Pending::Request => {

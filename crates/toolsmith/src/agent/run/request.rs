@@ -21,12 +21,36 @@ use crate::model::{ModelRequestParameters, check_static_tool_choice};
 use crate::tool::ToolError;
 
 impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
-    pub(super) fn start(&mut self) -> Result<(), AgentRunError> {
+    pub(super) async fn start(&mut self) -> Result<(), AgentRunError> {
         let output_names: Vec<&str> =
             self.agent.inner.step.output.output_tool().map(|t| t.name.as_str()).into_iter().collect();
         check_static_tool_choice(self.settings.as_ref().and_then(|s| s.tool_choice.as_ref()), &output_names)?;
         if let Some(results) = self.deferred.take() {
             return self.start_resume(results);
+        }
+        match (self.state.messages.last(), &self.prompt) {
+            // No new prompt: the run goes on from where the history ends.
+            (Some(ModelMessage::Request(_)), None) => {
+                self.next = Pending::Request;
+                return Ok(());
+            }
+            // Its calls are run; a response without calls is taken again, unless there are
+            // instructions to send (then a request without a prompt goes out).
+            (Some(ModelMessage::Response(r)), None)
+                if r.tool_calls().next().is_some() || !self.has_instructions().await? =>
+            {
+                self.next = Pending::Response(r.clone(), None);
+                return Ok(());
+            }
+            (Some(ModelMessage::Response(r)), Some(_)) if r.tool_calls().next().is_some() => {
+                return Err(AgentRunError::User(UserError::new(
+                    "Cannot provide a new user prompt when the message history contains unprocessed tool calls. \
+                     Run the agent with this message history and no new prompt to execute the calls, resume it with \
+                     `.deferred_tool_results(..)` if they were deferred, or close them out first with \
+                     `toolsmith::messages::repair_messages(history, true)`.",
+                )));
+            }
+            _ => {}
         }
         let inner = &self.agent.inner;
         let mut parts = Vec::new();
@@ -36,30 +60,26 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         if let Some(prompt) = &self.prompt {
             parts.push(ModelRequestPart::UserPrompt(UserPromptPart::new(prompt.clone())));
         }
-        if parts.is_empty() {
-            // No new prompt: continue from the history.
-            match self.state.messages.last() {
-                Some(ModelMessage::Response(r)) if r.tool_calls().next().is_some() => {
-                    self.next = Pending::Response(r.clone(), None);
-                    return Ok(());
-                }
-                Some(ModelMessage::Request(_)) => {
-                    self.next = Pending::Request;
-                    return Ok(());
-                }
-                _ => {
-                    return Err(AgentRunError::User(UserError::new(
-                        "nothing to run: give a prompt, or a message history that ends with a request or with unanswered tool calls",
-                    )));
-                }
-            }
-        }
+        // Even empty: a request without prompt, history or instructions is refused when it is
+        // about to be sent.
         let mut request = ModelRequest::new(parts);
         request.run_id = Some(self.state.run_id.clone());
         request.conversation_id = Some(self.state.conversation_id.clone());
         self.state.push(request);
         self.next = Pending::Request;
         Ok(())
+    }
+
+    /// Whether the next request would carry instructions (the agent's or its capabilities').
+    async fn has_instructions(&self) -> Result<bool, AgentRunError> {
+        if self.agent.inner.instructions.is_some() {
+            return Ok(true);
+        }
+        if self.caps.is_empty() {
+            return Ok(false);
+        }
+        let ctx = self.context();
+        Ok(!self.caps.instructions(&ctx).await?.is_empty())
     }
 
     /// Settles the deferred calls the history ends with.
@@ -126,12 +146,19 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         }
         let call_ids: std::collections::HashSet<&str> =
             response.tool_calls().map(|c| c.tool_call_id.as_str()).collect();
-        for id in results.approvals.keys().chain(results.calls.keys()).chain(results.metadata.keys()) {
-            if !call_ids.contains(id.as_str()) {
-                return Err(AgentRunError::User(ResumeRefusal::UnknownCall { tool_call_id: id.clone() }.into()));
-            }
+        let given = || results.approvals.keys().chain(results.calls.keys()).chain(results.metadata.keys());
+        if given().any(|id| !call_ids.contains(id.as_str())) {
+            let output_tool = self.agent.inner.step.output.output_tool().map(|t| t.name.as_str());
+            let expected = response
+                .tool_calls()
+                .filter(|c| Some(c.tool_name.as_str()) != output_tool)
+                .map(|c| c.tool_call_id.clone());
+            let refusal = ResumeRefusal::ResultsMismatch {
+                expected: sorted_ids(expected),
+                given: sorted_ids(given().cloned().chain(resolutions.keys().cloned())),
+            };
+            return Err(AgentRunError::User(refusal.into()));
         }
-        let mut provided = Vec::new();
         for (id, approval) in results.approvals {
             let r = match approval {
                 ToolApproval::Approved { override_args } => {
@@ -139,11 +166,9 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                 }
                 ToolApproval::Denied { message } => Resolution::Denied(message),
             };
-            provided.push(id.clone());
             resolutions.insert(id, r);
         }
         for (id, result) in results.calls {
-            provided.push(id.clone());
             resolutions.insert(id, Resolution::External(result));
         }
         let prompt = if pending.is_none() { self.prompt.clone().map(UserPromptPart::new) } else { None };
@@ -154,7 +179,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             (None, Binding::TrustHistory) => ResumeBinding::Trusted,
             (None, Binding::None) => ResumeBinding::Recorded(self.agent.inner.deferred_records.clone()),
         };
-        Ok((response, Resume { resolutions, provided, prompt, pending: pending.cloned(), binding }))
+        Ok((response, Resume { resolutions, prompt, pending: pending.cloned(), binding }))
     }
 
     pub(super) async fn collect_tools(&mut self) -> Result<(), AgentRunError> {
@@ -194,6 +219,14 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         if let Some(last) = self.state.last_request_mut() {
             last.instructions = instructions.clone();
         }
+        if let [ModelMessage::Request(only)] = &self.state.messages[..]
+            && only.parts.is_empty()
+            && instructions.is_none()
+        {
+            return Err(AgentRunError::User(UserError::new(
+                "No message history, user prompt, or instructions provided: give the run a prompt, a message history, or instructions (`.instructions(..)` on the agent)",
+            )));
+        }
         let params = ModelRequestParameters {
             function_tools: tools,
             output_tools,
@@ -212,12 +245,15 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         let core = |req: ModelRequestContext| -> BoxFuture<'_, Result<ModelResponse, AgentRunError>> {
             let answered = &answered;
             Box::pin(async move {
+                // The model is sent the history made sendable, the last response's calls
+                // included: a call that has no result by now never will.
+                let sent = crate::messages::clean_history(&req.messages, true);
                 // The model's code (its request, its stream) runs with its panics caught; the
                 // event handler the stream feeds catches its own.
                 let attempt = async {
                     match streaming {
                         Some((sink, m)) => {
-                            match m.request_stream_boxed(&req.messages, req.settings.as_ref(), &req.params).await {
+                            match m.request_stream_boxed(&sent, req.settings.as_ref(), &req.params).await {
                                 Ok(mut stream) => {
                                     use futures::StreamExt;
                                     let mut last = Err(crate::model::ModelError::new(
@@ -242,7 +278,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                                 Err(e) => Err(e),
                             }
                         }
-                        None => model.request_boxed(&req.messages, req.settings.as_ref(), &req.params).await,
+                        None => model.request_boxed(&sent, req.settings.as_ref(), &req.params).await,
                     }
                 };
                 let result = match AssertUnwindSafe(attempt).catch_unwind().await {
@@ -375,12 +411,14 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                         let ctx = self.context();
                         let results = self.caps.handle_deferred(&ctx, &requests).await?;
                         if !results.is_empty() {
+                            self.state.pop_empty_request();
                             let (response, resume) = self.build_resume(results, Some(&requests))?;
                             self.next = Pending::Response(response, Some(resume));
                             return Ok(None);
                         }
                     }
                     if self.agent.inner.step.output.allows_deferred() {
+                        self.state.pop_empty_request();
                         // Remembered, so that results made by hand for this history can be
                         // checked against the calls as they were pending.
                         self.agent.inner.deferred_records.record(&requests);
@@ -468,6 +506,14 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         self.next = Pending::Request;
         Ok(None)
     }
+}
+
+/// Ids sorted, each once.
+pub(crate) fn sorted_ids(ids: impl Iterator<Item = String>) -> Vec<String> {
+    let mut ids: Vec<String> = ids.collect();
+    ids.sort();
+    ids.dedup();
+    ids
 }
 
 /// The feedback for a response with nothing usable as output: what it could have been instead

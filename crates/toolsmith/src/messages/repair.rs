@@ -1,0 +1,302 @@
+//! Making a message history sendable: tool results without their call dropped, calls that will
+//! never get a result answered as interrupted, and consecutive requests merged into one.
+//!
+//! A run cleans the history it starts from (all but the last response's calls, which the run may
+//! still answer), and cleans what it sends to the model before each request (the last response
+//! included); the stored history keeps the calls the run answers itself.
+
+use std::borrow::Cow;
+
+use rustc_hash::FxHashMap;
+
+use super::{ModelMessage, ModelRequest, ModelRequestPart, ModelResponse, ToolCallPart, ToolOutcome, ToolReturnPart};
+
+/// The content of the result given to a call that never got one.
+pub const INTERRUPTED_TOOL_RETURN_CONTENT: &str = "The tool call was interrupted before a result was produced.";
+
+/// The metadata key (set to `true`) marking a tool return made up for a call without a result.
+pub const SYNTHESIZED_TOOL_RETURN_METADATA_KEY: &str = "pydantic_ai_synthesized_tool_return";
+
+/// Makes a history sendable to a model: drops tool results whose call is not earlier in the
+/// history, answers every call that will never get a result with an `interrupted` tool return
+/// (marked with [`SYNTHESIZED_TOOL_RETURN_METADATA_KEY`] in its metadata), and merges
+/// consecutive requests (tool results first). With `repair_last_response` false, the calls of
+/// the last response are left open (a run resumed from the history may still answer them).
+///
+/// Use it before giving a new prompt on a history whose last response has calls that were never
+/// answered (a run refuses such a history otherwise).
+///
+/// ```
+/// use toolsmith::messages::{ModelMessage, ModelRequest, ModelRequestPart, ModelResponse, ModelResponsePart,
+///     ToolCallPart, UserPromptPart, repair_messages};
+///
+/// let history = vec![
+///     ModelMessage::Request(ModelRequest::new(vec![ModelRequestPart::UserPrompt(UserPromptPart::new("hi"))])),
+///     ModelMessage::Response(ModelResponse::new(vec![ModelResponsePart::ToolCall(ToolCallPart::new(
+///         "roll_dice",
+///         serde_json::json!({}),
+///         "c1",
+///     ))])),
+/// ];
+/// let repaired = repair_messages(history, true);
+/// assert_eq!(repaired.len(), 3);
+/// let ModelMessage::Request(last) = &repaired[2] else { unreachable!() };
+/// let ModelRequestPart::ToolReturn(answer) = &last.parts[0] else { unreachable!() };
+/// assert_eq!(answer.content, "The tool call was interrupted before a result was produced.");
+/// ```
+pub fn repair_messages(messages: Vec<ModelMessage>, repair_last_response: bool) -> Vec<ModelMessage> {
+    match clean(&messages, repair_last_response) {
+        Cow::Borrowed(_) => messages,
+        Cow::Owned(cleaned) => cleaned,
+    }
+}
+
+/// [`repair_messages`] on a borrowed history: borrowed back when nothing changes.
+pub(crate) fn clean(messages: &[ModelMessage], repair_last_response: bool) -> Cow<'_, [ModelMessage]> {
+    let mut out: Cow<'_, [ModelMessage]> = Cow::Borrowed(messages);
+    if let Some(kept) = drop_orphaned_results(&out) {
+        out = Cow::Owned(kept);
+    }
+    if let Some(repaired) = repair_dangling_calls(&out, repair_last_response) {
+        out = Cow::Owned(repaired);
+    }
+    if let Some(merged) = merge_consecutive_requests(&out) {
+        out = Cow::Owned(merged);
+    }
+    out
+}
+
+/// The id of a part answering a tool call.
+fn result_id(part: &ModelRequestPart) -> Option<&str> {
+    match part {
+        ModelRequestPart::ToolReturn(t) => Some(&t.tool_call_id),
+        ModelRequestPart::RetryPrompt(r) if r.tool_name.is_some() => r.tool_call_id.as_deref(),
+        _ => None,
+    }
+}
+
+fn calls(response: &ModelResponse) -> impl Iterator<Item = &ToolCallPart> {
+    response.tool_calls()
+}
+
+/// Tool results whose call is not earlier in the history are dropped; a request they empty is
+/// dropped too, except the last message (the history still ends with a request).
+fn drop_orphaned_results(messages: &[ModelMessage]) -> Option<Vec<ModelMessage>> {
+    let mut seen: rustc_hash::FxHashSet<&str> = Default::default();
+    let orphan =
+        |seen: &rustc_hash::FxHashSet<&str>, p: &ModelRequestPart| result_id(p).is_some_and(|id| !seen.contains(id));
+    // Checked first: a history without orphans (the usual case) is not copied.
+    let mut any = false;
+    for m in messages {
+        match m {
+            ModelMessage::Response(r) => seen.extend(calls(r).map(|c| c.tool_call_id.as_str())),
+            ModelMessage::Request(r) => {
+                if r.parts.iter().any(|p| orphan(&seen, p)) {
+                    any = true;
+                    break;
+                }
+            }
+        }
+    }
+    if !any {
+        return None;
+    }
+    seen.clear();
+    let last = messages.len().saturating_sub(1);
+    let mut kept = Vec::with_capacity(messages.len());
+    for (index, m) in messages.iter().enumerate() {
+        match m {
+            ModelMessage::Response(r) => {
+                seen.extend(calls(r).map(|c| c.tool_call_id.as_str()));
+                kept.push(m.clone());
+            }
+            ModelMessage::Request(r) => {
+                if !r.parts.iter().any(|p| orphan(&seen, p)) {
+                    kept.push(m.clone());
+                    continue;
+                }
+                let parts: Vec<ModelRequestPart> = r.parts.iter().filter(|p| !orphan(&seen, p)).cloned().collect();
+                if !parts.is_empty() || index == last {
+                    let mut request = r.clone();
+                    request.parts = parts;
+                    kept.push(ModelMessage::Request(request));
+                }
+            }
+        }
+    }
+    Some(kept)
+}
+
+/// The calls that will never get a result, by the index of their response. A result answers the
+/// oldest open call with its id; a call whose id a later response reuses can no longer be
+/// answered.
+fn dangling_calls(messages: &[ModelMessage], repair_last_response: bool) -> FxHashMap<usize, Vec<&ToolCallPart>> {
+    let mut open: FxHashMap<&str, Vec<(usize, &ToolCallPart)>> = FxHashMap::default();
+    let mut dangling: FxHashMap<usize, Vec<&ToolCallPart>> = FxHashMap::default();
+    for (index, m) in messages.iter().enumerate() {
+        match m {
+            ModelMessage::Response(r) => {
+                for call in calls(r) {
+                    let pending = open.entry(call.tool_call_id.as_str()).or_default();
+                    if pending.last().is_some_and(|(i, _)| *i != index) {
+                        for (i, shadowed) in pending.drain(..) {
+                            dangling.entry(i).or_default().push(shadowed);
+                        }
+                    }
+                    pending.push((index, call));
+                }
+            }
+            ModelMessage::Request(r) => {
+                for id in r.parts.iter().filter_map(result_id) {
+                    if let Some(pending) = open.get_mut(id)
+                        && !pending.is_empty()
+                    {
+                        pending.remove(0);
+                    }
+                }
+            }
+        }
+    }
+    // Left open, in the order the calls were made.
+    let mut left: Vec<(usize, &ToolCallPart)> = open.into_values().flatten().collect();
+    left.sort_by_key(|(i, c)| (*i, position_in(messages, *i, c)));
+    for (i, call) in left {
+        dangling.entry(i).or_default().push(call);
+    }
+    if !repair_last_response && let Some(last) = messages.iter().rposition(|m| matches!(m, ModelMessage::Response(_))) {
+        dangling.remove(&last);
+    }
+    dangling
+}
+
+/// Where `call` is among the parts of the response at `index` (for a stable order).
+fn position_in(messages: &[ModelMessage], index: usize, call: &ToolCallPart) -> usize {
+    match &messages[index] {
+        ModelMessage::Response(r) => calls(r).position(|c| std::ptr::eq(c, call)).unwrap_or(usize::MAX),
+        ModelMessage::Request(_) => usize::MAX,
+    }
+}
+
+fn interrupted(response: &ModelResponse, call: &ToolCallPart) -> ModelRequestPart {
+    let mut part = ToolReturnPart::success(
+        &call.tool_name,
+        serde_json::Value::String(INTERRUPTED_TOOL_RETURN_CONTENT.into()),
+        &call.tool_call_id,
+    );
+    part.tool_kind = call.tool_kind.clone();
+    part.metadata = Some(serde_json::json!({ SYNTHESIZED_TOOL_RETURN_METADATA_KEY: true }));
+    part.timestamp = response.timestamp;
+    part.outcome = ToolOutcome::Interrupted;
+    ModelRequestPart::ToolReturn(part)
+}
+
+/// Every dangling call answered `interrupted`: after the tool results of the request that follows
+/// its response, or in a new request when another response (or nothing) follows.
+fn repair_dangling_calls(messages: &[ModelMessage], repair_last_response: bool) -> Option<Vec<ModelMessage>> {
+    let dangling = dangling_calls(messages, repair_last_response);
+    if dangling.is_empty() {
+        return None;
+    }
+    let mut out = Vec::with_capacity(messages.len() + 1);
+    let mut synthesized: Vec<ModelRequestPart> = Vec::new();
+    for (index, m) in messages.iter().enumerate() {
+        match m {
+            ModelMessage::Response(r) => {
+                if !synthesized.is_empty() {
+                    out.push(ModelMessage::Request(ModelRequest::new(std::mem::take(&mut synthesized))));
+                }
+                if let Some(calls) = dangling.get(&index) {
+                    synthesized.extend(calls.iter().map(|c| interrupted(r, c)));
+                }
+                out.push(m.clone());
+            }
+            ModelMessage::Request(r) => {
+                if synthesized.is_empty() {
+                    out.push(m.clone());
+                    continue;
+                }
+                let at = r.parts.iter().rposition(|p| result_id(p).is_some()).map_or(0, |i| i + 1);
+                let mut request = r.clone();
+                request.parts.splice(at..at, std::mem::take(&mut synthesized));
+                out.push(ModelMessage::Request(request));
+            }
+        }
+    }
+    if !synthesized.is_empty() {
+        out.push(ModelMessage::Request(ModelRequest::new(synthesized)));
+    }
+    Some(out)
+}
+
+/// Whether a part answers a tool call (sorted first in a merged request).
+fn answers_a_call(part: &ModelRequestPart) -> bool {
+    matches!(part, ModelRequestPart::ToolReturn(_) | ModelRequestPart::RetryPrompt(_))
+}
+
+fn mergeable(a: &ModelRequest, b: &ModelRequest) -> bool {
+    match (&a.instructions, &b.instructions) {
+        (Some(x), Some(y)) => x.is_empty() || y.is_empty() || x == y,
+        _ => true,
+    }
+}
+
+/// Consecutive requests merged into one (their tool results first); in a request left alone, the
+/// parts between its tool results move after them.
+fn merge_consecutive_requests(messages: &[ModelMessage]) -> Option<Vec<ModelMessage>> {
+    let needs_merge = messages.windows(2).any(|w| match (&w[0], &w[1]) {
+        (ModelMessage::Request(a), ModelMessage::Request(b)) => mergeable(a, b),
+        _ => false,
+    });
+    let needs_move =
+        messages.iter().any(|m| matches!(m, ModelMessage::Request(r) if parts_between_results(&r.parts).is_some()));
+    if !needs_merge && !needs_move {
+        return None;
+    }
+    let mut out: Vec<ModelMessage> = Vec::with_capacity(messages.len());
+    for m in messages {
+        let ModelMessage::Request(request) = m else {
+            out.push(m.clone());
+            continue;
+        };
+        match out.last_mut() {
+            Some(ModelMessage::Request(last)) if mergeable(last, request) => {
+                let mut parts = std::mem::take(&mut last.parts);
+                parts.extend(request.parts.iter().cloned());
+                // Stable: tool results first, in their order, then the rest.
+                parts.sort_by_key(|p| !answers_a_call(p));
+                let mut merged = ModelRequest::new(parts);
+                merged.instructions =
+                    last.instructions.take().filter(|i| !i.is_empty()).or(request.instructions.clone());
+                merged.timestamp = request.timestamp.or(last.timestamp);
+                merged.run_id = last.run_id.take();
+                merged.conversation_id = last.conversation_id.take();
+                *last = merged;
+            }
+            _ => {
+                let mut request = request.clone();
+                if let Some(parts) = parts_between_results(&request.parts) {
+                    request.parts = parts;
+                }
+                out.push(ModelMessage::Request(request));
+            }
+        }
+    }
+    Some(out)
+}
+
+/// The parts with those between the first and last tool result moved after the last one, when
+/// there are such parts.
+fn parts_between_results(parts: &[ModelRequestPart]) -> Option<Vec<ModelRequestPart>> {
+    let first = parts.iter().position(|p| result_id(p).is_some())?;
+    let last = parts.iter().rposition(|p| result_id(p).is_some())?;
+    let between = &parts[first..=last];
+    if between.iter().all(|p| result_id(p).is_some()) {
+        return None;
+    }
+    let mut out = Vec::with_capacity(parts.len());
+    out.extend_from_slice(&parts[..first]);
+    out.extend(between.iter().filter(|p| result_id(p).is_some()).cloned());
+    out.extend(between.iter().filter(|p| result_id(p).is_none()).cloned());
+    out.extend_from_slice(&parts[last + 1..]);
+    Some(out)
+}
