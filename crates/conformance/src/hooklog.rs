@@ -75,6 +75,7 @@ pub fn tool_error_text(e: &ToolError) -> String {
         ToolError::ApprovalRequired(_) => "ApprovalRequired".into(),
         ToolError::CallDeferred(_) => "CallDeferred".into(),
         ToolError::Failed { kind, message } => format!("{kind}: {message}"),
+        e @ ToolError::RetriesExhausted { .. } => format!("UnexpectedModelBehavior: {e}"),
         other => format!("ToolError: {other}"),
     }
 }

@@ -12,7 +12,7 @@ use crate::run::RunOutput;
 
 pub(crate) type Converter<O> = Arc<dyn Fn(RunOutput) -> Result<O, AgentRunError> + Send + Sync>;
 
-const DEFERRED_NOT_ALLOWED: &str = "A deferred tool call was present, but `DeferredToolRequests` is not among output types. To resolve this, add `DeferredToolRequests` to the list of output types for this agent, or use a `HandleDeferredToolCalls` capability to handle deferred tool calls inline.";
+const DEFERRED_NOT_ALLOWED: &str = "A deferred tool call was present, but the agent's output does not allow `DeferredToolRequests`: build the agent with `.allow_deferred()` (its output is then `Deferrable<O>`), or settle the deferred calls inline with a `HandleDeferredToolCalls` capability.";
 
 pub(crate) fn deferred_not_allowed() -> AgentRunError {
     AgentRunError::User(UserError::new(DEFERRED_NOT_ALLOWED))

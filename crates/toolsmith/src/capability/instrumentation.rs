@@ -364,6 +364,9 @@ impl<D: Clone + Send + Sync + 'static> Capability<D> for Instrumentation {
                 Err(ToolError::Retry(r)) => record_error(&span, "ModelRetry", &r.to_string()),
                 Err(e @ ToolError::Validation(_)) => record_error(&span, "ValidationError", &e.to_string()),
                 Err(e @ ToolError::Panicked { .. }) => record_error(&span, "ToolPanicked", &e.to_string()),
+                Err(e @ ToolError::RetriesExhausted { .. }) => {
+                    record_error(&span, "UnexpectedModelBehavior", &e.to_string())
+                }
                 Err(ToolError::Failed { kind, message }) => record_error(&span, kind, message),
             }
             result

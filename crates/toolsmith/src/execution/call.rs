@@ -104,6 +104,7 @@ pub(super) fn settle_error<D>(
         ToolError::Panicked { message } => {
             return Err(AgentRunError::ToolPanicked { tool: name.clone(), message });
         }
+        ToolError::RetriesExhausted { tool, max_retries } => return Err(exceeded(&tool, max_retries)),
     }
     Ok(())
 }
@@ -161,8 +162,17 @@ pub(super) async fn execute_call<D: Clone + Send + Sync + 'static>(
         let ran_ok = &ran_ok;
         Box::pin(async move {
             let result = run_tool(inner, r, args).await;
-            if result.is_ok() {
-                ran_ok.store(true, Ordering::Relaxed);
+            match result {
+                Ok(_) => ran_ok.store(true, Ordering::Relaxed),
+                // The tool's own retry with its budget spent ends the run from inside the hook
+                // chain: the execute hooks see that error, and may still recover.
+                Err(ToolError::Retry(_)) if r.ctx.retry >= r.max_retries => {
+                    return Err(ToolError::RetriesExhausted {
+                        tool: r.call.tool_name.clone(),
+                        max_retries: r.max_retries,
+                    });
+                }
+                Err(_) => {}
             }
             result
         })

@@ -70,7 +70,5 @@ pub(crate) fn py_float(v: f64) -> String {
 }
 
 fn exceeded(tool: &str, max: u32) -> AgentRunError {
-    AgentRunError::unexpected(format!(
-        "Tool '{tool}' exceeded max retries count of {max}. Consider raising the retry limit, or see the docs on tool retries: https://pydantic.dev/docs/ai/tools-toolsets/tools-advanced/#tool-retries"
-    ))
+    AgentRunError::unexpected(ToolError::RetriesExhausted { tool: tool.to_string(), max_retries: max }.to_string())
 }

@@ -505,7 +505,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
         if calls_now > 0 && projected > limit {
             return Err(AgentRunError::UsageLimitExceeded {
                 message: format!(
-                    "The next tool call(s) would exceed the tool_calls_limit of {limit} (tool_calls={projected}). Consider raising the limit, or see the docs on usage limits for budget-aware patterns: https://pydantic.dev/docs/ai/core-concepts/agent/#usage-limits"
+                    "The next tool call(s) would exceed the tool_calls_limit of {limit} (tool_calls={projected}). Consider raising the limit (`UsageLimits::tool_calls_limit`)"
                 ),
             });
         }

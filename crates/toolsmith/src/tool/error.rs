@@ -57,6 +57,19 @@ pub enum ToolError {
         /// The panic message.
         message: String,
     },
+    /// The tool asked for a retry (or timed out) with its retry budget spent: the run ends
+    /// with [`AgentRunError::UnexpectedModelBehavior`](crate::AgentRunError::UnexpectedModelBehavior).
+    /// The capabilities' execute hooks see it as the tool's error (`on_tool_execute_error` may
+    /// still recover with a result).
+    #[error(
+        "Tool '{tool}' exceeded max retries count of {max_retries}. Consider raising the retry limit (`Tool::retries`, `#[tool(retries = N)]`, or the agent's `AgentBuilder::retries`)"
+    )]
+    RetriesExhausted {
+        /// The tool.
+        tool: String,
+        /// Its retry budget.
+        max_retries: u32,
+    },
     /// The tool failed in a way the model cannot fix: the run ends with this error.
     #[error("{message}")]
     Failed {

@@ -199,7 +199,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         {
             return Err(AgentRunError::UsageLimitExceeded {
                 message: format!(
-                    "The next request would exceed the request_limit of {limit}. Consider raising the limit, or see the docs on usage limits for budget-aware patterns: https://pydantic.dev/docs/ai/core-concepts/agent/#usage-limits"
+                    "The next request would exceed the request_limit of {limit}. Consider raising the limit (`UsageLimits::request_limit`)"
                 ),
             });
         }
