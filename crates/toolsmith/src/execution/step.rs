@@ -292,6 +292,16 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
     resume: Option<Resume>,
 ) -> Result<StepOutcome, AgentRunError> {
     tools.prepare_lookups(calls.len());
+    // A call to a tool of a known kind (`search_tools`) whose arguments are valid carries that
+    // kind in the history from the start, whatever happens to the step.
+    for call in &calls {
+        if let Some(kind) = tools.tool_kind(&call.tool_name)
+            && let Some(tool) = tools.get(&call.tool_name)
+            && validate_args(tool, &ctx, &call.args).is_ok()
+        {
+            state.mark_call_kind(&call.tool_call_id, kind);
+        }
+    }
     let mut calls = calls;
     let bridged_ids = tools.unwrap_bridge_calls(&mut calls);
     let mut step = Step {
