@@ -47,8 +47,9 @@ pub(super) enum Plan<D> {
     Refused { index: usize, call: ToolCallPart, message: String, cause: RetryCause, charged: bool },
     /// A result supplied from outside (resumed deferred calls: a denial or an external result).
     Settled(usize, ModelRequestPart, Option<Vec<UserContent>>),
-    /// A call to an external tool: it waits for a result from outside.
-    External(usize, ToolCallPart),
+    /// A call to an external tool: validated (through the hooks; its arguments are only parsed)
+    /// after the step's executions, then it waits for a result from outside.
+    External(Ready<D>),
     /// A call that needs approval: validated after the step's executions, then it waits.
     Unapproved(Ready<D>),
 }
@@ -473,10 +474,6 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
             let refusal = ResumeRefusal::ApprovalForExternal { tool_call_id: call.tool_call_id.clone() };
             return Err(AgentRunError::User(refusal.into()));
         }
-        if tool.def.kind == ToolKind::External {
-            plans.push(Plan::External(index, call));
-            continue;
-        }
         let max_retries = tool.max_retries.unwrap_or(inner.retries);
         let mut c = ctx.clone();
         c.tool_name = Some(call.tool_name.clone());
@@ -495,7 +492,9 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
             timeout: tool.def.timeout.or(tool.toolset_timeout).or(inner.tool_timeout),
             ctx: c,
         };
-        plans.push(if tool.def.kind == ToolKind::Unapproved && !approved {
+        plans.push(if tool.def.kind == ToolKind::External {
+            Plan::External(r)
+        } else if tool.def.kind == ToolKind::Unapproved && !approved {
             Plan::Unapproved(r)
         } else {
             Plan::Function(r)
@@ -618,7 +617,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
         let mut stubs: Vec<(usize, ModelRequestPart)> = deferred_kinds
             .iter()
             .filter_map(|p| match p {
-                Plan::External(i, call) => Some((*i, success_part(call, Value::String(TOOL_NOT_EXECUTED.into())))),
+                Plan::External(r) => Some((r.index, success_part(&r.call, Value::String(TOOL_NOT_EXECUTED.into())))),
                 Plan::Unapproved(r) => Some((r.index, success_part(&r.call, Value::String(TOOL_NOT_EXECUTED.into())))),
                 _ => None,
             })
@@ -630,7 +629,15 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
         let mut failure = None;
         for plan in deferred_kinds {
             match plan {
-                Plan::External(_, call) => step.deferred.calls.push(call),
+                Plan::External(mut r) => match validate_call(caps, &mut r).await {
+                    Ok(_) => step.deferred.calls.push(r.call),
+                    Err(e) => {
+                        if let Err(error) = step.settle(e, &r, &mut out) {
+                            failure = Some(error);
+                            break;
+                        }
+                    }
+                },
                 Plan::Unapproved(mut r) => match validate_call(caps, &mut r).await {
                     Ok(_) => step.deferred.approvals.push(r.call),
                     Err(e) => {
