@@ -159,6 +159,13 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
                     out.push((index, part));
                 }
                 Plan::Refused { index, call, message, cause, charged } => {
+                    // A tool not discovered yet is still a function tool: its retry wins over a
+                    // final result (an unknown tool's does not).
+                    if cause == RetryCause::UnavailableTool
+                        && self.tools.get(&call.tool_name).is_some_and(|t| t.def.kind == ToolKind::Function)
+                    {
+                        self.function_retried = true;
+                    }
                     let info = if charged {
                         let max = self.inner.retries;
                         self.book.fail(&self.counts, &call.tool_name, max, cause)?
@@ -541,8 +548,9 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
                     let mut refused = Vec::new();
                     for plan in rest {
                         match plan {
-                            Plan::Function(r) => {
-                                out.push((r.index, success_part(&r.call, Value::String(TOOL_NOT_EXECUTED.into()))))
+                            // Skipped, unknown and undiscovered tools included: nothing is retried.
+                            Plan::Function(Ready { index, call, .. }) | Plan::Refused { index, call, .. } => {
+                                out.push((index, success_part(&call, Value::String(TOOL_NOT_EXECUTED.into()))))
                             }
                             other => refused.push(other),
                         }
