@@ -37,6 +37,26 @@ pub(crate) enum ResumeBinding {
     Trusted,
 }
 
+/// The refusal of results that do not answer exactly the calls of the response: the ids of
+/// its calls (output calls aside) and those the results (and the history) answer, sorted.
+fn results_mismatch<D>(
+    calls: &[ToolCallPart],
+    resolutions: &HashMap<String, Resolution>,
+    inner: &StepConfig<D>,
+) -> AgentRunError {
+    let output_tool = inner.output.output_tool().map(|t| t.name.as_str());
+    let sorted = |mut ids: Vec<String>| {
+        ids.sort();
+        ids.dedup();
+        ids
+    };
+    let expected = sorted(
+        calls.iter().filter(|c| Some(c.tool_name.as_str()) != output_tool).map(|c| c.tool_call_id.clone()).collect(),
+    );
+    let given = sorted(resolutions.keys().cloned().collect());
+    AgentRunError::User(ResumeRefusal::ResultsMismatch { expected, given }.into())
+}
+
 /// How one call of a response is to be handled this step.
 pub(super) enum Plan<D> {
     /// An output tool call.
@@ -335,6 +355,12 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
                 .filter(|c| !matches!(r.resolutions.get(&c.tool_call_id), Some(Resolution::Skip)))
                 .collect();
             let expected: Vec<String> = pending_now.iter().map(|c| c.tool_call_id.clone()).collect();
+            // Results must answer exactly the response's calls (unless a capability settles some
+            // of the run's own deferred calls inline: the rest wait again).
+            let stray = || r.resolutions.keys().any(|id| !calls.iter().any(|c| c.tool_call_id == *id));
+            if r.pending.is_none() && (expected.iter().any(|id| !r.resolutions.contains_key(id)) || stray()) {
+                return Err(results_mismatch(&calls, &r.resolutions, inner));
+            }
             // An approval approves the call it was made for: the history's pending calls must be
             // exactly the calls the results were bound to (or that this agent recorded).
             let bound = match &r.binding {
@@ -371,21 +397,6 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
                     }
                     r.resolutions.insert(c.tool_call_id.clone(), Resolution::Skip);
                 }
-            } else if expected.iter().any(|id| !r.resolutions.contains_key(id)) {
-                let output_tool = inner.output.output_tool().map(|t| t.name.as_str());
-                let sorted = |ids: &mut Vec<String>| {
-                    ids.sort();
-                    ids.dedup();
-                };
-                let mut expected: Vec<String> = calls
-                    .iter()
-                    .filter(|c| Some(c.tool_name.as_str()) != output_tool)
-                    .map(|c| c.tool_call_id.clone())
-                    .collect();
-                let mut given: Vec<String> = r.resolutions.keys().cloned().collect();
-                sorted(&mut expected);
-                sorted(&mut given);
-                return Err(AgentRunError::User(ResumeRefusal::ResultsMismatch { expected, given }.into()));
             }
             (Some(r.resolutions), r.prompt)
         }

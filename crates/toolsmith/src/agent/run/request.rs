@@ -146,8 +146,11 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         }
         let call_ids: std::collections::HashSet<&str> =
             response.tool_calls().map(|c| c.tool_call_id.as_str()).collect();
+        // Results for ids no call has are refused with the step (its request kept), as missing
+        // results are; metadata alone for such an id is refused here.
         let given = || results.approvals.keys().chain(results.calls.keys()).chain(results.metadata.keys());
-        if given().any(|id| !call_ids.contains(id.as_str())) {
+        let decided = |id: &String| results.approvals.contains_key(id) || results.calls.contains_key(id);
+        if results.metadata.keys().any(|id| !call_ids.contains(id.as_str()) && !decided(id)) {
             let output_tool = self.agent.inner.step.output.output_tool().map(|t| t.name.as_str());
             let expected = response
                 .tool_calls()
