@@ -74,6 +74,12 @@ pub(super) enum Plan<D> {
     Unapproved(Ready<D>),
 }
 
+/// A validated batch: the parts made so far and the calls to run.
+pub(super) struct Validated<D> {
+    out: Vec<(usize, ModelRequestPart)>,
+    to_run: Vec<Ready<D>>,
+}
+
 /// The working state of one step.
 pub(super) struct Step<'a, D> {
     pub(super) inner: &'a StepConfig<D>,
@@ -165,54 +171,88 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
 
     /// Validates, then runs, a batch of calls; their parts follow in call order.
     pub(super) async fn flush(&mut self, state: &mut RunState, batch: Vec<Plan<D>>) -> Result<(), AgentRunError> {
-        if batch.is_empty() {
-            return Ok(());
-        }
+        let validated = self.validate_batch(state, batch).await?;
+        self.run_batch(state, validated).await
+    }
+
+    /// Validates a batch of calls (a refused call is answered at once): the parts made so far and
+    /// the calls to run. A failure that ends the run keeps the parts made before it.
+    pub(super) async fn validate_batch(
+        &mut self,
+        state: &mut RunState,
+        batch: Vec<Plan<D>>,
+    ) -> Result<Validated<D>, AgentRunError> {
         let mut out: Vec<(usize, ModelRequestPart)> = Vec::with_capacity(batch.len());
         let mut to_run: Vec<Ready<D>> = Vec::with_capacity(batch.len());
+        let mut failure = None;
         for plan in batch {
-            match plan {
-                Plan::Settled(index, part, content) => {
-                    if let Some(c) = content {
-                        self.content.push((index, c));
-                    }
-                    out.push((index, part));
-                }
-                Plan::Refused { index, call, message, cause, charged } => {
-                    // A tool not discovered yet is still a function tool: its retry wins over a
-                    // final result (an unknown tool's does not).
-                    if cause == RetryCause::UnavailableTool
-                        && self.tools.get(&call.tool_name).is_some_and(|t| t.def.kind == ToolKind::Function)
-                    {
-                        self.function_retried = true;
-                    }
-                    let info = if charged {
-                        let max = self.inner.retries;
-                        self.book.fail(&self.counts, &call.tool_name, max, cause)?
-                    } else {
-                        RetryInfo::uncounted(cause)
-                    };
-                    out.push((index, retried_part(&call, Value::String(message), info)));
-                }
-                Plan::Function(mut r) => {
-                    let validated = validate_call(self.caps, &mut r).await;
-                    state.emit(|| AgentEvent::FunctionToolCall { call: r.call.clone(), args_valid: validated.is_ok() });
-                    match validated {
-                        Ok(args) => {
-                            if let Some(kind) = self.tools.tool_kind(&r.call.tool_name) {
-                                self.kinded.insert(r.call.tool_call_id.clone(), kind);
-                                state.mark_call_kind(&r.call.tool_call_id, kind);
-                            }
-                            r.args = args;
-                            to_run.push(r);
-                        }
-                        Err(e) => self.settle(e, &r, &mut out)?,
-                    }
-                }
-                Plan::Output(..) | Plan::External(..) | Plan::Unapproved(_) => {}
+            if let Err(e) = self.validate_plan(state, plan, &mut out, &mut to_run).await {
+                failure = Some(e);
+                break;
             }
         }
+        if let Some(e) = failure {
+            out.sort_by_key(|(i, _)| *i);
+            self.parts.extend(out);
+            return Err(e);
+        }
+        Ok(Validated { out, to_run })
+    }
 
+    async fn validate_plan(
+        &mut self,
+        state: &mut RunState,
+        plan: Plan<D>,
+        out: &mut Vec<(usize, ModelRequestPart)>,
+        to_run: &mut Vec<Ready<D>>,
+    ) -> Result<(), AgentRunError> {
+        match plan {
+            Plan::Settled(index, part, content) => {
+                if let Some(c) = content {
+                    self.content.push((index, c));
+                }
+                out.push((index, part));
+            }
+            Plan::Refused { index, call, message, cause, charged } => {
+                // A tool not discovered yet is still a function tool: its retry wins over a
+                // final result (an unknown tool's does not).
+                if cause == RetryCause::UnavailableTool
+                    && self.tools.get(&call.tool_name).is_some_and(|t| t.def.kind == ToolKind::Function)
+                {
+                    self.function_retried = true;
+                }
+                let info = if charged {
+                    let max = self.inner.retries;
+                    self.book.fail(&self.counts, &call.tool_name, max, cause)?
+                } else {
+                    RetryInfo::uncounted(cause)
+                };
+                out.push((index, retried_part(&call, Value::String(message), info)));
+            }
+            Plan::Function(mut r) => {
+                let validated = validate_call(self.caps, &mut r).await;
+                state.emit(|| AgentEvent::FunctionToolCall { call: r.call.clone(), args_valid: validated.is_ok() });
+                match validated {
+                    Ok(args) => {
+                        if let Some(kind) = self.tools.tool_kind(&r.call.tool_name) {
+                            self.kinded.insert(r.call.tool_call_id.clone(), kind);
+                            state.mark_call_kind(&r.call.tool_call_id, kind);
+                        }
+                        r.args = args;
+                        to_run.push(r);
+                    }
+                    Err(e) => self.settle(e, &r, out)?,
+                }
+            }
+            Plan::Output(..) | Plan::External(..) | Plan::Unapproved(_) => {}
+        }
+        Ok(())
+    }
+
+    /// Runs validated calls in segments split at sequential tools; their parts (with those of
+    /// the validation) follow in call order.
+    pub(super) async fn run_batch(&mut self, state: &mut RunState, validated: Validated<D>) -> Result<(), AgentRunError> {
+        let Validated { mut out, to_run } = validated;
         // Execute in segments split at sequential tools.
         let mut segments: Vec<Vec<Ready<D>>> = Vec::new();
         let mut segment: Vec<Ready<D>> = Vec::with_capacity(to_run.len());
@@ -588,15 +628,26 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
                 step.flush(state, pending).await?;
             }
             EndStrategy::Exhaustive => {
+                // The function calls are validated first, in order; then the outputs, then the
+                // function calls run.
                 let mut pending = Vec::with_capacity(n_plans);
+                let mut outputs = Vec::new();
                 for plan in plans {
                     match plan {
-                        Plan::Output(i, call) => step.output(state, &ctx, i, &call, strategy, &mut absorbed).await?,
+                        Plan::Output(i, call) => outputs.push((i, call)),
                         Plan::External(..) | Plan::Unapproved(_) => deferred_kinds.push(plan),
                         other => pending.push(other),
                     }
                 }
-                step.flush(state, pending).await?;
+                let validated = step.validate_batch(state, pending).await?;
+                for (i, call) in outputs {
+                    if let Err(e) = step.output(state, &ctx, i, &call, strategy, &mut absorbed).await {
+                        // The validation's answers stay with the step's other parts.
+                        step.parts.extend(validated.out);
+                        return Err(e);
+                    }
+                }
+                step.run_batch(state, validated).await?;
             }
         }
         Ok(())
