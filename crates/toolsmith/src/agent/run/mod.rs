@@ -64,6 +64,8 @@ pub struct AgentRun<D, O> {
     pub(crate) state: RunState,
     next: Pending,
     tools: Option<ToolIndex<D>>,
+    /// The run step the tools were prepared for.
+    tools_step: u32,
     finished: Option<RunOutput>,
     /// Shared copies of what every context carries.
     run_id: Arc<str>,

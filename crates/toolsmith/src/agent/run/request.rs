@@ -39,7 +39,14 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             (Some(ModelMessage::Response(r)), None)
                 if r.tool_calls().next().is_some() || !self.has_instructions().await? =>
             {
-                self.next = Pending::Response(r.clone(), None);
+                let response = r.clone();
+                // The tools are prepared for the step the run is about to make, as the run starts;
+                // the response's calls are then handled in the step the history ended with.
+                self.state.run_step += 1;
+                let prepared = self.collect_tools().await;
+                self.state.run_step -= 1;
+                prepared?;
+                self.next = Pending::Response(response, None);
                 return Ok(());
             }
             (Some(ModelMessage::Response(r)), Some(_)) if r.tool_calls().next().is_some() => {
@@ -189,6 +196,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         let ctx = self.context();
         let toolsets = self.toolsets.as_deref().unwrap_or(&self.agent.inner.toolsets);
         self.tools = Some(ToolIndex::collect(&self.agent.inner.step, toolsets, &self.caps, &ctx).await?);
+        self.tools_step = self.state.run_step;
         Ok(())
     }
 
@@ -370,10 +378,11 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         response: ModelResponse,
         resume: Option<Resume>,
     ) -> Result<Option<RunOutput>, AgentRunError> {
-        if self.tools.is_none() {
-            self.collect_tools().await?;
-        }
         if response.tool_calls().next().is_some() {
+            // The calls are handled with the tools prepared for this step.
+            if self.tools.is_none() || self.tools_step != self.state.run_step {
+                self.collect_tools().await?;
+            }
             // The history has its own copy of the response: the calls move out of this one.
             let calls: Vec<_> = response
                 .parts
