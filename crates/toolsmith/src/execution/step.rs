@@ -273,10 +273,13 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
         // resumed conversation must know what was done (every call of a segment has finished
         // when its results are read, so none is dropped).
         let mut failure: Option<AgentRunError> = None;
+        let mut failed_at: Option<usize> = None;
+        let mut executed: FxHashSet<usize> = FxHashSet::default();
         for mut segment in segments {
             if failure.is_some() {
                 break;
             }
+            executed.extend(segment.iter().map(|r| r.index));
             let args: Vec<Value> = segment.iter_mut().map(|r| std::mem::take(&mut r.args)).collect();
             let results = futures::future::join_all(
                 segment.iter().zip(args).map(|(r, args)| execute_call(self.inner, self.caps, r, args)),
@@ -305,11 +308,20 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
                     }
                     Err(e) => {
                         if let Err(error) = self.settle(e, r, &mut out) {
+                            if failure.is_none() {
+                                failed_at = Some(r.index);
+                            }
                             failure.get_or_insert(error);
                         }
                     }
                 }
             }
+        }
+        // The answers of calls after the one that ended the run (a validation retry made
+        // before they would have run) are not given: those calls were never reached (calls of
+        // its parallel segment did run: theirs stay).
+        if let Some(at) = failed_at {
+            out.retain(|(i, _)| *i <= at || executed.contains(i));
         }
         out.sort_by_key(|(i, _)| *i);
         self.parts.extend(out);
