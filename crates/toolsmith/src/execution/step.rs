@@ -151,7 +151,10 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
                 };
                 let problem =
                     format!("the model's last `{}` call was refused: {}", call.tool_name, describe_refusal(&content));
-                if state.output_retries >= max {
+                // The output tool's own retries are counted like a tool's (per step); each
+                // refused output call also uses one of the run's output retries, which the
+                // answers without output draw on.
+                let Ok(info) = self.book.fail(&self.counts, &call.tool_name, max, cause) else {
                     if strategy == EndStrategy::Exhaustive {
                         self.output_problem = Some(problem);
                         // Absorbed if another output of the step is valid; decided at the end.
@@ -160,9 +163,8 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
                         return Ok(());
                     }
                     return Err(output_budget_exceeded(max, &problem));
-                }
+                };
                 state.output_retries += 1;
-                let info = self.book.fail(&self.counts, &call.tool_name, max, cause)?;
                 self.parts.push((index, retried_part(call, content, info)));
             }
         }
