@@ -92,6 +92,9 @@ pub(super) struct Step<'a, D> {
     pub(super) parts: Vec<(usize, ModelRequestPart)>,
     /// Content sent with tool returns, one user prompt per call, in call order.
     pub(super) content: Vec<(usize, Vec<UserContent>)>,
+    /// Whether that content follows every part of the step (`exhaustive`) rather than the
+    /// returns of its batch.
+    pub(super) content_at_end: bool,
     pub(super) deferred: DeferredToolRequests,
     pub(super) kinded: FxHashMap<String, &'static str>,
     /// Whether a function tool was retried this step (a retry wins over a final result).
@@ -253,7 +256,11 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
 
     /// Runs validated calls in segments split at sequential tools; their parts (with those of
     /// the validation) follow in call order.
-    pub(super) async fn run_batch(&mut self, state: &mut RunState, validated: Validated<D>) -> Result<(), AgentRunError> {
+    pub(super) async fn run_batch(
+        &mut self,
+        state: &mut RunState,
+        validated: Validated<D>,
+    ) -> Result<(), AgentRunError> {
         let Validated { mut out, to_run } = validated;
         // Execute in segments split at sequential tools.
         let mut segments: Vec<Vec<Ready<D>>> = Vec::new();
@@ -326,7 +333,18 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
             out.retain(|(i, _)| *i <= at || executed.contains(i));
         }
         out.sort_by_key(|(i, _)| *i);
+        let last = out.last().map(|(i, _)| *i);
         self.parts.extend(out);
+        // The content the batch's tools sent follows the batch's returns (before the parts of
+        // later calls); under `exhaustive` all of it follows every return of the step.
+        if !self.content_at_end
+            && let Some(last) = last
+        {
+            let mut content = std::mem::take(&mut self.content);
+            content.sort_by_key(|(i, _)| *i);
+            self.parts
+                .extend(content.into_iter().map(|(_, c)| (last, ModelRequestPart::UserPrompt(UserPromptPart::new(c)))));
+        }
         match failure {
             Some(error) => Err(error),
             None => Ok(()),
@@ -394,6 +412,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
         book: RetryBook { failed: FxHashSet::default(), succeeded: FxHashSet::default() },
         parts: Vec::with_capacity(calls.len()),
         content: Vec::new(),
+        content_at_end: false,
         deferred: DeferredToolRequests::default(),
         kinded: FxHashMap::default(),
         function_retried: false,
@@ -594,6 +613,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
 
     // Run the strategy.
     let strategy = if resolutions.is_some() { EndStrategy::Graceful } else { inner.end_strategy };
+    step.content_at_end = strategy == EndStrategy::Exhaustive;
     let mut deferred_kinds: Vec<Plan<D>> = Vec::new();
     let n_plans = plans.len();
     let mut absorbed: Vec<usize> = Vec::new();
