@@ -9,7 +9,8 @@ use crate::tool::ToolDefinition;
 
 /// A capability that shows the model the JSON schema of what each tool returns, for all tools or
 /// the named ones. Models whose API has no field for it (all of them today) get the schema
-/// appended to the description, as `"\n\nReturn schema:\n\n"` followed by the indented JSON.
+/// appended to the description, as `"Return schema:\n\n"` followed by the indented JSON, after a
+/// blank line when the tool has a description.
 ///
 /// ```
 /// use toolsmith::capability::IncludeToolReturnSchemas;
@@ -87,8 +88,12 @@ impl<D: Clone + Send + Sync + 'static> Capability<D> for IncludeToolReturnSchema
             .map(|mut d| {
                 let wanted = self.tools.as_ref().is_none_or(|names| names.contains(&d.name));
                 if wanted && let Some(schema) = d.return_schema.take() {
-                    let text = format!("\n\nReturn schema:\n\n{}", python_indent2(&schema));
-                    d.description = Some(format!("{}{text}", d.description.take().unwrap_or_default()));
+                    let text = format!("Return schema:\n\n{}", python_indent2(&schema));
+                    // After the description and a blank line, or alone without one.
+                    d.description = Some(match d.description.take().filter(|d| !d.is_empty()) {
+                        Some(description) => format!("{description}\n\n{text}"),
+                        None => text,
+                    });
                 }
                 d
             })
@@ -107,5 +112,24 @@ mod tests {
             python_indent2(&v),
             "{\n  \"properties\": {\n    \"name\": {\n      \"type\": \"string\"\n    }\n  },\n  \"required\": [\n    \"name\"\n  ],\n  \"e\": {}\n}"
         );
+    }
+
+    #[tokio::test]
+    async fn the_schema_follows_a_description_after_a_blank_line_or_stands_alone() {
+        let schema = serde_json::json!({"type": "string"});
+        let tool = |description: Option<&str>| {
+            let mut d = ToolDefinition::new("t", serde_json::json!({"type": "object"}));
+            d.description = description.map(String::from);
+            d.return_schema = Some(std::sync::Arc::new(schema.clone()));
+            d
+        };
+        let ctx = RunContext::with_deps(());
+        let cap = IncludeToolReturnSchemas::all();
+        let shown = cap.prepare_tools(&ctx, vec![tool(Some("Greets.")), tool(None), tool(Some(""))]).await.unwrap();
+        let text = "Return schema:\n\n{\n  \"type\": \"string\"\n}";
+        assert_eq!(shown[0].description.as_deref(), Some(format!("Greets.\n\n{text}").as_str()));
+        assert_eq!(shown[1].description.as_deref(), Some(text));
+        assert_eq!(shown[2].description.as_deref(), Some(text));
+        assert!(shown.iter().all(|d| d.return_schema.is_none()));
     }
 }
