@@ -246,3 +246,26 @@ async fn malformed_arguments_from_the_model_are_retried_with_every_error() {
     assert_eq!(kinds, ["int_parsing", "missing", "extra_forbidden"]);
     assert_eq!(returns[2], json!(3));
 }
+
+/// Add two numbers.
+#[tool]
+fn add_numbers(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+#[tokio::test]
+async fn test_model_names_unknown_and_withheld_tools_as_user_errors() {
+    let run = |names: &[&str], deferred: bool| {
+        let agent = Agent::builder(TestModel::default().call_tools(names.iter().copied()))
+            .tool(Tool::from(add_numbers).defer_loading(deferred))
+            .build()
+            .unwrap();
+        async move { agent.run("go").await.unwrap_err() }
+    };
+    let unknown = run(&["nope"], false).await;
+    assert!(matches!(&unknown, AgentRunError::User(_)), "{unknown:?}");
+    assert_eq!(unknown.to_string(), "TestModel was configured to call unknown tool 'nope'.");
+    let withheld = run(&["add_numbers"], true).await;
+    assert!(matches!(&withheld, AgentRunError::User(_)), "{withheld:?}");
+    assert!(withheld.to_string().contains("'add_numbers' has visibility 'withheld'"), "{withheld}");
+}

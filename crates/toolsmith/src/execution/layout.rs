@@ -208,6 +208,18 @@ impl<D> ToolIndex<D> {
     pub(super) fn is_hidden(&self, name: &str) -> bool {
         self.deferred.as_ref().is_some_and(|s| s.deferred_names.contains_key(name)) && self.position(name).is_none()
     }
+
+    /// The hidden tools, as the model's request parameters tell them.
+    pub(crate) fn withheld(&self) -> crate::model::WithheldTools {
+        let Some(shape) = self.deferred.clone() else { return Default::default() };
+        let shown: rustc_hash::FxHashSet<String> = self
+            .tools
+            .iter()
+            .filter(|t| shape.deferred_names.contains_key(&t.def.name))
+            .map(|t| t.def.name.clone())
+            .collect();
+        crate::model::WithheldTools::new(move |name| shape.deferred_names.contains_key(name) && !shown.contains(name))
+    }
 }
 
 /// The catalogue a step hides.

@@ -43,6 +43,45 @@ pub struct ModelRequestParameters {
     pub allow_text_output: bool,
     /// Instructions for this request.
     pub instructions: Option<String>,
+    /// The tools that exist but are withheld from the model this step (deferred loading, not
+    /// discovered yet): not in `function_tools`, not callable.
+    pub withheld_tools: WithheldTools,
+}
+
+/// Which tools are withheld from the model (see
+/// [`ModelRequestParameters::withheld_tools`]): a lookup, so that a large deferred catalogue is
+/// not copied into every request.
+#[derive(Clone, Default)]
+pub struct WithheldTools(Option<std::sync::Arc<WithheldLookup>>);
+
+type WithheldLookup = dyn Fn(&str) -> bool + Send + Sync;
+
+impl WithheldTools {
+    /// Withheld tools as answered by `contains`.
+    pub fn new(contains: impl Fn(&str) -> bool + Send + Sync + 'static) -> Self {
+        WithheldTools(Some(std::sync::Arc::new(contains)))
+    }
+
+    /// Whether the tool of this name exists and is withheld.
+    pub fn contains(&self, name: &str) -> bool {
+        self.0.as_ref().is_some_and(|f| f(name))
+    }
+}
+
+impl std::fmt::Debug for WithheldTools {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "WithheldTools(..)" } else { "WithheldTools(none)" })
+    }
+}
+
+impl PartialEq for WithheldTools {
+    fn eq(&self, other: &Self) -> bool {
+        match (&self.0, &other.0) {
+            (None, None) => true,
+            (Some(a), Some(b)) => std::sync::Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
 }
 
 impl ModelRequestParameters {

@@ -97,8 +97,14 @@ impl TestModel {
                 .map(|n| {
                     params.function_tools.iter().map(|t| &**t).find(|t| &t.name == n).ok_or_else(|| {
                         ModelError::new(
-                            "KeyError",
-                            format!("TestModel.call_tools names '{n}', which is not among the tools shown"),
+                            "UserError",
+                            if params.withheld_tools.contains(n) {
+                                format!(
+                                    "Tool '{n}' has visibility 'withheld': it is not shown to the model until `search_tools` reveals it (or it is registered without deferred loading), so `TestModel` cannot call it"
+                                )
+                            } else {
+                                format!("TestModel was configured to call unknown tool '{n}'.")
+                            },
                         )
                     })
                 })

@@ -243,6 +243,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             output_tools,
             allow_text_output: inner.step.output.allows_text(),
             instructions,
+            withheld_tools: self.tools.as_ref().map(|t| t.withheld()).unwrap_or_default(),
         };
         let step = self.state.run_step;
         self.state.emit(|| AgentEvent::ModelRequest { step });
