@@ -218,7 +218,10 @@ impl<D> ToolIndex<D> {
             .filter(|t| shape.deferred_names.contains_key(&t.def.name))
             .map(|t| t.def.name.clone())
             .collect();
-        crate::model::WithheldTools::new(move |name| shape.deferred_names.contains_key(name) && !shown.contains(name))
+        let any = shape.deferred_names.len() > shown.len();
+        crate::model::WithheldTools::new(any, move |name| {
+            shape.deferred_names.contains_key(name) && !shown.contains(name)
+        })
     }
 }
 

@@ -52,14 +52,19 @@ pub struct ModelRequestParameters {
 /// [`ModelRequestParameters::withheld_tools`]): a lookup, so that a large deferred catalogue is
 /// not copied into every request.
 #[derive(Clone, Default)]
-pub struct WithheldTools(Option<std::sync::Arc<WithheldLookup>>);
+pub struct WithheldTools(Option<std::sync::Arc<WithheldLookup>>, bool);
 
 type WithheldLookup = dyn Fn(&str) -> bool + Send + Sync;
 
 impl WithheldTools {
-    /// Withheld tools as answered by `contains`.
-    pub fn new(contains: impl Fn(&str) -> bool + Send + Sync + 'static) -> Self {
-        WithheldTools(Some(std::sync::Arc::new(contains)))
+    /// Withheld tools as answered by `contains`; `any` says whether there is at least one.
+    pub fn new(any: bool, contains: impl Fn(&str) -> bool + Send + Sync + 'static) -> Self {
+        WithheldTools(Some(std::sync::Arc::new(contains)), any)
+    }
+
+    /// Whether any tool is withheld.
+    pub fn any(&self) -> bool {
+        self.1
     }
 
     /// Whether the tool of this name exists and is withheld.
@@ -76,11 +81,12 @@ impl std::fmt::Debug for WithheldTools {
 
 impl PartialEq for WithheldTools {
     fn eq(&self, other: &Self) -> bool {
-        match (&self.0, &other.0) {
-            (None, None) => true,
-            (Some(a), Some(b)) => std::sync::Arc::ptr_eq(a, b),
-            _ => false,
-        }
+        self.1 == other.1
+            && match (&self.0, &other.0) {
+                (None, None) => true,
+                (Some(a), Some(b)) => std::sync::Arc::ptr_eq(a, b),
+                _ => false,
+            }
     }
 }
 
