@@ -388,3 +388,25 @@ async fn the_same_deferred_catalogue_serves_every_run_of_an_agent() {
         assert_eq!(returns[1].outcome, ToolOutcome::Success);
     }
 }
+
+#[tokio::test]
+async fn blank_queries_find_nothing_under_keywords_and_are_asked_again_by_default() {
+    for (strategy, retried) in [(SearchStrategy::Keywords, false), (SearchStrategy::Default, true)] {
+        let (model, _) =
+            scripted(vec![call("search_tools", json!({"queries": ["  ", "?!"]}), "s1"), ModelResponse::text("ok")]);
+        let agent = agent(model, ToolSearch::new().strategy(strategy.clone()));
+        let result = agent.run("go").await.unwrap();
+        let returns = tool_returns(result.all_messages());
+        if retried {
+            assert_eq!(returns[0].outcome, ToolOutcome::Retried);
+            assert_eq!(returns[0].content, json!("Please provide at least one non-empty search query."));
+        } else {
+            assert_eq!(returns[0].outcome, ToolOutcome::Success, "{strategy:?}");
+            assert_eq!(
+                returns[0].content,
+                json!({"discovered_tools": [], "message": "No matching tools found. The tools you need may not be available."})
+            );
+            assert_eq!(result.usage().tool_calls, 1);
+        }
+    }
+}

@@ -329,7 +329,8 @@ impl Catalogue {
                 break;
             }
         }
-        if !any_terms {
+        // The default strategy asks again for blank queries; `Keywords` finds nothing.
+        if !any_terms && matches!(strategy, SearchStrategy::Default) {
             return Err(ModelRetry::new(BLANK_QUERY));
         }
         out.truncate(max_results);
