@@ -378,6 +378,14 @@ impl Run<'_> {
         let mut seen = 0;
         for field in &obj.fields {
             match lookup(map, &field.name) {
+                // An optional field without a default is `Optional[T] = None` in an output model:
+                // null is its value.
+                Some(Value::Null) if self.options.nullable_optionals && !field.required && field.default.is_none() => {
+                    seen += 1;
+                    if errors.is_empty() {
+                        out.insert(field.name.clone(), Value::Null);
+                    }
+                }
                 Some(v) => {
                     seen += 1;
                     match self.node(field.node, v) {

@@ -201,8 +201,9 @@ pub struct Options {
     /// Insert a missing optional property's `default` into the output (Pydantic does; on by
     /// default).
     pub fill_defaults: bool,
-    /// Insert `null` for a missing optional property that has no `default` (for structured
-    /// outputs, whose optional fields are always present; off by default).
+    /// Take an optional property that has no `default` as nullable: `null` when missing, and an
+    /// explicit `null` accepted (for structured outputs, whose optional fields are always
+    /// present; off by default).
     pub nullable_optionals: bool,
 }
 

@@ -531,6 +531,31 @@ fn fill_defaults_and_nullable_optionals() {
 }
 
 #[test]
+fn nullable_optionals_accept_an_explicit_null_of_every_type() {
+    let structured = Options { fill_defaults: true, nullable_optionals: true };
+    for ty in [
+        json!({"type": "integer"}),
+        json!({"type": "number"}),
+        json!({"type": "string"}),
+        json!({"type": "boolean"}),
+        json!({"type": "array", "items": {"type": "integer"}}),
+        json!({"type": "object", "properties": {"x": {"type": "integer"}}}),
+    ] {
+        let schema = json!({
+            "type": "object",
+            "properties": {"req": {"type": "integer"}, "opt": ty, "dflt": {"type": "integer", "default": 3}},
+            "required": ["req"]
+        });
+        let v = Validator::compile_with(&schema, structured).unwrap();
+        assert_eq!(v.validate(&json!({"req": 1, "opt": null})).unwrap(), json!({"req": 1, "opt": null, "dflt": 3}));
+        // A required field, or one with a default, still refuses null; so do plain options.
+        assert!(v.validate(&json!({"req": null})).is_err());
+        assert!(v.validate(&json!({"req": 1, "dflt": null})).is_err());
+        assert!(Validator::compile(&schema).unwrap().validate(&json!({"req": 1, "opt": null})).is_err());
+    }
+}
+
+#[test]
 fn extras_dropped_for_models_kept_for_plain_dicts() {
     let v = validator(json!({"type": "object", "properties": {"a": {"type": "integer"}}}));
     assert_eq!(v.validate(&json!({"b": 1, "a": 2})).unwrap(), json!({"a": 2}));
