@@ -603,10 +603,14 @@ async fn run_scenario(scenario: &Value) -> Result<Value, Unsupported> {
         Value::String(s) if s == "text" => run_all(b.build(), scenario).await?,
         Value::String(s) if s == "text_or_deferred" => run_all(b.allow_deferred().build(), scenario).await?,
         Value::Object(o) if o.contains_key("structured") => {
-            run_all(b.output_schema(o["structured"].clone()).build(), scenario).await?
+            run_all(b.output_schema(output_model(o["structured"].clone())).build(), scenario).await?
         }
         Value::Object(o) if o.contains_key("structured_or_deferred") => {
-            run_all(b.output_schema(o["structured_or_deferred"].clone()).allow_deferred().build(), scenario).await?
+            run_all(
+                b.output_schema(output_model(o["structured_or_deferred"].clone())).allow_deferred().build(),
+                scenario,
+            )
+            .await?
         }
         other => return Err(unsupported(format!("output {other}"))),
     };
@@ -732,4 +736,42 @@ fn seconds(t: f64) -> std::time::Duration {
     } else {
         std::time::Duration::ZERO
     })
+}
+
+/// A structured output schema as the reference turns it into a typed model (`model_from_schema`):
+/// the schema and each nested object with properties are models, named by their `title` or else
+/// `Output` at the top and the key capitalised below (`area_km2` -> `Area_km2`; an array's items
+/// get `_item` after their key's name), so a non-object given for one is refused as that model's
+/// input. Objects without properties stay plain dictionaries.
+fn output_model(mut schema: Value) -> Value {
+    fn model(schema: &mut Value, name: &str) {
+        let Some(o) = schema.as_object_mut() else { return };
+        o.entry("title").or_insert_with(|| Value::String(name.to_string()));
+        if let Some(props) = o.get_mut("properties").and_then(Value::as_object_mut) {
+            for (key, prop) in props.iter_mut() {
+                typed(prop, &capitalize(key));
+            }
+        }
+    }
+    fn typed(schema: &mut Value, name: &str) {
+        match schema.get("type").and_then(Value::as_str) {
+            Some("array") => {
+                if let Some(items) = schema.get_mut("items") {
+                    typed(items, &format!("{name}_item"));
+                }
+            }
+            Some("object") if schema.get("properties").is_some() => model(schema, name),
+            _ => {}
+        }
+    }
+    fn capitalize(key: &str) -> String {
+        // Python's str.capitalize: the first character upper-cased, the rest lower-cased.
+        let mut chars = key.chars();
+        match chars.next() {
+            Some(first) => first.to_uppercase().chain(chars.flat_map(char::to_lowercase)).collect(),
+            None => String::new(),
+        }
+    }
+    model(&mut schema, "Output");
+    schema
 }

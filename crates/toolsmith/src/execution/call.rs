@@ -84,7 +84,7 @@ pub(super) fn settle_error<D>(
         }
         ToolError::Validation(errors) => {
             let info = book.fail(counts, name, r.max_retries, RetryCause::ValidationError)?;
-            parts.push((r.index, retried_part(&r.call, serde_json::to_value(&errors).unwrap_or_default(), info)));
+            parts.push((r.index, retried_part(&r.call, crate::validation::errors_for_model(&errors), info)));
         }
         ToolError::ApprovalRequired(a) => {
             if let Some(m) = a.metadata {

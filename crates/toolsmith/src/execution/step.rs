@@ -147,7 +147,7 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
             Err(error) => {
                 let (content, cause) = match error {
                     ToolError::Validation(errors) => {
-                        (serde_json::to_value(&errors).unwrap_or_default(), RetryCause::ValidationError)
+                        (crate::validation::errors_for_model(&errors), RetryCause::ValidationError)
                     }
                     ToolError::Retry(retry) => (retry.content, RetryCause::ModelRetry),
                     other => return Err(output_failure(self.caps, other)),

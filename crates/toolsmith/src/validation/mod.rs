@@ -85,8 +85,59 @@ pub struct ErrorDetail {
     pub loc: Vec<LocItem>,
     /// The human-readable message, word for word as Pydantic writes it.
     pub msg: String,
-    /// The offending input value (the whole object for `missing`).
+    /// The offending input value (the whole object for `missing`); absent (null) in an error
+    /// sent to the model after another with the same root input (see [`errors_for_model`]).
+    #[serde(default)]
     pub input: Value,
+}
+
+/// Validation errors as the model is sent them: the JSON list of [`ErrorDetail`]s, where the
+/// errors at the root (a location of at most one key) share one `input`, the whole value: the first
+/// keeps it, a later one drops it when it is that same value (a distinct input stays, as does a
+/// nested error's), as Pydantic AI sends them.
+///
+/// ```
+/// use serde_json::json;
+/// use toolsmith::validation::{Validator, errors_for_model};
+///
+/// let v = Validator::compile(&json!({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]}))?;
+/// let errors = v.validate(&json!({})).unwrap_err();
+/// assert_eq!(
+///     errors_for_model(&errors),
+///     json!([
+///         {"type": "missing", "loc": ["a"], "msg": "Field required", "input": {}},
+///         {"type": "missing", "loc": ["b"], "msg": "Field required"}
+///     ])
+/// );
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn errors_for_model(errors: &[ErrorDetail]) -> Value {
+    let mut root_input: Option<&Value> = None;
+    let items = errors
+        .iter()
+        .map(|e| {
+            let mut item = serde_json::Map::with_capacity(4);
+            item.insert("type".into(), Value::String(e.kind.clone()));
+            item.insert("loc".into(), serde_json::to_value(&e.loc).unwrap_or_default());
+            item.insert("msg".into(), Value::String(e.msg.clone()));
+            let keep = if e.loc.len() > 1 {
+                true
+            } else {
+                match root_input {
+                    None => {
+                        root_input = Some(&e.input);
+                        true
+                    }
+                    Some(first) => *first != e.input,
+                }
+            };
+            if keep {
+                item.insert("input".into(), e.input.clone());
+            }
+            Value::Object(item)
+        })
+        .collect();
+    Value::Array(items)
 }
 
 /// One element of an error's location: an object key or an array index.
