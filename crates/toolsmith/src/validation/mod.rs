@@ -91,8 +91,8 @@ pub struct ErrorDetail {
     pub input: Value,
 }
 
-/// Validation errors as the model is sent them: the JSON list of [`ErrorDetail`]s, where the
-/// errors at the root (a location of at most one key) share one `input`, the whole value: the first
+/// Validation errors as a tool's retried return carries them: the JSON list of [`ErrorDetail`]s,
+/// where the errors at the root (a location of at most one key) share one `input`, the whole value: the first
 /// keeps it, a later one drops it when it is that same value (a distinct input stays, as does a
 /// nested error's), as Pydantic AI sends them.
 ///

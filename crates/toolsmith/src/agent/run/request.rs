@@ -482,7 +482,8 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             }
             Ok(value) => Ok(Some(RunOutput::Structured(value))),
             Err(ToolError::Validation(errors)) => {
-                let content = crate::validation::errors_for_model(&errors);
+                // Retry feedback keeps every error's input (a tool's retried return shares it).
+                let content = serde_json::to_value(&errors).unwrap_or_default();
                 let problem = format!(
                     "the model's last answer was text that is not valid output: {}",
                     execution::describe_refusal(&content)
