@@ -23,7 +23,7 @@ pub(crate) async fn settle_output<D: Send + Sync + 'static>(
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match (&raw, info.kind) {
             // Text that should be the output's JSON: a parse error is one `json_invalid` error.
             (Value::String(text), OutputKind::StructuredText) => match serde_json::from_str::<Value>(text) {
-                Ok(v) => spec.validate(&v),
+                Ok(v) => spec.validate_parsed(&v),
                 Err(e) => Err(vec![ErrorDetail::json_invalid(text, &e)]),
             },
             _ => spec.validate(&raw),

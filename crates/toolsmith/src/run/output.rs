@@ -78,6 +78,14 @@ impl OutputSpec {
         }
     }
 
+    /// Validates the output given as JSON text (parsed already).
+    pub(crate) fn validate_parsed(&self, value: &Value) -> Result<Value, Vec<ErrorDetail>> {
+        match self.base() {
+            OutputSpec::Structured { validator, .. } => validator.validate_parsed(value),
+            _ => Ok(value.clone()),
+        }
+    }
+
     pub(crate) fn validate(&self, args: &Value) -> Result<Value, Vec<ErrorDetail>> {
         match self.base() {
             OutputSpec::Structured { validator, .. } => match args {

@@ -337,6 +337,12 @@ impl Validator {
         let value = parse_json_args(raw).map_err(|e| vec![e])?;
         check::validate(&self.inner, self.unwrap(&value), true)
     }
+
+    /// Validates a value parsed from JSON text, with the messages of JSON input ("Input should
+    /// be a valid array", "Input should be an object", ...).
+    pub(crate) fn validate_parsed(&self, value: &Value) -> Result<Value, Vec<ErrorDetail>> {
+        check::validate(&self.inner, self.unwrap(value), true)
+    }
 }
 
 /// Parses raw JSON arguments without validating them (for tools that skip validation).
