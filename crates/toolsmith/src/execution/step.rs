@@ -731,6 +731,10 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
     } else {
         let mut out: Vec<(usize, ModelRequestPart)> = Vec::new();
         let mut failure = None;
+        // Validated by kind: the external calls, then those waiting for approval (each kind in
+        // call order).
+        let mut deferred_kinds = deferred_kinds;
+        deferred_kinds.sort_by_key(|p| !matches!(p, Plan::External(_)));
         for plan in deferred_kinds {
             match plan {
                 Plan::External(mut r) => match validate_call(caps, &mut r).await {
