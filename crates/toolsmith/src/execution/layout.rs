@@ -17,7 +17,7 @@ use crate::context::RunContext;
 use crate::error::{AgentRunError, UserError};
 use crate::execution::StepConfig;
 use crate::search::{self, Catalogue, SEARCH_TOOL_NAME};
-use crate::tool::ToolDefinition;
+use crate::tool::{ToolDefinition, ToolKind};
 use crate::toolset::ToolsetTool;
 use crate::validation::Validator;
 
@@ -40,6 +40,8 @@ pub(super) struct Shape {
     deferred: Vec<Position>,
     /// A deferred tool's name → its place in the catalogue.
     deferred_names: FxHashMap<String, u32>,
+    /// Each deferred tool's kind and own retry budget, in catalogue order.
+    deferred_tools: Vec<(ToolKind, Option<u32>)>,
     /// The deferred tools' definitions and search indexes.
     catalogue: Arc<Catalogue>,
     /// The search tool's definition and validator.
@@ -153,6 +155,13 @@ fn build_shape<D>(inner: &StepConfig<D>, lists: &Lists<D>) -> Result<Shape, Agen
     }
     let defs: Vec<&ToolDefinition> = deferred.iter().map(|&p| &*tool(lists, p).def).collect();
     let deferred_names = defs.iter().enumerate().map(|(i, d)| (d.name.clone(), i as u32)).collect();
+    let deferred_tools = deferred
+        .iter()
+        .map(|&p| {
+            let t = tool(lists, p);
+            (t.def.kind, t.max_retries)
+        })
+        .collect();
     let search_def = inner.tool_search.clone().unwrap_or_default().definition();
     let search_validator = Validator::compile(&search_def.parameters_json_schema).ok();
     Ok(Shape {
@@ -160,6 +169,7 @@ fn build_shape<D>(inner: &StepConfig<D>, lists: &Lists<D>) -> Result<Shape, Agen
         ordinary,
         deferred,
         deferred_names,
+        deferred_tools,
         search_def: Arc::new(search_def),
         search_validator,
     })
@@ -204,9 +214,14 @@ impl<D: Clone + Send + Sync + 'static> ToolIndex<D> {
 }
 
 impl<D> ToolIndex<D> {
-    /// Whether this is a deferred tool the model has not discovered yet.
-    pub(super) fn is_hidden(&self, name: &str) -> bool {
-        self.deferred.as_ref().is_some_and(|s| s.deferred_names.contains_key(name)) && self.position(name).is_none()
+    /// A deferred tool the model has not discovered yet: its kind and its own retry budget.
+    pub(super) fn hidden(&self, name: &str) -> Option<(ToolKind, Option<u32>)> {
+        let shape = self.deferred.as_ref()?;
+        let &at = shape.deferred_names.get(name)?;
+        if self.position(name).is_some() {
+            return None;
+        }
+        shape.deferred_tools.get(at as usize).copied()
     }
 
     /// The hidden tools, as the model's request parameters tell them.

@@ -63,8 +63,12 @@ pub(super) enum Plan<D> {
     Output(usize, ToolCallPart),
     /// A call to a function tool (or an approved call).
     Function(Ready<D>),
-    /// A call the step answers with a retry without running anything (unknown or hidden tool).
-    Refused { index: usize, call: ToolCallPart, message: String, cause: RetryCause, charged: bool },
+    /// A call the step answers with a retry without running anything (unknown or hidden tool),
+    /// counted (when `charged`) against `max` retries.
+    Refused { index: usize, call: ToolCallPart, message: String, cause: RetryCause, charged: bool, max: u32 },
+    /// A refused call to a hidden external tool (or one needing approval): answered with the
+    /// step's deferred calls.
+    Withheld(Box<Plan<D>>),
     /// A result supplied from outside (resumed deferred calls: a denial or an external result).
     Settled(usize, ModelRequestPart, Option<Vec<UserContent>>),
     /// A call to an external tool: validated (through the hooks; its arguments are only parsed)
@@ -218,16 +222,13 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
                 }
                 out.push((index, part));
             }
-            Plan::Refused { index, call, message, cause, charged } => {
-                // A tool not discovered yet is still a function tool: its retry wins over a
-                // final result (an unknown tool's does not).
-                if cause == RetryCause::UnavailableTool
-                    && self.tools.get(&call.tool_name).is_some_and(|t| t.def.kind == ToolKind::Function)
-                {
+            Plan::Refused { index, call, message, cause, charged, max } => {
+                // A function tool not discovered yet is still a function tool: its retry wins
+                // over a final result (an unknown tool's does not).
+                if cause == RetryCause::UnavailableTool {
                     self.function_retried = true;
                 }
                 let info = if charged {
-                    let max = self.inner.retries;
                     self.book.fail(&self.counts, &call.tool_name, max, cause)?
                 } else {
                     RetryInfo::uncounted(cause)
@@ -249,7 +250,7 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
                     Err(e) => self.settle(e, &r, out)?,
                 }
             }
-            Plan::Output(..) | Plan::External(..) | Plan::Unapproved(_) => {}
+            Plan::Output(..) | Plan::External(..) | Plan::Unapproved(_) | Plan::Withheld(_) => {}
         }
         Ok(())
     }
@@ -542,13 +543,22 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
             plans.push(Plan::Output(index, call));
             continue;
         }
-        if tools.is_hidden(&call.tool_name) {
+        if let Some((kind, own_retries)) = tools.hidden(&call.tool_name) {
             let message = format!(
                 "Tool '{}' is not available yet: search for it first, then call it again once you've seen its schema.",
                 call.tool_name
             );
+            // The first refusal of a tool is free; later ones use the tool's own retries.
             let charged = !state.refused.insert(call.tool_name.clone());
-            plans.push(Plan::Refused { index, call, message, cause: RetryCause::UnavailableTool, charged });
+            let max = own_retries.unwrap_or(inner.retries);
+            let cause = RetryCause::UnavailableTool;
+            // A call to an external tool (or one needing approval) is answered with the step's
+            // deferred calls, after the other parts.
+            plans.push(if matches!(kind, ToolKind::External | ToolKind::Unapproved) {
+                Plan::Withheld(Box::new(Plan::Refused { index, call, message, cause, charged, max }))
+            } else {
+                Plan::Refused { index, call, message, cause, charged, max }
+            });
             continue;
         }
         let Some(tool) = tools.get(&call.tool_name) else {
@@ -558,7 +568,8 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
             } else {
                 format!("Unknown tool name: '{}'. Available tools: {available}", call.tool_name)
             };
-            plans.push(Plan::Refused { index, call, message, cause: RetryCause::UnknownTool, charged: true });
+            let max = inner.retries;
+            plans.push(Plan::Refused { index, call, message, cause: RetryCause::UnknownTool, charged: true, max });
             continue;
         };
         if approved && tool.def.kind == ToolKind::External {
@@ -624,7 +635,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
                 for plan in plans {
                     match plan {
                         Plan::Output(i, call) => step.output(state, &ctx, i, &call, strategy, &mut absorbed).await?,
-                        Plan::External(..) | Plan::Unapproved(_) => deferred_kinds.push(plan),
+                        Plan::External(..) | Plan::Unapproved(_) | Plan::Withheld(_) => deferred_kinds.push(plan),
                         other => rest.push(other),
                     }
                 }
@@ -655,7 +666,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
                             step.flush(state, std::mem::take(&mut pending)).await?;
                             step.output(state, &ctx, i, &call, strategy, &mut absorbed).await?;
                         }
-                        Plan::External(..) | Plan::Unapproved(_) => deferred_kinds.push(plan),
+                        Plan::External(..) | Plan::Unapproved(_) | Plan::Withheld(_) => deferred_kinds.push(plan),
                         other => pending.push(other),
                     }
                 }
@@ -669,7 +680,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
                 for plan in plans {
                     match plan {
                         Plan::Output(i, call) => outputs.push((i, call)),
-                        Plan::External(..) | Plan::Unapproved(_) => deferred_kinds.push(plan),
+                        Plan::External(..) | Plan::Unapproved(_) | Plan::Withheld(_) => deferred_kinds.push(plan),
                         other => pending.push(other),
                     }
                 }
@@ -722,6 +733,12 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
             .iter()
             .filter_map(|p| match p {
                 Plan::External(r) => Some((r.index, success_part(&r.call, Value::String(TOOL_NOT_EXECUTED.into())))),
+                Plan::Withheld(refused) => match &**refused {
+                    Plan::Refused { index, call, .. } => {
+                        Some((*index, success_part(call, Value::String(TOOL_NOT_EXECUTED.into()))))
+                    }
+                    _ => None,
+                },
                 Plan::Unapproved(r) => Some((r.index, success_part(&r.call, Value::String(TOOL_NOT_EXECUTED.into())))),
                 _ => None,
             })
@@ -734,9 +751,16 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
         // Validated by kind: the external calls, then those waiting for approval (each kind in
         // call order).
         let mut deferred_kinds = deferred_kinds;
-        deferred_kinds.sort_by_key(|p| !matches!(p, Plan::External(_)));
+        deferred_kinds.sort_by_key(|p| !matches!(p, Plan::External(_) | Plan::Withheld(_)));
         for plan in deferred_kinds {
             match plan {
+                Plan::Withheld(refused) => {
+                    let mut to_run = Vec::new();
+                    if let Err(error) = step.validate_plan(state, *refused, &mut out, &mut to_run).await {
+                        failure = Some(error);
+                        break;
+                    }
+                }
                 Plan::External(mut r) => match validate_call(caps, &mut r).await {
                     Ok(_) => step.deferred.calls.push(r.call),
                     Err(e) => {
