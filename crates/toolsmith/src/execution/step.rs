@@ -185,7 +185,7 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
     }
 
     /// Validates a batch of calls (a refused call is answered at once): the parts made so far and
-    /// the calls to run. A failure that ends the run keeps the parts made before it.
+    /// the calls to run.
     pub(super) async fn validate_batch(
         &mut self,
         state: &mut RunState,
@@ -200,9 +200,9 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
                 break;
             }
         }
+        // The batch's answers are given when its calls run: a validation that ends the run
+        // leaves none of them.
         if let Some(e) = failure {
-            out.sort_by_key(|(i, _)| *i);
-            self.parts.extend(out);
             return Err(e);
         }
         Ok(Validated { out, to_run })
@@ -685,6 +685,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
                     }
                 }
                 let validated = step.validate_batch(state, pending).await?;
+                let output_indices: Vec<usize> = outputs.iter().map(|(i, _)| *i).collect();
                 for (i, call) in outputs {
                     if let Err(e) = step.output(state, &ctx, i, &call, strategy, &mut absorbed).await {
                         // The validation's answers stay with the step's other parts.
@@ -692,7 +693,12 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
                         return Err(e);
                     }
                 }
-                step.run_batch(state, validated).await?;
+                if let Err(e) = step.run_batch(state, validated).await {
+                    // The outputs' answers are given with the step's end, which a function call
+                    // that ends the run does not reach: only the function calls' stay.
+                    step.parts.retain(|(i, _)| !output_indices.contains(i));
+                    return Err(e);
+                }
             }
         }
         Ok(())
