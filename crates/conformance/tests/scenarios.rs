@@ -45,6 +45,7 @@ fn check(scenario: &Path) -> Result<(), String> {
 /// number, as a whole word; API names in backticks are not facts). A message that does is
 /// replaced by the expected one, so that the exact comparison passes.
 fn accept_worded_errors(expected: &Value, actual: &mut Value) {
+    accept_worded_hook_errors(expected, actual);
     let (Some(expected_runs), Some(actual_runs)) =
         (expected["runs"].as_array(), actual.get_mut("runs").and_then(Value::as_array_mut))
     else {
@@ -125,6 +126,39 @@ fn message_facts(message: &str) -> Vec<String> {
         i += 1;
     }
     facts
+}
+
+/// The same rule for a run-ending error logged in a hook-log line (`LABEL.HOOK [TOOL] TYPE:
+/// MESSAGE`), as `tests/differential/relax.py` (and `scripts/compare-scenarios.py`) apply it: the
+/// prefix and the type must be the expected ones, the message must hold the expected facts.
+fn accept_worded_hook_errors(expected: &Value, actual: &mut Value) {
+    let (Some(want), Some(got)) =
+        (expected["hook_log"].as_array(), actual.get_mut("hook_log").and_then(Value::as_array_mut))
+    else {
+        return;
+    };
+    for (w, g) in want.iter().zip(got.iter_mut()) {
+        let (Some(w), Some(gs)) = (w.as_str(), g.as_str()) else { continue };
+        if w == gs {
+            continue;
+        }
+        if let (Some((wp, wt, wm)), Some((gp, gt, gm))) = (split_error(w), split_error(gs))
+            && wp == gp
+            && wt == gt
+            && message_facts(wm).iter().all(|f| has_word(gm, f))
+        {
+            *g = Value::String(w.to_string());
+        }
+    }
+}
+
+/// A hook-log line's prefix, run-ending error type and message (the earliest type in the line).
+fn split_error(line: &str) -> Option<(&str, &str, &str)> {
+    ["UserError", "UnexpectedModelBehavior", "UsageLimitExceeded"]
+        .iter()
+        .filter_map(|t| line.find(&format!(" {t}: ")).map(|at| (at, *t)))
+        .min_by_key(|(at, _)| *at)
+        .map(|(at, t)| (&line[..at + 1], t, &line[at + 1 + t.len() + 2..]))
 }
 
 /// Whether `fact` occurs in `text` with no word character right before or after it.
