@@ -603,15 +603,12 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
         });
     }
 
-    // Results bound to nothing, for pending calls the agent has no record of: refused before
-    // anything runs (after the checks above, whose messages say more).
-    if let Some(ids) = unverified {
-        return Err(AgentRunError::User(ResumeRefusal::Unverified { tool_call_ids: ids }.into()));
-    }
-
-    // The tool call limit counts every function and unknown call of the step, before anything runs.
+    // The tool call limit counts every function and unknown call of the step, and the results
+    // supplied for resumed calls, before anything runs.
     if let Some(limit) = limits.tool_calls_limit {
-        let calls_now = plans.iter().filter(|p| matches!(p, Plan::Function(_) | Plan::Refused { .. })).count() as u32;
+        let calls_now =
+            plans.iter().filter(|p| matches!(p, Plan::Function(_) | Plan::Refused { .. } | Plan::Settled(..))).count()
+                as u32;
         let projected = state.usage.tool_calls + calls_now;
         if calls_now > 0 && projected > limit {
             return Err(AgentRunError::UsageLimitExceeded {
@@ -620,6 +617,12 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
                 ),
             });
         }
+    }
+
+    // Results bound to nothing, for pending calls the agent has no record of: refused before
+    // anything runs (after the checks above, whose messages say more, and the usage limit: nothing runs either way).
+    if let Some(ids) = unverified {
+        return Err(AgentRunError::User(ResumeRefusal::Unverified { tool_call_ids: ids }.into()));
     }
 
     // Run the strategy.
