@@ -40,7 +40,7 @@ mod step;
 use call::*;
 pub(crate) use index::ToolIndex;
 use index::*;
-pub(crate) use step::{Resolution, Resume, ResumeBinding, process_tool_calls, repeated_ids};
+pub(crate) use step::{Resolution, Resume, ResumeBinding, process_tool_calls, repeated_ids, results_mismatch};
 
 pub(crate) use config::StepConfig;
 pub use config::{EndStrategy, ParallelMode};

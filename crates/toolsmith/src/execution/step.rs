@@ -39,9 +39,9 @@ pub(crate) enum ResumeBinding {
 
 /// The refusal of results that do not answer exactly the calls of the response: the ids of
 /// its calls (output calls aside) and those the results (and the history) answer, sorted.
-fn results_mismatch<D>(
-    calls: &[ToolCallPart],
-    resolutions: &HashMap<String, Resolution>,
+pub(crate) fn results_mismatch<'c, D>(
+    calls: impl Iterator<Item = &'c ToolCallPart>,
+    given: impl Iterator<Item = String>,
     inner: &StepConfig<D>,
 ) -> AgentRunError {
     let output_tool = inner.output.output_tool().map(|t| t.name.as_str());
@@ -50,11 +50,9 @@ fn results_mismatch<D>(
         ids.dedup();
         ids
     };
-    let expected = sorted(
-        calls.iter().filter(|c| Some(c.tool_name.as_str()) != output_tool).map(|c| c.tool_call_id.clone()).collect(),
-    );
-    let given = sorted(resolutions.keys().cloned().collect());
-    AgentRunError::User(ResumeRefusal::ResultsMismatch { expected, given }.into())
+    let expected =
+        sorted(calls.filter(|c| Some(c.tool_name.as_str()) != output_tool).map(|c| c.tool_call_id.clone()).collect());
+    AgentRunError::User(ResumeRefusal::ResultsMismatch { expected, given: sorted(given.collect()) }.into())
 }
 
 /// How one call of a response is to be handled this step.
@@ -63,12 +61,11 @@ pub(super) enum Plan<D> {
     Output(usize, ToolCallPart),
     /// A call to a function tool (or an approved call).
     Function(Ready<D>),
-    /// A call the step answers with a retry without running anything (unknown or hidden tool),
-    /// counted (when `charged`) against `max` retries.
-    Refused { index: usize, call: ToolCallPart, message: String, cause: RetryCause, charged: bool, max: u32 },
+    /// A call the step answers with a retry without running anything (unknown or hidden tool).
+    Refused(Refusal),
     /// A refused call to a hidden external tool (or one needing approval): answered with the
     /// step's deferred calls.
-    Withheld(Box<Plan<D>>),
+    Withheld(Refusal),
     /// A result supplied from outside (resumed deferred calls: a denial or an external result).
     Settled(usize, ModelRequestPart, Option<Vec<UserContent>>),
     /// A call to an external tool: validated (through the hooks; its arguments are only parsed)
@@ -76,6 +73,17 @@ pub(super) enum Plan<D> {
     External(Ready<D>),
     /// A call that needs approval: validated after the step's executions, then it waits.
     Unapproved(Ready<D>),
+}
+
+/// A call answered with a retry without running anything, counted (when `charged`) against
+/// `max` retries.
+pub(super) struct Refusal {
+    index: usize,
+    call: ToolCallPart,
+    message: String,
+    cause: RetryCause,
+    charged: bool,
+    max: u32,
 }
 
 /// A validated batch: the parts made so far and the calls to run.
@@ -222,7 +230,7 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
                 }
                 out.push((index, part));
             }
-            Plan::Refused { index, call, message, cause, charged, max } => {
+            Plan::Refused(Refusal { index, call, message, cause, charged, max }) => {
                 // A function tool not discovered yet is still a function tool: its retry wins
                 // over a final result (an unknown tool's does not).
                 if cause == RetryCause::UnavailableTool {
@@ -433,7 +441,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
             // of the run's own deferred calls inline: the rest wait again).
             let stray = || r.resolutions.keys().any(|id| !calls.iter().any(|c| c.tool_call_id == *id));
             if r.pending.is_none() && (expected.iter().any(|id| !r.resolutions.contains_key(id)) || stray()) {
-                return Err(results_mismatch(&calls, &r.resolutions, inner));
+                return Err(results_mismatch(calls.iter(), r.resolutions.keys().cloned(), inner));
             }
             // An approval approves the call it was made for: the history's pending calls must be
             // exactly the calls the results were bound to (or that this agent recorded).
@@ -554,10 +562,11 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
             let cause = RetryCause::UnavailableTool;
             // A call to an external tool (or one needing approval) is answered with the step's
             // deferred calls, after the other parts.
+            let refusal = Refusal { index, call, message, cause, charged, max };
             plans.push(if matches!(kind, ToolKind::External | ToolKind::Unapproved) {
-                Plan::Withheld(Box::new(Plan::Refused { index, call, message, cause, charged, max }))
+                Plan::Withheld(refusal)
             } else {
-                Plan::Refused { index, call, message, cause, charged, max }
+                Plan::Refused(refusal)
             });
             continue;
         }
@@ -569,7 +578,8 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
                 format!("Unknown tool name: '{}'. Available tools: {available}", call.tool_name)
             };
             let max = inner.retries;
-            plans.push(Plan::Refused { index, call, message, cause: RetryCause::UnknownTool, charged: true, max });
+            let cause = RetryCause::UnknownTool;
+            plans.push(Plan::Refused(Refusal { index, call, message, cause, charged: true, max }));
             continue;
         };
         if approved && tool.def.kind == ToolKind::External {
@@ -607,7 +617,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
     // supplied for resumed calls, before anything runs.
     if let Some(limit) = limits.tool_calls_limit {
         let calls_now =
-            plans.iter().filter(|p| matches!(p, Plan::Function(_) | Plan::Refused { .. } | Plan::Settled(..))).count()
+            plans.iter().filter(|p| matches!(p, Plan::Function(_) | Plan::Refused(_) | Plan::Settled(..))).count()
                 as u32;
         let projected = state.usage.tool_calls + calls_now;
         if calls_now > 0 && projected > limit {
@@ -648,7 +658,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
                     for plan in rest {
                         match plan {
                             // Skipped, unknown and undiscovered tools included: nothing is retried.
-                            Plan::Function(Ready { index, call, .. }) | Plan::Refused { index, call, .. } => {
+                            Plan::Function(Ready { index, call, .. }) | Plan::Refused(Refusal { index, call, .. }) => {
                                 out.push((index, success_part(&call, Value::String(TOOL_NOT_EXECUTED.into()))))
                             }
                             other => refused.push(other),
@@ -742,12 +752,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
             .iter()
             .filter_map(|p| match p {
                 Plan::External(r) => Some((r.index, success_part(&r.call, Value::String(TOOL_NOT_EXECUTED.into())))),
-                Plan::Withheld(refused) => match &**refused {
-                    Plan::Refused { index, call, .. } => {
-                        Some((*index, success_part(call, Value::String(TOOL_NOT_EXECUTED.into()))))
-                    }
-                    _ => None,
-                },
+                Plan::Withheld(w) => Some((w.index, success_part(&w.call, Value::String(TOOL_NOT_EXECUTED.into())))),
                 Plan::Unapproved(r) => Some((r.index, success_part(&r.call, Value::String(TOOL_NOT_EXECUTED.into())))),
                 _ => None,
             })
@@ -763,9 +768,9 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
         deferred_kinds.sort_by_key(|p| !matches!(p, Plan::External(_) | Plan::Withheld(_)));
         for plan in deferred_kinds {
             match plan {
-                Plan::Withheld(refused) => {
+                Plan::Withheld(refusal) => {
                     let mut to_run = Vec::new();
-                    if let Err(error) = step.validate_plan(state, *refused, &mut out, &mut to_run).await {
+                    if let Err(error) = step.validate_plan(state, Plan::Refused(refusal), &mut out, &mut to_run).await {
                         failure = Some(error);
                         break;
                     }

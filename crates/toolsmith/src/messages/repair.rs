@@ -75,10 +75,6 @@ fn result_id(part: &ModelRequestPart) -> Option<&str> {
     }
 }
 
-fn calls(response: &ModelResponse) -> impl Iterator<Item = &ToolCallPart> {
-    response.tool_calls()
-}
-
 /// Tool results whose call is not earlier in the history are dropped; a request they empty is
 /// dropped too, except the last message (the history still ends with a request).
 fn drop_orphaned_results(messages: &[ModelMessage]) -> Option<Vec<ModelMessage>> {
@@ -89,7 +85,7 @@ fn drop_orphaned_results(messages: &[ModelMessage]) -> Option<Vec<ModelMessage>>
     let mut any = false;
     for m in messages {
         match m {
-            ModelMessage::Response(r) => seen.extend(calls(r).map(|c| c.tool_call_id.as_str())),
+            ModelMessage::Response(r) => seen.extend(r.tool_calls().map(|c| c.tool_call_id.as_str())),
             ModelMessage::Request(r) => {
                 if r.parts.iter().any(|p| orphan(&seen, p)) {
                     any = true;
@@ -107,7 +103,7 @@ fn drop_orphaned_results(messages: &[ModelMessage]) -> Option<Vec<ModelMessage>>
     for (index, m) in messages.iter().enumerate() {
         match m {
             ModelMessage::Response(r) => {
-                seen.extend(calls(r).map(|c| c.tool_call_id.as_str()));
+                seen.extend(r.tool_calls().map(|c| c.tool_call_id.as_str()));
                 kept.push(m.clone());
             }
             ModelMessage::Request(r) => {
@@ -136,7 +132,7 @@ fn dangling_calls(messages: &[ModelMessage], repair_last_response: bool) -> FxHa
     for (index, m) in messages.iter().enumerate() {
         match m {
             ModelMessage::Response(r) => {
-                for call in calls(r) {
+                for call in r.tool_calls() {
                     let pending = open.entry(call.tool_call_id.as_str()).or_default();
                     if pending.last().is_some_and(|(i, _)| *i != index) {
                         for (i, shadowed) in pending.drain(..) {
@@ -172,7 +168,7 @@ fn dangling_calls(messages: &[ModelMessage], repair_last_response: bool) -> FxHa
 /// Where `call` is among the parts of the response at `index` (for a stable order).
 fn position_in(messages: &[ModelMessage], index: usize, call: &ToolCallPart) -> usize {
     match &messages[index] {
-        ModelMessage::Response(r) => calls(r).position(|c| std::ptr::eq(c, call)).unwrap_or(usize::MAX),
+        ModelMessage::Response(r) => r.tool_calls().position(|c| std::ptr::eq(c, call)).unwrap_or(usize::MAX),
         ModelMessage::Request(_) => usize::MAX,
     }
 }

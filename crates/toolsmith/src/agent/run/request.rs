@@ -42,10 +42,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                 let response = r.clone();
                 // The tools are prepared for the step the run is about to make, as the run starts;
                 // the response's calls are then handled in the step the history ended with.
-                self.state.run_step += 1;
-                let prepared = self.collect_tools().await;
-                self.state.run_step -= 1;
-                prepared?;
+                self.collect_tools_at(self.state.run_step + 1).await?;
                 self.next = Pending::Response(response, None);
                 return Ok(());
             }
@@ -158,16 +155,8 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         let given = || results.approvals.keys().chain(results.calls.keys()).chain(results.metadata.keys());
         let decided = |id: &String| results.approvals.contains_key(id) || results.calls.contains_key(id);
         if results.metadata.keys().any(|id| !call_ids.contains(id.as_str()) && !decided(id)) {
-            let output_tool = self.agent.inner.step.output.output_tool().map(|t| t.name.as_str());
-            let expected = response
-                .tool_calls()
-                .filter(|c| Some(c.tool_name.as_str()) != output_tool)
-                .map(|c| c.tool_call_id.clone());
-            let refusal = ResumeRefusal::ResultsMismatch {
-                expected: sorted_ids(expected),
-                given: sorted_ids(given().cloned().chain(resolutions.keys().cloned())),
-            };
-            return Err(AgentRunError::User(refusal.into()));
+            let given = given().cloned().chain(resolutions.keys().cloned());
+            return Err(execution::results_mismatch(response.tool_calls(), given, &self.agent.inner.step));
         }
         for (id, approval) in results.approvals {
             let r = match approval {
@@ -193,10 +182,16 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
     }
 
     pub(super) async fn collect_tools(&mut self) -> Result<(), AgentRunError> {
-        let ctx = self.context();
+        self.collect_tools_at(self.state.run_step).await
+    }
+
+    /// The tools as prepared for run step `step`.
+    async fn collect_tools_at(&mut self, step: u32) -> Result<(), AgentRunError> {
+        let mut ctx = self.context();
+        ctx.run_step = step;
         let toolsets = self.toolsets.as_deref().unwrap_or(&self.agent.inner.toolsets);
         self.tools = Some(ToolIndex::collect(&self.agent.inner.step, toolsets, &self.caps, &ctx).await?);
-        self.tools_step = self.state.run_step;
+        self.tools_step = step;
         Ok(())
     }
 
@@ -520,14 +515,6 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         self.next = Pending::Request;
         Ok(None)
     }
-}
-
-/// Ids sorted, each once.
-pub(crate) fn sorted_ids(ids: impl Iterator<Item = String>) -> Vec<String> {
-    let mut ids: Vec<String> = ids.collect();
-    ids.sort();
-    ids.dedup();
-    ids
 }
 
 /// The feedback for a response with nothing usable as output: what it could have been instead
