@@ -234,9 +234,12 @@ impl<D> ToolIndex<D> {
             .map(|t| t.def.name.clone())
             .collect();
         let any = shape.deferred_names.len() > shown.len();
+        let shown = Arc::new(shown);
+        let (listed, listed_shown) = (shape.clone(), shown.clone());
         crate::model::WithheldTools::new(any, move |name| {
             shape.deferred_names.contains_key(name) && !shown.contains(name)
         })
+        .with_names(move || listed.deferred_names.keys().filter(|n| !listed_shown.contains(*n)).cloned().collect())
     }
 }
 

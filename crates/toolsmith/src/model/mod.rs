@@ -51,38 +51,67 @@ pub struct ModelRequestParameters {
 /// Which tools are withheld from the model (see
 /// [`ModelRequestParameters::withheld_tools`]): a lookup, so that a large deferred catalogue is
 /// not copied into every request.
+///
+/// ```
+/// use toolsmith::model::WithheldTools;
+///
+/// let hidden = ["send_invoice", "refund"];
+/// let withheld = WithheldTools::new(true, move |n| hidden.contains(&n))
+///     .with_names(move || hidden.iter().map(|n| n.to_string()).collect());
+/// assert!(withheld.contains("refund") && !withheld.contains("search_tools"));
+/// assert_eq!(withheld.names(), ["refund", "send_invoice"]);
+/// ```
 #[derive(Clone, Default)]
-pub struct WithheldTools(Option<std::sync::Arc<WithheldLookup>>, bool);
+pub struct WithheldTools {
+    contains: Option<std::sync::Arc<WithheldLookup>>,
+    names: Option<std::sync::Arc<WithheldNames>>,
+    any: bool,
+}
 
 type WithheldLookup = dyn Fn(&str) -> bool + Send + Sync;
+type WithheldNames = dyn Fn() -> Vec<String> + Send + Sync;
 
 impl WithheldTools {
     /// Withheld tools as answered by `contains`; `any` says whether there is at least one.
     pub fn new(any: bool, contains: impl Fn(&str) -> bool + Send + Sync + 'static) -> Self {
-        WithheldTools(Some(std::sync::Arc::new(contains)), any)
+        WithheldTools { contains: Some(std::sync::Arc::new(contains)), names: None, any }
+    }
+
+    /// Lists the withheld tools with `names` (called only when they are listed, as in an
+    /// error message).
+    pub fn with_names(mut self, names: impl Fn() -> Vec<String> + Send + Sync + 'static) -> Self {
+        self.names = Some(std::sync::Arc::new(names));
+        self
     }
 
     /// Whether any tool is withheld.
     pub fn any(&self) -> bool {
-        self.1
+        self.any
     }
 
     /// Whether the tool of this name exists and is withheld.
     pub fn contains(&self, name: &str) -> bool {
-        self.0.as_ref().is_some_and(|f| f(name))
+        self.contains.as_ref().is_some_and(|f| f(name))
+    }
+
+    /// The withheld tools' names, sorted (empty when they cannot be listed).
+    pub fn names(&self) -> Vec<String> {
+        let mut names = self.names.as_ref().map(|f| f()).unwrap_or_default();
+        names.sort();
+        names
     }
 }
 
 impl std::fmt::Debug for WithheldTools {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.0.is_some() { "WithheldTools(..)" } else { "WithheldTools(none)" })
+        f.write_str(if self.contains.is_some() { "WithheldTools(..)" } else { "WithheldTools(none)" })
     }
 }
 
 impl PartialEq for WithheldTools {
     fn eq(&self, other: &Self) -> bool {
-        self.1 == other.1
-            && match (&self.0, &other.0) {
+        self.any == other.any
+            && match (&self.contains, &other.contains) {
                 (None, None) => true,
                 (Some(a), Some(b)) => std::sync::Arc::ptr_eq(a, b),
                 _ => false,

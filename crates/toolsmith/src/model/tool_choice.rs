@@ -110,7 +110,7 @@ pub fn resolve_tool_choice(
         }
         Some(ToolChoice::Tools(names)) => {
             let chosen: BTreeSet<String> = names.iter().cloned().collect();
-            check_invalid(&chosen, known, "Known tools", functions.iter().chain(&outputs))?;
+            check_invalid(&chosen, known, "Known tools", functions.iter().chain(&outputs), params)?;
             let chosen = without_withheld(chosen, params, &known, false)?;
             if covers_all(&chosen) {
                 ResolvedToolChoice::Required
@@ -127,7 +127,7 @@ pub fn resolve_tool_choice(
                 });
             }
             let chosen: BTreeSet<String> = names.iter().cloned().collect();
-            check_invalid(&chosen, known_function, "Known function tools", functions.iter())?;
+            check_invalid(&chosen, known_function, "Known function tools", functions.iter(), params)?;
             let mut allowed = without_withheld(chosen, params, &known, !outputs.is_empty())?;
             allowed.extend(outputs.iter().cloned());
             if covers_all(&allowed) {
@@ -159,18 +159,22 @@ fn quoted<'a>(names: impl Iterator<Item = &'a String>) -> String {
     names.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", ")
 }
 
-/// Every chosen name unknown: an error; some: a warning (they stay in the choice).
+/// Every chosen name unknown: an error; some: a warning (they stay in the choice). The known
+/// tools listed are `listed` and the withheld ones.
 fn check_invalid<'a>(
     chosen: &BTreeSet<String>,
     known: impl Fn(&str) -> bool,
     label: &str,
     listed: impl Iterator<Item = &'a String>,
+    params: &ModelRequestParameters,
 ) -> Result<(), UserError> {
     let invalid: Vec<&String> = chosen.iter().filter(|n| !known(n)).collect();
     if invalid.is_empty() {
         return Ok(());
     }
-    let listed = quoted(listed);
+    let mut listed: Vec<String> = listed.cloned().collect();
+    listed.extend(params.withheld_tools.names());
+    let listed = quoted(listed.iter());
     let listed = if listed.is_empty() { "none".to_string() } else { listed };
     if invalid.len() == chosen.len() {
         return Err(UserError::new(format!(
@@ -220,7 +224,9 @@ mod tests {
             withheld_tools: if withheld.is_empty() {
                 WithheldTools::default()
             } else {
+                let listed = withheld.clone();
                 WithheldTools::new(true, move |n| withheld.contains(&n))
+                    .with_names(move || listed.iter().map(|n| n.to_string()).collect())
             },
             ..Default::default()
         }
@@ -280,6 +286,18 @@ mod tests {
         assert!(
             resolve(ToolChoice::Required, &params(&[], false, true, &[])).unwrap_err().contains("no function tools")
         );
+    }
+
+    #[test]
+    fn the_known_tools_listed_include_the_withheld_ones() {
+        let p = params(&["search_tools", "add"], false, true, &["secret", "refund"]);
+        let err = resolve(ToolChoice::ToolOrOutput(names(&["nope"])), &p).unwrap_err();
+        assert_eq!(
+            err,
+            "Invalid tool names in `tool_choice`: 'nope'. Known function tools: 'add', 'refund', 'search_tools', 'secret'"
+        );
+        let err = resolve(ToolChoice::Tools(names(&["nope"])), &p).unwrap_err();
+        assert!(err.ends_with("Known tools: 'add', 'refund', 'search_tools', 'secret'"), "{err}");
     }
 
     #[test]
