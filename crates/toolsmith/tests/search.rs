@@ -410,3 +410,26 @@ async fn blank_queries_find_nothing_under_keywords_and_are_asked_again_by_defaul
         }
     }
 }
+
+#[tokio::test]
+async fn keyword_queries_are_scored_together_and_all_blank_is_asked_again() {
+    for strategy in [SearchStrategy::Default, SearchStrategy::Keywords] {
+        // "weather" alone matches one tool by one token; "currency converter" another by two:
+        // the tokens of both queries score every tool once, the best first.
+        let (model, _) = scripted(vec![
+            call("search_tools", json!({"queries": ["weather", "currency converter"]}), "s1"),
+            call("search_tools", json!({"queries": ["  ", "\t"]}), "s2"),
+            ModelResponse::text("ok"),
+        ]);
+        let agent = agent(model, ToolSearch::new().strategy(strategy.clone()));
+        let result = agent.run("go").await.unwrap();
+        let returns = tool_returns(result.all_messages());
+        assert_eq!(
+            returns[0].content,
+            json!({"discovered_tools": [{"name": "currency_converter"}, {"name": "weather_forecast"}]}),
+            "{strategy:?}"
+        );
+        assert_eq!(returns[1].outcome, ToolOutcome::Retried, "{strategy:?}");
+        assert_eq!(returns[1].content, json!("Please provide at least one non-empty search query."));
+    }
+}

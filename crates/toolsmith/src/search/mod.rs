@@ -292,7 +292,8 @@ impl Catalogue {
         Ok(docs.into_iter().map(|d| self.name(d).to_string()).collect())
     }
 
-    /// Pydantic AI's keyword search (the `Default` and `Keywords` strategies).
+    /// Pydantic AI's keyword search (the `Default` and `Keywords` strategies): the tokens of all
+    /// queries together, each tool scored by how many of them its name and description hold.
     fn keyword_search(
         &self,
         strategy: &SearchStrategy,
@@ -300,41 +301,26 @@ impl Catalogue {
         queries: &[String],
         discovered: &HashSet<String>,
     ) -> Result<Vec<u32>, ModelRetry> {
-        let index = self.keyword_index();
-        let mut any_terms = false;
-        let mut out: Vec<u32> = Vec::new();
-        for q in queries {
-            let terms: Vec<String> = tokenize(q).collect();
-            if terms.is_empty() {
-                continue;
-            }
-            any_terms = true;
-            let mut ranked = index.scores(&terms);
-            match strategy {
-                SearchStrategy::Default => ranked
-                    .sort_by_key(|&(doc, score)| (discovered.contains(self.name(doc)), std::cmp::Reverse(score), doc)),
-                _ => ranked.sort_by_key(|&(doc, score)| (std::cmp::Reverse(score), doc)),
-            }
-            // Only the first `max_results` tools are kept: stop once they are found (the same
-            // result as collecting everything and truncating).
-            for (doc, _) in ranked {
-                if out.len() >= max_results {
-                    break;
-                }
-                if !out.contains(&doc) {
-                    out.push(doc);
-                }
-            }
-            if out.len() >= max_results {
-                break;
-            }
-        }
-        // The default strategy asks again for blank queries; `Keywords` finds nothing.
-        if !any_terms && matches!(strategy, SearchStrategy::Default) {
+        if queries.iter().all(|q| q.trim().is_empty()) {
             return Err(ModelRetry::new(BLANK_QUERY));
         }
-        out.truncate(max_results);
-        Ok(out)
+        let terms: Vec<String> = queries.iter().flat_map(|q| tokenize(q)).collect();
+        if terms.is_empty() {
+            // The default strategy asks again; `Keywords` finds nothing.
+            return match strategy {
+                SearchStrategy::Default => Err(ModelRetry::new(BLANK_QUERY)),
+                _ => Ok(Vec::new()),
+            };
+        }
+        let mut ranked = self.keyword_index().scores(&terms);
+        match strategy {
+            // Tools not discovered yet first, then by score, then in catalogue order.
+            SearchStrategy::Default => {
+                ranked.sort_by_key(|&(doc, score)| (discovered.contains(self.name(doc)), std::cmp::Reverse(score), doc))
+            }
+            _ => ranked.sort_by_key(|&(doc, score)| (std::cmp::Reverse(score), doc)),
+        }
+        Ok(ranked.into_iter().take(max_results).map(|(doc, _)| doc).collect())
     }
 }
 
