@@ -400,9 +400,9 @@ async fn run_all<O: OutputJson + Send + 'static>(
         }
         let record = builder.run_capturing().await;
         let out = record_out(record);
-        if out.deferred.is_some() {
-            requests = out.deferred.clone();
-        }
+        // Results are bound to the requests of the run just before (a run that did not end
+        // deferred leaves nothing to bind to).
+        requests = out.deferred.clone();
         previous = if out.messages.is_empty() && out.new_start == 0 && out.error.is_some() {
             history
         } else {

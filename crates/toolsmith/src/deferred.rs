@@ -130,8 +130,8 @@ impl DeferredToolRequests {
         let mut calls: Vec<PendingCall> = self
             .approvals
             .iter()
-            .map(|c| PendingCall::new(c, DeferredKind::Approval))
-            .chain(self.calls.iter().map(|c| PendingCall::new(c, DeferredKind::External)))
+            .map(|c| PendingCall::new(c, Some(DeferredKind::Approval)))
+            .chain(self.calls.iter().map(|c| PendingCall::new(c, Some(DeferredKind::External))))
             .collect();
         calls.sort_by(|a, b| a.id.cmp(&b.id));
         calls.into()
@@ -383,11 +383,13 @@ pub(crate) struct PendingCall {
     pub(crate) id: String,
     pub(crate) tool: String,
     pub(crate) args: Value,
-    pub(crate) kind: DeferredKind,
+    /// How the run ended with it: waiting for a decision or an external result, or `None`, left
+    /// unanswered by a run that failed (any result may answer it).
+    pub(crate) kind: Option<DeferredKind>,
 }
 
 impl PendingCall {
-    fn new(call: &ToolCallPart, kind: DeferredKind) -> Self {
+    fn new(call: &ToolCallPart, kind: Option<DeferredKind>) -> Self {
         PendingCall { id: call.tool_call_id.clone(), tool: call.tool_name.clone(), args: call.args.clone(), kind }
     }
 
@@ -428,7 +430,7 @@ pub(crate) fn check_bound(
         }
     }
     for (id, kind) in given {
-        match (by_id(id).map(|p| p.kind), kind) {
+        match (by_id(id).and_then(|p| p.kind), kind) {
             (Some(DeferredKind::Approval), DeferredKind::External) => {
                 return Err(ResumeRefusal::ResultForApproval { tool_call_id: id.clone() });
             }
@@ -454,7 +456,41 @@ pub(crate) struct PendingRecords {
 impl PendingRecords {
     /// Remembers the calls a run ended with.
     pub(crate) fn record(&self, requests: &DeferredToolRequests) {
-        let calls = requests.pending_calls();
+        self.record_set(requests.pending_calls());
+    }
+
+    /// Remembers the calls a failed run left unanswered (the last response's calls that no
+    /// later request answers), so that results given for them later are checked against them;
+    /// only when that response is one of the run's own (at `new_start` or later).
+    pub(crate) fn record_unanswered(&self, messages: &[crate::messages::ModelMessage], new_start: usize) {
+        use crate::messages::{ModelMessage, ModelRequestPart};
+        let Some(pos) = messages.iter().rposition(|m| matches!(m, ModelMessage::Response(_))) else {
+            return;
+        };
+        if pos < new_start {
+            return;
+        }
+        let ModelMessage::Response(response) = &messages[pos] else { return };
+        let answered = |id: &str| {
+            messages[pos + 1..].iter().any(|m| match m {
+                ModelMessage::Request(r) => r.parts.iter().any(|p| match p {
+                    ModelRequestPart::ToolReturn(t) => t.tool_call_id == id,
+                    ModelRequestPart::RetryPrompt(t) => t.tool_call_id.as_deref() == Some(id),
+                    _ => false,
+                }),
+                ModelMessage::Response(_) => false,
+            })
+        };
+        let mut calls: Vec<PendingCall> =
+            response.tool_calls().filter(|c| !answered(&c.tool_call_id)).map(|c| PendingCall::new(c, None)).collect();
+        if calls.is_empty() {
+            return;
+        }
+        calls.sort_by(|a, b| a.id.cmp(&b.id));
+        self.record_set(calls.into());
+    }
+
+    fn record_set(&self, calls: Arc<[PendingCall]>) {
         let key = set_key(calls.iter().map(|c| (c.id.as_str(), c.tool.as_str(), &c.args)));
         let mut sets = self.sets.lock().unwrap_or_else(|p| p.into_inner());
         if sets.iter().any(|(k, c)| *k == key && *c == calls) {

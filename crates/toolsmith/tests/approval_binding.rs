@@ -393,3 +393,34 @@ async fn a_model_that_repeats_a_tool_call_id_ends_the_run_before_anything_runs()
         assert!(log.lock().unwrap().is_empty(), "{kind}: nothing ran: {:?}", log.lock().unwrap());
     }
 }
+
+#[tokio::test]
+async fn calls_a_failed_run_left_unanswered_take_hand_made_results_only_as_the_run_left_them() {
+    let log = Log::default();
+    // No retries: the broken call ends the run, and the second call is never answered.
+    let agent: Agent<(), Deferrable<String>> = Agent::builder(model(vec![
+        call("update_file", json!({"file": "a"}), "u1"),
+        call("compute", json!({"question": "q"}), "k1"),
+    ]))
+    .tools(tools(&log))
+    .retries(0)
+    .allow_deferred()
+    .build()
+    .unwrap();
+    let failed = agent.run("go").run_capturing().await;
+    assert!(failed.result.is_err());
+    let history = failed.messages;
+
+    // Results made by hand for the history as the run left it: taken, as for calls a run
+    // ended deferred with.
+    let results = || DeferredToolResults::new().call_result("u1", json!("skipped")).call_result("k1", json!(42));
+    let done = agent.resume().message_history(history.clone()).deferred_tool_results(results()).await.unwrap();
+    assert_eq!(done.output().output().unwrap(), "update_file=skipped; compute=42");
+
+    // The same results for a history edited since: refused, nothing runs.
+    let mut edited = history;
+    last_calls(&mut edited)[0].args = json!({"path": ".env"});
+    let refusal = refused(&agent, edited, results()).await;
+    assert_eq!(refusal, ResumeRefusal::Unverified { tool_call_ids: vec!["u1".into(), "k1".into()] });
+    assert!(log.lock().unwrap().is_empty());
+}

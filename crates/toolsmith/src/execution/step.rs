@@ -271,6 +271,22 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
         validated: Validated<D>,
     ) -> Result<(), AgentRunError> {
         let Validated { mut out, to_run } = validated;
+        // The batch's barriers (calls that run alone), the calls whose validation failed included:
+        // their answers belong to the segment they stand in.
+        let sequential = self.inner.parallel_mode == ParallelMode::Sequential;
+        let barriers: FxHashSet<usize> = to_run
+            .iter()
+            .filter(|r| sequential || r.tool.def.sequential)
+            .map(|r| r.index)
+            .chain(out.iter().filter_map(|(i, p)| {
+                let name = match p {
+                    ModelRequestPart::ToolReturn(t) => Some(t.tool_name.as_str()),
+                    ModelRequestPart::RetryPrompt(r) => r.tool_name.as_deref(),
+                    _ => None,
+                };
+                (sequential || name.and_then(|n| self.tools.get(n)).is_some_and(|t| t.def.sequential)).then_some(*i)
+            }))
+            .collect();
         // Execute in segments split at sequential tools.
         let mut segments: Vec<Vec<Ready<D>>> = Vec::new();
         let mut segment: Vec<Ready<D>> = Vec::with_capacity(to_run.len());
@@ -335,11 +351,16 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
                 }
             }
         }
-        // The answers of calls after the one that ended the run (a validation retry made
-        // before they would have run) are not given: those calls were never reached (calls of
-        // its parallel segment did run: theirs stay).
+        // The answers of calls in segments after the one that ended the run (a validation retry
+        // made before they would have run) are not given: those calls were never reached (calls
+        // of its parallel segment did run, or answered at once: theirs stay).
         if let Some(at) = failed_at {
-            out.retain(|(i, _)| *i <= at || executed.contains(i));
+            let segment_end = if barriers.contains(&at) {
+                at
+            } else {
+                barriers.iter().copied().filter(|&b| b > at).min().map_or(usize::MAX, |b| b - 1)
+            };
+            out.retain(|(i, _)| *i <= segment_end || executed.contains(i));
         }
         out.sort_by_key(|(i, _)| *i);
         let last = out.last().map(|(i, _)| *i);
@@ -812,7 +833,9 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
     let mut counts_now = (*state.retries).clone();
     book.apply(&mut counts_now);
     state.retries = Arc::new(counts_now);
-    record_parts(state, parts, content, &kinded, &bridged_ids, resume_prompt);
+    // A final result ends the run before the model would read the new prompt: it is not kept.
+    let prompt = if final_output.is_some() { None } else { resume_prompt };
+    record_parts(state, parts, content, &kinded, &bridged_ids, prompt);
 
     if let Some((v, _)) = final_output {
         return Ok(StepOutcome::Final(RunOutput::Structured(v)));

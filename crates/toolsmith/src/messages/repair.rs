@@ -66,6 +66,68 @@ pub(crate) fn clean(messages: &[ModelMessage], repair_last_response: bool) -> Co
     out
 }
 
+/// What a model is sent for a history: [`clean`] with the last response's calls answered, and
+/// the results in each request that follows a response put in the order of the calls they answer
+/// (so the request does not depend on the order a history stored them in).
+pub(crate) fn sendable(messages: &[ModelMessage]) -> Cow<'_, [ModelMessage]> {
+    let cleaned = clean(messages, true);
+    match order_results_by_call(&cleaned) {
+        Some(ordered) => Cow::Owned(ordered),
+        None => cleaned,
+    }
+}
+
+/// Each request right after a response gets the results answering that response's calls in call
+/// order, in the places results hold (every other part keeps its place; results answering the
+/// same call keep their relative order). `None` when every request is in order already.
+fn order_results_by_call(messages: &[ModelMessage]) -> Option<Vec<ModelMessage>> {
+    let rank = |calls: &ModelResponse, id: &str| calls.tool_calls().position(|c| c.tool_call_id == id);
+    let out_of_order = |response: &ModelResponse, request: &ModelRequest| {
+        let mut last = 0;
+        for r in request.parts.iter().filter_map(result_id).filter_map(|id| rank(response, id)) {
+            if r < last {
+                return true;
+            }
+            last = r;
+        }
+        false
+    };
+    let needs = messages.windows(2).any(|w| match (&w[0], &w[1]) {
+        (ModelMessage::Response(a), ModelMessage::Request(b)) => out_of_order(a, b),
+        _ => false,
+    });
+    if !needs {
+        return None;
+    }
+    let mut out: Vec<ModelMessage> = messages.to_vec();
+    for i in 1..out.len() {
+        let (head, tail) = out.split_at_mut(i);
+        let (ModelMessage::Response(response), ModelMessage::Request(request)) = (&head[i - 1], &mut tail[0]) else {
+            continue;
+        };
+        if !out_of_order(response, request) {
+            continue;
+        }
+        let slots: Vec<(usize, usize)> = request
+            .parts
+            .iter()
+            .enumerate()
+            .filter_map(|(at, p)| result_id(p).and_then(|id| rank(response, id)).map(|r| (at, r)))
+            .collect();
+        let mut ranked = slots.clone();
+        ranked.sort_by_key(|&(_, r)| r);
+        let mut parts: Vec<Option<ModelRequestPart>> =
+            std::mem::take(&mut request.parts).into_iter().map(Some).collect();
+        let moved: Vec<ModelRequestPart> =
+            ranked.iter().map(|&(at, _)| parts[at].take().expect("each slot once")).collect();
+        for (&(slot, _), part) in slots.iter().zip(moved) {
+            parts[slot] = Some(part);
+        }
+        request.parts = parts.into_iter().flatten().collect();
+    }
+    Some(out)
+}
+
 /// The id of a part answering a tool call.
 fn result_id(part: &ModelRequestPart) -> Option<&str> {
     match part {
@@ -295,4 +357,51 @@ fn parts_between_results(parts: &[ModelRequestPart]) -> Option<Vec<ModelRequestP
     out.extend(between.iter().filter(|p| result_id(p).is_none()).cloned());
     out.extend_from_slice(&parts[last + 1..]);
     Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::messages::{ModelResponsePart, UserPromptPart};
+
+    fn calls(ids: &[&str]) -> ModelMessage {
+        ModelMessage::Response(ModelResponse::new(
+            ids.iter()
+                .map(|id| ModelResponsePart::ToolCall(ToolCallPart::new("t", serde_json::json!({}), *id)))
+                .collect(),
+        ))
+    }
+
+    fn ret(id: &str) -> ModelRequestPart {
+        ModelRequestPart::ToolReturn(ToolReturnPart::success("t", serde_json::json!(id), id))
+    }
+
+    fn ids(m: &ModelMessage) -> Vec<String> {
+        let ModelMessage::Request(r) = m else { panic!("a request") };
+        r.parts
+            .iter()
+            .map(|p| match p {
+                ModelRequestPart::ToolReturn(t) => t.tool_call_id.clone(),
+                _ => "prompt".to_string(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn what_is_sent_has_results_in_call_order_in_their_places() {
+        let prompt = ModelRequestPart::UserPrompt(UserPromptPart::new("again"));
+        let history = vec![
+            calls(&["a", "b", "c"]),
+            ModelMessage::Request(ModelRequest::new(vec![ret("c"), ret("a"), prompt, ret("b")])),
+        ];
+        let sent = sendable(&history);
+        // The prompt between the results moves after them, and the results follow the calls.
+        assert_eq!(ids(&sent[1]), ["a", "b", "c", "prompt"]);
+        // A dangling call answered `interrupted` takes its call's place too.
+        let history = vec![calls(&["a", "b", "c"]), ModelMessage::Request(ModelRequest::new(vec![ret("a"), ret("c")]))];
+        assert_eq!(ids(&sendable(&history)[1]), ["a", "b", "c"]);
+        // In order already: nothing copied.
+        let history = vec![calls(&["a", "b"]), ModelMessage::Request(ModelRequest::new(vec![ret("a"), ret("b")]))];
+        assert!(matches!(sendable(&history), Cow::Borrowed(_)));
+    }
 }

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::messages::{ModelMessage, ModelRequest};
+use crate::messages::{ModelMessage, ModelRequest, ModelRequestPart};
 use crate::run::{AgentEvent, EventSink};
 use crate::usage::RunUsage;
 
@@ -89,6 +89,16 @@ impl RunState {
     pub(crate) fn pop_empty_request(&mut self) {
         if matches!(self.messages.last(), Some(ModelMessage::Request(r)) if r.parts.is_empty()) {
             self.pop_last();
+        }
+    }
+
+    /// Drops the user prompt that ends the last request, if it does.
+    pub(crate) fn drop_trailing_prompt(&mut self) {
+        if let Some(ModelMessage::Request(r)) = self.messages.last()
+            && matches!(r.parts.last(), Some(ModelRequestPart::UserPrompt(_)))
+            && let Some(r) = self.last_request_mut()
+        {
+            r.parts.pop();
         }
     }
 

@@ -271,6 +271,12 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             }
         }
         self.end_event_stream().await;
+        // Calls a failed run leaves unanswered are remembered as the agent left them: results
+        // given for them later are checked against them, as for calls a run ended deferred with.
+        // Only a response the model gave in this run: a given history's calls were never checked.
+        if outcome.is_err() {
+            self.agent.inner.deferred_records.record_unanswered(&self.state.messages, self.state.new_start);
+        }
         // A panic of the event stream (a capability's processing, or the event handler) is
         // reported even when the run itself succeeded: events were lost.
         if outcome.is_ok()

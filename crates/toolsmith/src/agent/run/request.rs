@@ -253,8 +253,8 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             let answered = &answered;
             Box::pin(async move {
                 // The model is sent the history made sendable, the last response's calls
-                // included: a call that has no result by now never will.
-                let sent = crate::messages::clean_history(&req.messages, true);
+                // included (a call that has no result by now never will), results in call order.
+                let sent = crate::messages::sendable_history(&req.messages);
                 // The model's code (its request, its stream) runs with its panics caught; the
                 // event handler the stream feeds catches its own.
                 let attempt = async {
@@ -396,6 +396,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             self.state.push(request);
             let ctx = self.context();
             let tools = self.tools.take().unwrap_or_default();
+            let with_prompt = resume.as_ref().is_some_and(|r| r.prompt.is_some());
             let outcome = execution::process_tool_calls(
                 &self.agent.inner.step,
                 &self.caps,
@@ -426,6 +427,11 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                         }
                     }
                     if self.agent.inner.step.output.allows_deferred() {
+                        // The request keeps what answers calls, not the new prompt: the run ends
+                        // before the model is asked anything.
+                        if with_prompt {
+                            self.state.drop_trailing_prompt();
+                        }
                         self.state.pop_empty_request();
                         // Remembered, so that results made by hand for this history can be
                         // checked against the calls as they were pending.
