@@ -264,8 +264,9 @@ impl From<Value> for ExternalResult {
 ///
 /// Results made with [`DeferredToolResults::new`] are bound to nothing: the resumed run
 /// accepts them only when the agent (or a clone of it) recorded the history's pending calls
-/// as a run of its own ended with them, unchanged since (it remembers the last 1024 such
-/// endings, in memory); it refuses them otherwise, unless
+/// as a run of its own ended with them, unchanged since (a run that ended deferred, or failed
+/// after the model made the calls; it remembers the last 1024 such endings, in memory); it
+/// refuses them otherwise, unless
 /// [`trust_history`](DeferredToolResults::trust_history) says to match them to the
 /// history's calls by id alone.
 ///

@@ -149,6 +149,10 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
         };
         match checked {
             Ok(v) => {
+                // A valid output resets its tool's retry count, used or not (like a tool's success).
+                if !self.book.succeeded.contains(&call.tool_name) {
+                    self.book.succeeded.insert(call.tool_name.clone());
+                }
                 if self.final_output.is_some() {
                     self.parts.push((index, success_part(call, Value::String(OUTPUT_NOT_FINAL.into()))));
                 } else {
@@ -458,10 +462,17 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
                 .filter(|c| !matches!(r.resolutions.get(&c.tool_call_id), Some(Resolution::Skip)))
                 .collect();
             let expected: Vec<String> = pending_now.iter().map(|c| c.tool_call_id.clone()).collect();
-            // Results must answer exactly the response's calls (unless a capability settles some
-            // of the run's own deferred calls inline: the rest wait again).
+            // Results must answer every call of the response but the output calls, and nothing
+            // else (unless a capability settles some of the run's own deferred calls inline: the
+            // rest wait again).
+            let output_tool = inner.output.output_tool().map(|t| t.name.as_str());
+            let unanswered = || {
+                pending_now
+                    .iter()
+                    .any(|c| Some(c.tool_name.as_str()) != output_tool && !r.resolutions.contains_key(&c.tool_call_id))
+            };
             let stray = || r.resolutions.keys().any(|id| !calls.iter().any(|c| c.tool_call_id == *id));
-            if r.pending.is_none() && (expected.iter().any(|id| !r.resolutions.contains_key(id)) || stray()) {
+            if r.pending.is_none() && (unanswered() || stray()) {
                 return Err(results_mismatch(calls.iter(), r.resolutions.keys().cloned(), inner));
             }
             // An approval approves the call it was made for: the history's pending calls must be
@@ -817,14 +828,15 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
                 _ => {}
             }
         }
+        // The answers given before a call ended the run stay.
+        out.sort_by_key(|(i, _)| *i);
+        step.parts.extend(out);
         if let Some(error) = failure {
             drop(ctx);
             let Step { parts, content, kinded, .. } = step;
             record_parts(state, parts, content, &kinded, &bridged_ids, None);
             return Err(error);
         }
-        out.sort_by_key(|(i, _)| *i);
-        step.parts.extend(out);
     }
 
     // The contexts share the history: with the last of them gone, it is filled in without a copy.

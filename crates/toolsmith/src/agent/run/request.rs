@@ -199,7 +199,11 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
     /// prompt is then the next request).
     pub(super) async fn request(&mut self) -> Result<Option<ModelResponse>, AgentRunError> {
         self.state.run_step += 1;
-        self.collect_tools().await?;
+        // Tools already prepared for this step (a run that took a response of its history again)
+        // are not prepared twice.
+        if self.tools.is_none() || self.tools_step != self.state.run_step {
+            self.collect_tools().await?;
+        }
         if let Some(limit) = self.limits.request_limit
             && self.state.usage.requests + 1 > limit
         {
