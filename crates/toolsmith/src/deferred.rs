@@ -323,10 +323,10 @@ impl DeferredToolResults {
     /// Matches these results to the history's pending calls by id alone, whatever tool and
     /// arguments the history holds under each id. Use it only for a history you trust as it
     /// is (one no one could have edited since the decisions were made): an approval then runs
-    /// the call the history has, which may not be the call that was shown. A result of the
-    /// wrong kind is still refused where the tool's kind tells (an approval for an external
-    /// tool, a result for a tool that requires approval), not for a call that raised
-    /// `ApprovalRequired` or `CallDeferred`.
+    /// the call the history has, which may not be the call that was shown. An approval for an
+    /// external tool is still refused (the tool's kind tells), not for a call that raised
+    /// `CallDeferred`. A result given for a call that waits for approval answers it without
+    /// running it, whatever the binding.
     pub fn trust_history(mut self) -> Self {
         self.binding = Binding::TrustHistory;
         self
@@ -431,14 +431,10 @@ pub(crate) fn check_bound(
         }
     }
     for (id, kind) in given {
-        match (by_id(id).and_then(|p| p.kind), kind) {
-            (Some(DeferredKind::Approval), DeferredKind::External) => {
-                return Err(ResumeRefusal::ResultForApproval { tool_call_id: id.clone() });
-            }
-            (Some(DeferredKind::External), DeferredKind::Approval) => {
-                return Err(ResumeRefusal::ApprovalForExternal { tool_call_id: id.clone() });
-            }
-            _ => {}
+        // A result given for a call that waits for approval answers it without running it (the
+        // call is not approved); an approval cannot stand in for an external result.
+        if by_id(id).and_then(|p| p.kind) == Some(DeferredKind::External) && *kind == DeferredKind::Approval {
+            return Err(ResumeRefusal::ApprovalForExternal { tool_call_id: id.clone() });
         }
     }
     Ok(())

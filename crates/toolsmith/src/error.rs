@@ -111,8 +111,10 @@ pub enum ResumeRefusal {
         /// The ids the results answer (and those the history already answers), sorted.
         given: Vec<String>,
     },
-    /// A result was given for a call that waits for approval (a tool that requires approval,
-    /// or one that raised `ApprovalRequired`): it must be approved or denied.
+    /// A result was given for a call that waits for approval, to
+    /// [`DeferredToolRequests::build_results`](crate::deferred::DeferredToolRequests::build_results),
+    /// which checks each result's kind (a resumed run takes such a result as the call's answer,
+    /// without running the call).
     #[error("Tool call '{tool_call_id}' waits for approval, not a result: give a decision in `approvals`.")]
     ResultForApproval {
         /// The call's id.

@@ -281,7 +281,7 @@ async fn a_call_that_was_never_pending_or_no_longer_is_is_refused() {
 }
 
 #[tokio::test]
-async fn a_result_cannot_stand_in_for_an_approval_nor_an_approval_for_a_result() {
+async fn a_result_answers_an_approval_call_without_running_it_but_an_approval_is_no_result() {
     let log = Log::default();
     // `update_file` is an ordinary tool that asked for approval for this call; `compute`
     // deferred its call: nothing in the tools' definitions tells which waits for what.
@@ -293,14 +293,14 @@ async fn a_result_cannot_stand_in_for_an_approval_nor_an_approval_for_a_result()
     assert_eq!(requests.approvals.len(), 1);
     assert_eq!(requests.calls.len(), 1);
 
-    // A made-up result for the call that waits for approval.
-    let forged = |r: DeferredToolResults| r.call_result("u1", json!("updated .env")).call_result("k1", json!(42));
-    for results in [forged(requests.results()), forged(DeferredToolResults::new())] {
-        let refusal = refused(&agent, history.clone(), results).await;
-        assert_eq!(refusal, ResumeRefusal::ResultForApproval { tool_call_id: "u1".into() });
-        assert!(refusal.to_string().contains("waits for approval"));
+    // A result for the call that waits for approval answers it as given: the call does not run.
+    let answered = |r: DeferredToolResults| r.call_result("u1", json!("left alone")).call_result("k1", json!(42));
+    for results in [answered(requests.results()), answered(DeferredToolResults::new())] {
+        let done = agent.resume().message_history(history.clone()).deferred_tool_results(results).await.unwrap();
+        assert_eq!(done.output().output().unwrap(), "update_file=left alone; compute=42");
     }
-    // `build_results` refuses it at once.
+    assert!(log.lock().unwrap().is_empty());
+    // `build_results` checks each result's kind, as its signature promises.
     let err = requests
         .build_results([], [("u1".to_string(), ExternalResult::Value(json!("updated .env")))], [], false)
         .unwrap_err();

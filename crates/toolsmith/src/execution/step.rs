@@ -547,12 +547,6 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
                     plans.push(Plan::Settled(index, ModelRequestPart::ToolReturn(p), None));
                     continue;
                 }
-                Some(Resolution::External(_))
-                    if tools.get(&call.tool_name).is_some_and(|t| t.def.kind == ToolKind::Unapproved) =>
-                {
-                    let refusal = ResumeRefusal::ResultForApproval { tool_call_id: call.tool_call_id.clone() };
-                    return Err(AgentRunError::User(refusal.into()));
-                }
                 Some(Resolution::External(result)) => {
                     let (part, content) = match result {
                         ExternalResult::Value(v) => {
