@@ -62,6 +62,7 @@ impl<M: Model> Model for Recorder<M> {
             if let Value::Array(items) = &mut defs {
                 for d in items.iter_mut().filter_map(Value::as_object_mut) {
                     d.remove("return_schema");
+                    d.remove("include_return_schema");
                 }
             }
             r.tool_defs.push(defs);
@@ -534,10 +535,21 @@ fn add_capabilities(
                 }
                 other => return Err(unsupported(format!("PrepareTools {other:?}"))),
             },
-            "SetToolMetadata" => b.capability(SetToolMetadata::new(cfg.clone())),
+            "SetToolMetadata" => {
+                // A list under `tools` selects the tools; anything else is metadata.
+                let mut metadata = cfg.as_object().cloned().unwrap_or_default();
+                match metadata.get("tools").and_then(Value::as_array).cloned() {
+                    Some(names) => {
+                        metadata.remove("tools");
+                        let names: Vec<String> = names.iter().filter_map(|n| n.as_str().map(String::from)).collect();
+                        b.capability(SetToolMetadata::new(Value::Object(metadata)).for_tools(names))
+                    }
+                    None => b.capability(SetToolMetadata::new(Value::Object(metadata))),
+                }
+            }
             "IncludeToolReturnSchemas" => match cfg.get("tools").and_then(Value::as_array) {
                 Some(names) => b.capability(IncludeToolReturnSchemas::for_tools(
-                    names.iter().filter_map(|n| n.as_str().map(String::from)),
+                    names.iter().filter_map(|n| n.as_str().map(String::from)).collect::<Vec<_>>(),
                 )),
                 None => b.capability(IncludeToolReturnSchemas::all()),
             },

@@ -20,6 +20,8 @@ pub struct ModelInfo {
     pub system: Arc<str>,
     /// The model's context window in tokens, when known.
     pub context_window: Option<u64>,
+    /// Whether the model takes tools' return schemas in a field of their own.
+    pub native_tool_return_schemas: bool,
 }
 
 /// Information about the current call to a tool, a `prepare` function or a capability hook.

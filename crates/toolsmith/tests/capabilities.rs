@@ -8,14 +8,15 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use toolsmith::capability::{
     BoxedCapability, Capability, CapabilityOrdering, CapabilityRegistry, CapabilitySpec, DynamicCapability, Hooks,
-    PrefixTools, PrepareOutputTools, ProcessHistory, ReinjectSystemPrompt, Thinking, ThinkingEffort, ThreadExecutor,
-    Toolset,
+    PrefixTools, PrepareOutputTools, ProcessHistory, ReinjectSystemPrompt, SetToolMetadata, Thinking, ThinkingEffort,
+    ThreadExecutor, Toolset,
 };
 use toolsmith::messages::{
     ModelMessage, ModelRequest, ModelRequestPart, ModelResponse, ModelResponsePart, SystemPromptPart, ToolCallPart,
 };
 use toolsmith::prelude::*;
 use toolsmith::tool::ToolOutput;
+use toolsmith::toolset::ToolSelector;
 
 type Log = Arc<Mutex<Vec<String>>>;
 
@@ -727,7 +728,10 @@ fn spec_errors_name_the_offending_entry() {
     assert!(e.contains("SetToolMetadata takes the metadata as a mapping"), "{e}");
 
     let e = err(r#"[{"IncludeToolReturnSchemas": {"tools": 3}}]"#);
-    assert!(e.contains("`tools` must be \"all\" or a list of tool names, got the number 3"), "{e}");
+    assert!(
+        e.contains("`tools` must be \"all\", a list of tool names or a mapping of metadata to match, got the number 3"),
+        "{e}"
+    );
 
     let e = err(r#"[42]"#);
     assert!(e.contains("capabilities[0]: expected a capability name or a mapping"), "{e}");
@@ -803,4 +807,62 @@ capabilities:
     assert!(e.message.starts_with("capability spec: invalid YAML"), "{}", e.message);
     let e = registry().load(&CapabilitySpec::from_yaml("- Thinking: {effort: max}\n").unwrap()).unwrap_err();
     assert!(e.message.contains("capabilities[0]: invalid arguments for Thinking"), "{}", e.message);
+}
+
+/// Get the time in a city.
+#[tool]
+fn get_time(city: String) -> String {
+    format!("Noon in {city}")
+}
+
+#[tokio::test]
+async fn metadata_and_return_schemas_go_to_the_selected_tools_only() {
+    let spec = CapabilitySpec::from_json(
+        r#"{"capabilities": [
+            {"SetToolMetadata": {"tools": ["get_weather"], "team": "weather"}},
+            {"SetToolMetadata": {"tools": {"team": "weather"}, "reviewed": true}},
+            {"IncludeToolReturnSchemas": {"tools": {"reviewed": true}}}
+        ]}"#,
+    )
+    .unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = seen.clone();
+    let model = FunctionModel::sync(move |_, info| {
+        *s.lock().unwrap() = info.function_tools.clone();
+        ModelResponse::text("ok")
+    });
+    let agent = Agent::builder(model)
+        .tools([get_weather, get_time])
+        .capabilities_from_spec(&spec, &registry())
+        .build()
+        .unwrap();
+    agent.run("weather?").await.unwrap();
+    let tools = seen.lock().unwrap().clone();
+    // `tools` selects; it is not metadata. The second capability selects by the first's metadata.
+    assert_eq!(tools[0].metadata, Some(json!({"team": "weather", "reviewed": true})));
+    assert_eq!(tools[1].metadata, None);
+    assert_eq!(
+        tools[0].description.as_deref(),
+        Some("Get the weather in a city.\n\nReturn schema:\n\n{\n  \"type\": \"string\"\n}")
+    );
+    assert_eq!(tools[1].description.as_deref(), Some("Get the time in a city."));
+
+    // In code: a predicate over the run context and the definition.
+    let cap = SetToolMetadata::new(json!({"slow": true}))
+        .for_tools(ToolSelector::predicate(|_ctx: &RunContext<()>, d: &ToolDefinition| d.name.ends_with("time")));
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = seen.clone();
+    let model = FunctionModel::sync(move |_, info| {
+        *s.lock().unwrap() = info.function_tools.clone();
+        ModelResponse::text("ok")
+    });
+    Agent::builder(model).tools([get_weather, get_time]).capability(cap).build().unwrap().run("t").await.unwrap();
+    let tools = seen.lock().unwrap().clone();
+    assert_eq!((tools[0].metadata.clone(), tools[1].metadata.clone()), (None, Some(json!({"slow": true}))));
+
+    let e = registry()
+        .load(&CapabilitySpec::from_json(r#"[{"IncludeToolReturnSchemas": {"tools": 3}}]"#).unwrap())
+        .unwrap_err()
+        .message;
+    assert!(e.contains("`tools` must be \"all\", a list of tool names or a mapping"), "{e}");
 }

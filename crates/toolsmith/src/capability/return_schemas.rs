@@ -1,99 +1,55 @@
-//! [`IncludeToolReturnSchemas`]: tell the model what tools return.
-
-use serde_json::Value;
+//! [`IncludeToolReturnSchemas`]: tell the model what the selected tools return.
 
 use super::Capability;
 use crate::context::RunContext;
 use crate::error::AgentRunError;
 use crate::tool::ToolDefinition;
+use crate::toolset::ToolSelector;
 
-/// A capability that shows the model the JSON schema of what each tool returns, for all tools or
-/// the named ones. Models whose API has no field for it (all of them today) get the schema
-/// appended to the description, as `"Return schema:\n\n"` followed by the indented JSON, after a
-/// blank line when the tool has a description.
+/// A capability that shows the model the JSON schema of what the selected tools return: it sets
+/// [`include_return_schema`](ToolDefinition::include_return_schema) to `Some(true)` on the
+/// selected tools that have not set it themselves (a tool's own `Some(false)` wins). The agent
+/// then sends the schema in a field of its own where the model's API has one (Gemini's
+/// `responseJsonSchema`), and elsewhere appends it to the description as `"Return schema:"`
+/// followed by the indented JSON, after a blank line when the tool has a description.
 ///
 /// ```
 /// use toolsmith::capability::IncludeToolReturnSchemas;
-/// let all = IncludeToolReturnSchemas::all();
-/// let some = IncludeToolReturnSchemas::for_tools(["get_user"]);
-/// # let _ = (all, some);
+/// use toolsmith::toolset::ToolSelector;
+///
+/// let all = IncludeToolReturnSchemas::<()>::all();
+/// let some = IncludeToolReturnSchemas::<()>::for_tools(["get_user"]);
+/// let tagged = IncludeToolReturnSchemas::<()>::for_tools(ToolSelector::metadata([("returns", "records")]));
+/// # let _ = (all, some, tagged);
 /// ```
 #[derive(Debug, Clone, Default)]
-pub struct IncludeToolReturnSchemas {
-    tools: Option<Vec<String>>,
+pub struct IncludeToolReturnSchemas<D = ()> {
+    tools: ToolSelector<D>,
 }
 
-impl IncludeToolReturnSchemas {
+impl<D> IncludeToolReturnSchemas<D> {
     /// For every tool.
     pub fn all() -> Self {
-        IncludeToolReturnSchemas { tools: None }
+        IncludeToolReturnSchemas { tools: ToolSelector::All }
     }
 
-    /// For the named tools only.
-    pub fn for_tools<I: IntoIterator<Item = S>, S: Into<String>>(names: I) -> Self {
-        IncludeToolReturnSchemas { tools: Some(names.into_iter().map(Into::into).collect()) }
-    }
-}
-
-/// Python's `json.dumps(value, indent=2)`: two-space indent, `", "` and `": "` separators.
-pub(crate) fn python_indent2(v: &Value) -> String {
-    let mut out = String::new();
-    write_value(v, 0, &mut out);
-    out
-}
-
-fn write_value(v: &Value, depth: usize, out: &mut String) {
-    let pad = |d: usize| "  ".repeat(d);
-    match v {
-        Value::Object(o) if !o.is_empty() => {
-            out.push_str("{\n");
-            for (i, (k, x)) in o.iter().enumerate() {
-                out.push_str(&pad(depth + 1));
-                out.push_str(&serde_json::to_string(k).unwrap_or_default());
-                out.push_str(": ");
-                write_value(x, depth + 1, out);
-                if i + 1 < o.len() {
-                    out.push(',');
-                }
-                out.push('\n');
-            }
-            out.push_str(&pad(depth));
-            out.push('}');
-        }
-        Value::Array(a) if !a.is_empty() => {
-            out.push_str("[\n");
-            for (i, x) in a.iter().enumerate() {
-                out.push_str(&pad(depth + 1));
-                write_value(x, depth + 1, out);
-                if i + 1 < a.len() {
-                    out.push(',');
-                }
-                out.push('\n');
-            }
-            out.push_str(&pad(depth));
-            out.push(']');
-        }
-        other => out.push_str(&serde_json::to_string(other).unwrap_or_default()),
+    /// For the selected tools only (names, metadata pairs or a predicate).
+    pub fn for_tools(tools: impl Into<ToolSelector<D>>) -> Self {
+        IncludeToolReturnSchemas { tools: tools.into() }
     }
 }
 
-impl<D: Clone + Send + Sync + 'static> Capability<D> for IncludeToolReturnSchemas {
+impl<D: Clone + Send + Sync + 'static> Capability<D> for IncludeToolReturnSchemas<D> {
     async fn prepare_tools(
         &self,
-        _ctx: &RunContext<D>,
+        ctx: &RunContext<D>,
         tools: Vec<ToolDefinition>,
     ) -> Result<Vec<ToolDefinition>, AgentRunError> {
         Ok(tools
             .into_iter()
             .map(|mut d| {
-                let wanted = self.tools.as_ref().is_none_or(|names| names.contains(&d.name));
-                if wanted && let Some(schema) = d.return_schema.take() {
-                    let text = format!("Return schema:\n\n{}", python_indent2(&schema));
-                    // After the description and a blank line, or alone without one.
-                    d.description = Some(match d.description.take().filter(|d| !d.is_empty()) {
-                        Some(description) => format!("{description}\n\n{text}"),
-                        None => text,
-                    });
+                if d.include_return_schema.is_none() && self.tools.matches(ctx, &d) {
+                    d.include_return_schema = Some(true);
                 }
                 d
             })
@@ -105,31 +61,22 @@ impl<D: Clone + Send + Sync + 'static> Capability<D> for IncludeToolReturnSchema
 mod tests {
     use super::*;
 
-    #[test]
-    fn indents_like_python() {
-        let v = serde_json::json!({"properties": {"name": {"type": "string"}}, "required": ["name"], "e": {}});
-        assert_eq!(
-            python_indent2(&v),
-            "{\n  \"properties\": {\n    \"name\": {\n      \"type\": \"string\"\n    }\n  },\n  \"required\": [\n    \"name\"\n  ],\n  \"e\": {}\n}"
-        );
-    }
-
     #[tokio::test]
-    async fn the_schema_follows_a_description_after_a_blank_line_or_stands_alone() {
-        let schema = serde_json::json!({"type": "string"});
-        let tool = |description: Option<&str>| {
-            let mut d = ToolDefinition::new("t", serde_json::json!({"type": "object"}));
-            d.description = description.map(String::from);
-            d.return_schema = Some(std::sync::Arc::new(schema.clone()));
+    async fn selected_tools_ask_for_their_schema_unless_they_opted_out() {
+        let tool = |name: &str, include: Option<bool>| {
+            let mut d = ToolDefinition::new(name, serde_json::json!({"type": "object"}))
+                .with_metadata(serde_json::json!({"team": if name == "b" { "core" } else { "web" }}));
+            d.include_return_schema = include;
             d
         };
         let ctx = RunContext::with_deps(());
-        let cap = IncludeToolReturnSchemas::all();
-        let shown = cap.prepare_tools(&ctx, vec![tool(Some("Greets.")), tool(None), tool(Some(""))]).await.unwrap();
-        let text = "Return schema:\n\n{\n  \"type\": \"string\"\n}";
-        assert_eq!(shown[0].description.as_deref(), Some(format!("Greets.\n\n{text}").as_str()));
-        assert_eq!(shown[1].description.as_deref(), Some(text));
-        assert_eq!(shown[2].description.as_deref(), Some(text));
-        assert!(shown.iter().all(|d| d.return_schema.is_none()));
+        let tools = || vec![tool("a", None), tool("b", None), tool("c", Some(false))];
+        let flags = |defs: Vec<ToolDefinition>| defs.iter().map(|d| d.include_return_schema).collect::<Vec<_>>();
+        let all = IncludeToolReturnSchemas::all().prepare_tools(&ctx, tools()).await.unwrap();
+        assert_eq!(flags(all), [Some(true), Some(true), Some(false)]);
+        let named = IncludeToolReturnSchemas::for_tools(["a", "c"]).prepare_tools(&ctx, tools()).await.unwrap();
+        assert_eq!(flags(named), [Some(true), None, Some(false)]);
+        let tagged = IncludeToolReturnSchemas::for_tools(ToolSelector::metadata([("team", "core")]));
+        assert_eq!(flags(tagged.prepare_tools(&ctx, tools()).await.unwrap()), [None, Some(true), Some(false)]);
     }
 }

@@ -11,6 +11,8 @@ use crate::model::{Model, ModelError, ModelRequestParameters, ModelSettings};
 trait ErasedModel: Send + Sync {
     fn name(&self) -> &str;
     fn system(&self) -> &str;
+    fn context_window(&self) -> Option<u64>;
+    fn native_tool_return_schemas(&self) -> bool;
     fn request<'a>(
         &'a self,
         messages: &'a [ModelMessage],
@@ -34,6 +36,12 @@ impl<M: StreamingModel> ErasedModel for Streaming<M> {
     }
     fn system(&self) -> &str {
         self.0.system()
+    }
+    fn context_window(&self) -> Option<u64> {
+        self.0.context_window()
+    }
+    fn native_tool_return_schemas(&self) -> bool {
+        self.0.native_tool_return_schemas()
     }
     fn request<'a>(
         &'a self,
@@ -59,6 +67,12 @@ impl<M: Model> ErasedModel for NonStreaming<M> {
     }
     fn system(&self) -> &str {
         self.0.system()
+    }
+    fn context_window(&self) -> Option<u64> {
+        self.0.context_window()
+    }
+    fn native_tool_return_schemas(&self) -> bool {
+        self.0.native_tool_return_schemas()
     }
     fn request<'a>(
         &'a self,
@@ -117,6 +131,14 @@ impl Model for AnyModel {
 
     fn system(&self) -> &str {
         self.inner.system()
+    }
+
+    fn context_window(&self) -> Option<u64> {
+        self.inner.context_window()
+    }
+
+    fn native_tool_return_schemas(&self) -> bool {
+        self.inner.native_tool_return_schemas()
     }
 
     async fn request(

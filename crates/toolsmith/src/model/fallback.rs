@@ -93,6 +93,11 @@ impl Model for FallbackModel {
         "fallback"
     }
 
+    /// Only when every model takes them natively: the schemas go into descriptions otherwise.
+    fn native_tool_return_schemas(&self) -> bool {
+        self.models.iter().all(|m| m.native_tool_return_schemas())
+    }
+
     async fn request(
         &self,
         messages: &[ModelMessage],

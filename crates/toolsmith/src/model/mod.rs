@@ -6,6 +6,7 @@ mod any;
 mod fallback;
 mod function;
 mod profile;
+mod return_schemas;
 mod stream;
 mod test;
 mod tool_choice;
@@ -21,6 +22,7 @@ pub use any::AnyModel;
 pub use fallback::{FallbackModel, is_api_error};
 pub use function::{AgentInfo, FunctionModel};
 pub use profile::{Encoding, ModelProfile, UnknownEncoding};
+pub use return_schemas::prepare_return_schemas;
 pub use stream::{
     ModelStream, ModelStreamEvent, ResponseAssembler, StreamingModel, collect_stream, single_response_stream,
 };
@@ -183,6 +185,13 @@ pub trait Model: Send + Sync + 'static {
         ModelProfile::for_model(self.name()).context_window
     }
 
+    /// Whether the model's API takes a tool's return schema in a field of its own (Gemini's
+    /// `responseJsonSchema`). Otherwise the agent appends the return schemas of the tools that
+    /// ask for them to their descriptions ([`prepare_return_schemas`]).
+    fn native_tool_return_schemas(&self) -> bool {
+        false
+    }
+
     /// Answers one request.
     fn request(
         &self,
@@ -209,6 +218,7 @@ impl<M: Model> DynModel for M {
             name: Arc::from(self.name()),
             system: Arc::from(self.system()),
             context_window: self.context_window(),
+            native_tool_return_schemas: self.native_tool_return_schemas(),
         }
     }
     fn request_boxed<'a>(

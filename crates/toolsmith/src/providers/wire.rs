@@ -136,33 +136,6 @@ pub(crate) fn extension_for(media_type: &str) -> &str {
     media_type.rsplit('/').next().unwrap_or("bin")
 }
 
-/// The return schema worth showing the model: an object, array, enum or union schema. A bare
-/// scalar (`{"type": "string"}`, which every `String`-returning tool has) says nothing useful
-/// and would only lengthen every request.
-pub(crate) fn informative_return_schema(def: &ToolDefinition) -> Option<&Value> {
-    let schema = def.return_schema.as_deref()?;
-    let obj = schema.as_object()?;
-    let informative = ["properties", "items", "enum", "anyOf", "oneOf", "allOf", "const", "$ref", "prefixItems"]
-        .iter()
-        .any(|k| obj.contains_key(*k))
-        || matches!(obj.get("type").and_then(Value::as_str), Some("object" | "array"));
-    informative.then_some(schema)
-}
-
-/// The description sent for a tool: its own, with its return schema appended (when
-/// informative, see [`informative_return_schema`]) for providers without a field for it.
-pub(crate) fn description_with_return_schema(def: &ToolDefinition) -> Option<String> {
-    match informative_return_schema(def) {
-        None => def.description.clone(),
-        Some(schema) => {
-            let schema = serde_json::to_string(schema).unwrap_or_default();
-            let base = def.description.clone().unwrap_or_default();
-            let sep = if base.is_empty() { "" } else { "\n\n" };
-            Some(format!("{base}{sep}Return schema:\n{schema}"))
-        }
-    }
-}
-
 /// Every tool definition of the request (function tools, then output tools).
 pub(crate) fn all_tools(params: &ModelRequestParameters) -> Vec<&ToolDefinition> {
     params.all_tools().collect()

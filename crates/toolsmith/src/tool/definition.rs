@@ -60,7 +60,10 @@ pub struct ToolDefinition {
     /// The key wrapping a non-object argument schema, when there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outer_typed_dict_key: Option<String>,
-    /// Whether to send the return schema to the model (natively or in the description).
+    /// Whether the model is shown the return schema: `Some(true)` sends it (in a field of its
+    /// own where the model's API has one, else appended to the description), `Some(false)`
+    /// never (the [`IncludeToolReturnSchemas`](crate::capability::IncludeToolReturnSchemas)
+    /// capability leaves it so), `None` only if that capability selects the tool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub include_return_schema: Option<bool>,
     /// The name of a provider-native tool that replaces this one where the provider has it.
@@ -110,6 +113,19 @@ impl ToolDefinition {
     /// Sets the kind.
     pub fn with_kind(mut self, kind: ToolKind) -> Self {
         self.kind = kind;
+        self
+    }
+
+    /// Sets the metadata.
+    pub fn with_metadata(mut self, metadata: Value) -> Self {
+        self.metadata = Some(metadata);
+        self
+    }
+
+    /// Sets the return schema (what the tool returns, shown to the model only for tools whose
+    /// [`include_return_schema`](Self::include_return_schema) is `Some(true)`).
+    pub fn with_return_schema(mut self, schema: impl Into<Arc<Value>>) -> Self {
+        self.return_schema = Some(schema.into());
         self
     }
 

@@ -380,6 +380,14 @@ impl<D> Tool<D> {
         self
     }
 
+    /// Shows the model what the tool returns (`true`), or never (`false`, which
+    /// [`IncludeToolReturnSchemas`](crate::capability::IncludeToolReturnSchemas) leaves alone).
+    /// Unset, the schema is shown only when that capability selects the tool.
+    pub fn include_return_schema(mut self, include: bool) -> Self {
+        Arc::make_mut(&mut self.def).include_return_schema = Some(include);
+        self
+    }
+
     /// Turns argument validation against the schema on (the default for typed tools) or off
     /// (the default for [`Tool::from_schema`]).
     pub fn validate_args(mut self, validate: bool) -> Self {

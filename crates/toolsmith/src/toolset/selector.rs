@@ -3,6 +3,8 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use serde_json::{Map, Value};
+
 use crate::context::RunContext;
 use crate::tool::ToolDefinition;
 
@@ -11,8 +13,11 @@ pub type ToolPredicate<D> = Arc<dyn Fn(&RunContext<D>, &ToolDefinition) -> bool 
 
 /// Which tools a wrapper ([`ApprovalRequiredToolset`](super::ApprovalRequiredToolset),
 /// [`DeferredLoadingToolset`](super::DeferredLoadingToolset),
-/// [`SetMetadataToolset`](super::SetMetadataToolset)) applies to: every tool, the tools with the
-/// listed names, or the tools a predicate accepts.
+/// [`SetMetadataToolset`](super::SetMetadataToolset)) or a capability
+/// ([`SetToolMetadata`](crate::capability::SetToolMetadata),
+/// [`IncludeToolReturnSchemas`](crate::capability::IncludeToolReturnSchemas)) applies to: every
+/// tool, the tools with the listed names, the tools whose metadata includes given pairs, or the
+/// tools a predicate accepts.
 ///
 /// Names are matched against the definitions the wrapper receives, that is before any wrapper
 /// applied on top of it (a name listed for `.approval_required_for([...])` under a `.prefixed(...)`
@@ -28,14 +33,22 @@ pub type ToolPredicate<D> = Arc<dyn Fn(&RunContext<D>, &ToolDefinition) -> bool 
 /// assert!(ToolSelector::<()>::names(["delete_file"]).matches(&ctx, &def));
 /// assert!(!ToolSelector::<()>::names(["read_file"]).matches(&ctx, &def));
 /// assert!(ToolSelector::<()>::predicate(|_, d| d.name.starts_with("delete")).matches(&ctx, &def));
+///
+/// let tagged = def.with_metadata(serde_json::json!({"team": "core", "limits": {"rate": 5, "burst": 9}}));
+/// assert!(ToolSelector::<()>::metadata([("limits", serde_json::json!({"rate": 5}))]).matches(&ctx, &tagged));
+/// assert!(!ToolSelector::<()>::metadata([("team", "web")]).matches(&ctx, &tagged));
 /// ```
 #[derive(Default)]
+#[non_exhaustive]
 pub enum ToolSelector<D> {
     /// Every tool.
     #[default]
     All,
     /// The tools with these names.
     Names(HashSet<String>),
+    /// The tools whose metadata includes every pair: an equal value, or for an object, an
+    /// object that includes its pairs in turn.
+    Metadata(Map<String, Value>),
     /// The tools for which the predicate holds (evaluated before every model request).
     Predicate(ToolPredicate<D>),
 }
@@ -48,6 +61,16 @@ impl<D> ToolSelector<D> {
         S: Into<String>,
     {
         ToolSelector::Names(names.into_iter().map(Into::into).collect())
+    }
+
+    /// The tools whose metadata includes these pairs (see [`ToolSelector::Metadata`]).
+    pub fn metadata<I, K, V>(pairs: I) -> Self
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: Into<String>,
+        V: Into<Value>,
+    {
+        ToolSelector::Metadata(pairs.into_iter().map(|(k, v)| (k.into(), v.into())).collect())
     }
 
     /// The tools for which `f` holds.
@@ -68,9 +91,22 @@ impl<D> ToolSelector<D> {
         match self {
             ToolSelector::All => true,
             ToolSelector::Names(names) => names.contains(&def.name),
+            ToolSelector::Metadata(pairs) => {
+                let empty = Map::new();
+                includes(def.metadata.as_ref().and_then(Value::as_object).unwrap_or(&empty), pairs)
+            }
             ToolSelector::Predicate(f) => f(ctx, def),
         }
     }
+}
+
+/// Whether `metadata` includes every pair of `wanted` (objects compared key by key, deeply).
+fn includes(metadata: &Map<String, Value>, wanted: &Map<String, Value>) -> bool {
+    wanted.iter().all(|(key, expected)| match (metadata.get(key), expected) {
+        (Some(Value::Object(actual)), Value::Object(expected)) => includes(actual, expected),
+        (Some(actual), expected) => actual == expected,
+        (None, _) => false,
+    })
 }
 
 impl<D> Clone for ToolSelector<D> {
@@ -78,6 +114,7 @@ impl<D> Clone for ToolSelector<D> {
         match self {
             ToolSelector::All => ToolSelector::All,
             ToolSelector::Names(n) => ToolSelector::Names(n.clone()),
+            ToolSelector::Metadata(m) => ToolSelector::Metadata(m.clone()),
             ToolSelector::Predicate(f) => ToolSelector::Predicate(f.clone()),
         }
     }
@@ -92,6 +129,7 @@ impl<D> std::fmt::Debug for ToolSelector<D> {
                 names.sort();
                 f.debug_tuple("Names").field(&names).finish()
             }
+            ToolSelector::Metadata(m) => f.debug_tuple("Metadata").field(m).finish(),
             ToolSelector::Predicate(_) => f.write_str("Predicate(..)"),
         }
     }

@@ -237,13 +237,14 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                 "No message history, user prompt, or instructions provided: give the run a prompt, a message history, or instructions (`.instructions(..)` on the agent)",
             )));
         }
-        let params = ModelRequestParameters {
+        let mut params = ModelRequestParameters {
             function_tools: tools,
             output_tools,
             allow_text_output: inner.step.output.allows_text(),
             instructions,
             withheld_tools: self.tools.as_ref().map(|t| t.withheld()).unwrap_or_default(),
         };
+        crate::model::prepare_return_schemas(&mut params, inner.model_info.native_tool_return_schemas);
         let step = self.state.run_step;
         self.state.emit(|| AgentEvent::ModelRequest { step });
         let ctx = self.context();

@@ -9,6 +9,7 @@ use crate::capability::{
     ReinjectSystemPrompt, SetToolMetadata, Thinking, ThinkingEffort, ThinkingFormat, ThreadExecutor, Toolset,
 };
 use crate::search::{SearchStrategy, ToolSearch};
+use crate::toolset::ToolSelector;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -85,6 +86,22 @@ struct ToolSearchArgs {
     parameter_description: Option<String>,
 }
 
+/// A `tools` selector of a spec: `all`, a list of tool names, or a mapping of metadata pairs the
+/// selected tools' metadata includes.
+fn selector<D>(v: &Value) -> Result<ToolSelector<D>, String> {
+    match v {
+        Value::String(s) if s == "all" => Ok(ToolSelector::All),
+        Value::Array(items) if items.iter().all(Value::is_string) => {
+            Ok(ToolSelector::names(items.iter().filter_map(Value::as_str).map(String::from).collect::<Vec<_>>()))
+        }
+        Value::Object(pairs) => Ok(ToolSelector::Metadata(pairs.clone())),
+        other => Err(format!(
+            "`tools` must be \"all\", a list of tool names or a mapping of metadata to match, got {}",
+            describe(other)
+        )),
+    }
+}
+
 /// `registry` with every built-in name.
 pub(super) fn register<D: Clone + Send + Sync + 'static>(registry: CapabilityRegistry<D>) -> CapabilityRegistry<D> {
     registry
@@ -98,13 +115,16 @@ pub(super) fn register<D: Clone + Send + Sync + 'static>(registry: CapabilityReg
             Ok(BoxedCapability::new(PrefixTools::new(a.prefix, inner)))
         })
         .register("SetToolMetadata", |args| match args.value() {
-            Value::Object(_) | Value::Null => Ok(BoxedCapability::new(SetToolMetadata::new(
-                args.value()
-                    .as_object()
-                    .cloned()
-                    .map(Value::Object)
-                    .unwrap_or_else(|| Value::Object(Default::default())),
-            ))),
+            // `tools` selects the tools (every other key is metadata), as in Pydantic AI.
+            Value::Object(map) => {
+                let mut metadata = map.clone();
+                let tools = match metadata.remove("tools") {
+                    None => ToolSelector::All,
+                    Some(t) => selector(&t).map_err(|e| args.error(format!("SetToolMetadata: {e}")))?,
+                };
+                Ok(BoxedCapability::new(SetToolMetadata::new(Value::Object(metadata)).for_tools(tools)))
+            }
+            Value::Null => Ok(BoxedCapability::new(SetToolMetadata::<D>::new(Value::Object(Default::default())))),
             other => Err(args.error(format!(
                 "SetToolMetadata takes the metadata as a mapping (e.g. {{SetToolMetadata: {{team: search}}}}), got {}",
                 describe(other)
@@ -112,19 +132,11 @@ pub(super) fn register<D: Clone + Send + Sync + 'static>(registry: CapabilityReg
         })
         .register("IncludeToolReturnSchemas", |args| {
             let a: ReturnSchemaArgs = args.parse_with_main("tools")?;
-            Ok(BoxedCapability::new(match a.tools {
-                None | Some(Value::Null) => IncludeToolReturnSchemas::all(),
-                Some(Value::String(s)) if s == "all" => IncludeToolReturnSchemas::all(),
-                Some(Value::Array(items)) if items.iter().all(Value::is_string) => {
-                    IncludeToolReturnSchemas::for_tools(items.iter().filter_map(Value::as_str))
-                }
-                Some(other) => {
-                    return Err(args.error(format!(
-                        "IncludeToolReturnSchemas: `tools` must be \"all\" or a list of tool names, got {}",
-                        describe(&other)
-                    )));
-                }
-            }))
+            let tools = match a.tools {
+                None | Some(Value::Null) => ToolSelector::All,
+                Some(t) => selector(&t).map_err(|e| args.error(format!("IncludeToolReturnSchemas: {e}")))?,
+            };
+            Ok(BoxedCapability::new(IncludeToolReturnSchemas::for_tools(tools)))
         })
         .register("ReinjectSystemPrompt", |args| {
             let a: ReinjectArgs = args.parse_with_main("replace_existing")?;

@@ -345,7 +345,7 @@ impl AnthropicModel {
             list.extend(tools.iter().map(|t| {
                 let mut m = Map::new();
                 m.insert("name".into(), t.name.clone().into());
-                put(&mut m, "description", wire::description_with_return_schema(t));
+                put(&mut m, "description", t.description.clone());
                 m.insert("input_schema".into(), t.parameters_json_schema.as_ref().clone());
                 if t.strict == Some(true) {
                     m.insert("strict".into(), true.into());

@@ -503,8 +503,10 @@ fn map_tool(def: &ToolDefinition) -> Value {
     if !empty {
         f.insert("parameters".into(), params);
     }
-    if let Some(r) = wire::informative_return_schema(def) {
-        f.insert("responseJsonSchema".into(), r.clone());
+    if def.include_return_schema == Some(true)
+        && let Some(r) = &def.return_schema
+    {
+        f.insert("responseJsonSchema".into(), (**r).clone());
     }
     Value::Object(f)
 }
@@ -558,6 +560,10 @@ impl Model for GeminiModel {
 
     fn system(&self) -> &str {
         SYSTEM
+    }
+
+    fn native_tool_return_schemas(&self) -> bool {
+        true
     }
 
     async fn request(

@@ -372,7 +372,7 @@ fn map_tool(def: &ToolDefinition) -> Value {
     let (parameters, strict) = openai_parameters(def);
     let mut f = Map::new();
     f.insert("name".into(), def.name.clone().into());
-    put(&mut f, "description", wire::description_with_return_schema(def));
+    put(&mut f, "description", def.description.clone());
     f.insert("parameters".into(), parameters);
     put(&mut f, "strict", strict);
     json!({"type": "function", "function": Value::Object(f)})

@@ -259,7 +259,7 @@ impl OpenAIResponsesModel {
         let mut t = Map::new();
         t.insert("type".into(), "function".into());
         t.insert("name".into(), def.name.clone().into());
-        put(&mut t, "description", wire::description_with_return_schema(def));
+        put(&mut t, "description", def.description.clone());
         t.insert("parameters".into(), parameters);
         t.insert("strict".into(), strict.unwrap_or(false).into());
         if def.defer_loading && deferred {
