@@ -121,6 +121,7 @@
 //! | `sequential`, `sequential = bool`         | the tool runs alone, never concurrently with other calls                |
 //! | `requires_approval`, `= bool`             | every call needs a human's approval first                               |
 //! | `defer_loading`, `= bool`                 | hidden until found through tool search                                  |
+//! | `include_return_schema`, `= bool`         | show the model the return schema (`false`: never, whatever the capabilities) |
 //! | `metadata = r#"{"k": "v"}"#`              | metadata, a JSON object (checked at compile time)                       |
 //! | `require_parameter_descriptions`, `= bool`| building the tool fails if a parameter has no description               |
 //! | `flatten = bool`                          | force (`true`) or prevent (`false`) the single-struct form              |

@@ -7,7 +7,7 @@ use syn::{Expr, ExprLit, ExprUnary, Lit, LitBool, LitStr, UnOp};
 
 /// The names accepted in `#[tool(...)]`, for the "unknown option" error.
 const VALID: &str = "name, description, retries, timeout, strict, sequential, requires_approval, \
-                     defer_loading, metadata, require_parameter_descriptions, flatten";
+                     defer_loading, include_return_schema, metadata, require_parameter_descriptions, flatten";
 
 /// The parsed options. Each is `None` when not given.
 #[derive(Default)]
@@ -20,6 +20,7 @@ pub(crate) struct Options {
     pub sequential: Option<bool>,
     pub requires_approval: Option<bool>,
     pub defer_loading: Option<bool>,
+    pub include_return_schema: Option<bool>,
     pub metadata: Option<LitStr>,
     pub require_parameter_descriptions: Option<bool>,
     /// `flatten = bool`, with the span of the option for errors.
@@ -86,6 +87,10 @@ impl Options {
                 let value = flag(meta)?;
                 set(meta, &mut self.defer_loading, value)
             }
+            "include_return_schema" => {
+                let value = flag(meta)?;
+                set(meta, &mut self.include_return_schema, value)
+            }
             "require_parameter_descriptions" => {
                 let value = flag(meta)?;
                 set(meta, &mut self.require_parameter_descriptions, value)
@@ -123,6 +128,9 @@ impl Options {
         }
         if let Some(strict) = self.strict {
             fields.push(quote!(strict: ::core::option::Option::Some(#strict)));
+        }
+        if let Some(include) = self.include_return_schema {
+            fields.push(quote!(include_return_schema: ::core::option::Option::Some(#include)));
         }
         if let Some(metadata) = &self.metadata {
             fields.push(quote!(metadata: ::core::option::Option::Some(#metadata)));

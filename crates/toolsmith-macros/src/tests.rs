@@ -164,7 +164,7 @@ fn option_errors() {
     assert_eq!(
         unknown,
         "unknown option `retry`; valid options are: name, description, retries, timeout, strict, sequential, \
-         requires_approval, defer_loading, metadata, require_parameter_descriptions, flatten"
+         requires_approval, defer_loading, include_return_schema, metadata, require_parameter_descriptions, flatten"
     );
     assert!(error("a::b = 1", "fn f() {}").starts_with("unknown option;"));
     for timeout in ["0", "0.0", "-1", "-2.5", "\"5\"", "\"5 days\"", "\"0ms\"", "x", "1e999", "1e30", "\"1e30s\""] {

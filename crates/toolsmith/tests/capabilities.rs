@@ -815,6 +815,12 @@ fn get_time(city: String) -> String {
     format!("Noon in {city}")
 }
 
+/// Get the date in a city.
+#[tool(include_return_schema)]
+fn get_date(city: String) -> String {
+    format!("Today in {city}")
+}
+
 #[tokio::test]
 async fn metadata_and_return_schemas_go_to_the_selected_tools_only() {
     let spec = CapabilitySpec::from_json(
@@ -856,9 +862,19 @@ async fn metadata_and_return_schemas_go_to_the_selected_tools_only() {
         *s.lock().unwrap() = info.function_tools.clone();
         ModelResponse::text("ok")
     });
-    Agent::builder(model).tools([get_weather, get_time]).capability(cap).build().unwrap().run("t").await.unwrap();
+    Agent::builder(model)
+        .tools([get_weather, get_time, get_date])
+        .capability(cap)
+        .build()
+        .unwrap()
+        .run("t")
+        .await
+        .unwrap();
     let tools = seen.lock().unwrap().clone();
     assert_eq!((tools[0].metadata.clone(), tools[1].metadata.clone()), (None, Some(json!({"slow": true}))));
+    // A tool that asks for its return schema itself gets it without the capability.
+    assert_eq!(tools[0].description.as_deref(), Some("Get the weather in a city."));
+    assert!(tools[2].description.as_deref().unwrap().ends_with("Return schema:\n\n{\n  \"type\": \"string\"\n}"));
 
     let e = registry()
         .load(&CapabilitySpec::from_json(r#"[{"IncludeToolReturnSchemas": {"tools": 3}}]"#).unwrap())

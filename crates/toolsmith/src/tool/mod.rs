@@ -222,6 +222,7 @@ impl<D: Clone + Send + Sync + 'static> Tool<D> {
         def.strict = spec.options.strict;
         def.sequential = spec.options.sequential;
         def.defer_loading = spec.options.defer_loading;
+        def.include_return_schema = spec.options.include_return_schema;
         def.timeout = spec.options.timeout;
         if let Some(meta) = spec.options.metadata {
             match serde_json::from_str(meta) {

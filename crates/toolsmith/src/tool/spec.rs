@@ -51,6 +51,7 @@ pub struct SpecOptions {
     pub sequential: bool,
     pub requires_approval: bool,
     pub defer_loading: bool,
+    pub include_return_schema: Option<bool>,
     /// Metadata as JSON text.
     pub metadata: Option<&'static str>,
     pub require_parameter_descriptions: bool,
@@ -67,6 +68,7 @@ impl SpecOptions {
         sequential: false,
         requires_approval: false,
         defer_loading: false,
+        include_return_schema: None,
         metadata: None,
         require_parameter_descriptions: false,
     };
