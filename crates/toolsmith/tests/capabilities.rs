@@ -108,6 +108,51 @@ async fn ordering_constraints_sort_the_chain_with_the_added_order_as_tie_break()
     assert_eq!(entries(&log), ["First", "B", "WrapsA", "A", "InsideB", "Last"]);
 }
 
+#[tokio::test]
+async fn a_run_adds_capabilities_of_its_own_ordered_with_the_agents() {
+    let log = log();
+    let agent = Agent::builder(TestModel::default())
+        .capability(named("A", None, &log))
+        .capability(named("Last", Some(CapabilityOrdering::innermost()), &log))
+        .build()
+        .unwrap();
+    agent
+        .run("go")
+        .capability(named("RunFree", None, &log))
+        .capability(named("RunWrapsA", Some(CapabilityOrdering::new().wraps(["A"])), &log))
+        .await
+        .unwrap();
+    // Sorted as the agent's are: among the capabilities free to go next, the one added first
+    // (A must wait for RunWrapsA; Last is innermost).
+    assert_eq!(entries(&log), ["RunFree", "RunWrapsA", "A", "Last"]);
+    // The next run has the agent's alone.
+    log.lock().unwrap().clear();
+    agent.run("again").await.unwrap();
+    assert_eq!(entries(&log), ["A", "Last"]);
+
+    // A run capability's toolset is the run's.
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = seen.clone();
+    let model = FunctionModel::sync(move |_, info| {
+        s.lock().unwrap().push(info.function_tools.iter().map(|t| t.name.clone()).collect::<Vec<_>>());
+        ModelResponse::text("ok")
+    });
+    let agent = Agent::builder(model).build().unwrap();
+    agent.run("one").capability(Toolset::new(FunctionToolset::new().with_tool(get_weather))).await.unwrap();
+    agent.run("two").await.unwrap();
+    assert_eq!(*seen.lock().unwrap(), [vec!["get_weather".to_string()], vec![]]);
+
+    // Ordering mistakes and the agent-wide blocking pool are refused before anything runs.
+    let err = agent
+        .run("x")
+        .capability(named("Needs", Some(CapabilityOrdering::new().requires(["Missing"])), &log))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, AgentRunError::User(_)), "{err}");
+    let err = agent.run("x").capability(ThreadExecutor::new(2)).await.unwrap_err();
+    assert!(err.to_string().contains("`ThreadExecutor` sets the agent's blocking pool"), "{err}");
+}
+
 #[test]
 fn an_ordering_cycle_is_a_user_error_naming_the_capabilities() {
     let log = log();

@@ -159,6 +159,39 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
         Ok(out)
     }
 
+    /// The agent's capabilities with `extra` ones added for one run, sorted together to satisfy
+    /// their ordering constraints (without constraints, the agent's first, then the run's, in
+    /// order). A `ThreadExecutor` among the extra ones is refused: the blocking pool is the
+    /// agent's.
+    pub(crate) fn with_run_capabilities(&self, extra: Vec<Arc<dyn DynCapability<D>>>) -> Result<Self, UserError> {
+        let run_error = |i: usize, e: AgentRunError| match e {
+            AgentRunError::CapabilityPanicked { capability, hook, message } => UserError::new(format!(
+                "run capability {} ('{capability}') panicked in `{hook}` as the run started: {message}",
+                i + 1
+            )),
+            other => UserError::new(other.to_string()),
+        };
+        for (i, c) in extra.iter().enumerate() {
+            sync_guard(&**c, "name", || c.name()).map_err(|e| run_error(i, e))?;
+            sync_guard(&**c, "ordering", || c.ordering()).map_err(|e| run_error(i, e))?;
+            let mut pool = false;
+            sync_guard(&**c, "apply", || c.apply(&mut |leaf| pool |= leaf.is::<ThreadExecutor>()))
+                .map_err(|e| run_error(i, e))?;
+            if pool {
+                return Err(UserError::new(
+                    "a `ThreadExecutor` sets the agent's blocking pool: add it with `AgentBuilder::capability`, not to one run",
+                ));
+            }
+        }
+        let mut caps = self.caps.clone();
+        caps.extend(extra.iter().cloned());
+        let out = Capabilities { caps: ordering::sort(caps)?, agent: self.agent.clone(), panics: Arc::default() };
+        for (i, c) in extra.iter().enumerate() {
+            out.bind(std::slice::from_ref(c)).map_err(|e| run_error(i, e))?;
+        }
+        Ok(out)
+    }
+
     /// Tells the `ReinjectSystemPrompt` and `Instrumentation` leaves of `caps` about the agent.
     fn bind(&self, caps: &[Arc<dyn DynCapability<D>>]) -> Result<(), AgentRunError> {
         for c in caps {

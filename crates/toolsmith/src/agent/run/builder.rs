@@ -7,6 +7,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use crate::agent::{Agent, AgentEvent, EventStream};
+use crate::capability::{Capability, DynCapability};
 use crate::run::{EventSink, RunState};
 
 use crate::deferred::DeferredToolResults;
@@ -27,6 +28,7 @@ pub struct RunBuilder<'a, D, O> {
     metadata: Option<serde_json::Value>,
     deferred: Option<DeferredToolResults>,
     events: Option<EventSink>,
+    capabilities: Vec<Arc<dyn DynCapability<D>>>,
 }
 
 impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, O> {
@@ -41,7 +43,30 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
             metadata: None,
             deferred: None,
             events: None,
+            capabilities: Vec::new(),
         }
+    }
+
+    /// Adds a capability for this run only, ordered with the agent's (after them unless an
+    /// ordering constraint says otherwise). Its `for_run` instance and toolset are used as an
+    /// agent capability's would be. A [`ThreadExecutor`](crate::capability::ThreadExecutor) is
+    /// refused (the blocking pool is the agent's).
+    ///
+    /// ```
+    /// use toolsmith::capability::SetToolMetadata;
+    /// use toolsmith::prelude::*;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), AgentRunError> {
+    /// let agent = Agent::builder(TestModel::default()).build()?;
+    /// let tagged = agent.run("hi").capability(SetToolMetadata::new(serde_json::json!({"audit": true}))).await?;
+    /// assert_eq!(tagged.output(), "success (no tool calls)");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn capability(mut self, capability: impl Capability<D>) -> Self {
+        self.capabilities.push(Arc::new(capability));
+        self
     }
 
     /// The dependencies tools receive.
@@ -125,6 +150,7 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
     /// The run as a state machine, to step through its nodes with [`AgentRun::next`].
     pub fn iter(self) -> Result<AgentRun<D, O>, AgentRunError> {
         let inner = &self.agent.inner;
+        let has_run_capabilities = !self.capabilities.is_empty();
         let deps = match self.deps.or_else(|| inner.default_deps.clone()) {
             Some(d) => d,
             None => match default_unit::<D>() {
@@ -186,7 +212,12 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
             run_id: Arc::from(run_id.as_str()),
             conversation_id: Arc::from(conversation_id.as_str()),
             prompt_text,
-            caps: inner.capabilities.clone(),
+            caps: if self.capabilities.is_empty() {
+                inner.capabilities.clone()
+            } else {
+                inner.capabilities.with_run_capabilities(self.capabilities).map_err(AgentRunError::User)?
+            },
+            run_capabilities: has_run_capabilities,
             toolsets: None,
             begun: false,
             toolsets_entered: false,

@@ -73,6 +73,8 @@ pub struct AgentRun<D, O> {
     prompt_text: Option<Arc<str>>,
     /// The capabilities of this run (each one's `for_run` instance).
     caps: Capabilities<D>,
+    /// Whether the run added capabilities of its own to the agent's.
+    run_capabilities: bool,
     /// The toolsets of this run, when its capabilities' `for_run` instances bring their own.
     toolsets: Option<Vec<Arc<dyn DynToolset<D>>>>,
     /// Whether the run has started (capabilities instanced, toolsets entered, `before_run`).
@@ -214,9 +216,9 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
 
     async fn begin_inner(&mut self) -> Result<(), AgentRunError> {
         let ctx = self.context();
-        let (caps, fresh) = self.agent.inner.capabilities.for_run(&ctx)?;
+        let (caps, fresh) = self.caps.for_run(&ctx)?;
         self.caps = caps;
-        if fresh {
+        if fresh || self.run_capabilities {
             let inner = &self.agent.inner;
             let mut toolsets = inner.toolsets[..inner.capability_toolsets_from].to_vec();
             for ts in self.caps.toolsets()? {
