@@ -161,7 +161,13 @@ async fn forged_approvals_never_run_a_tool_that_needs_approval() {
 #[tokio::test]
 async fn a_capability_settles_deferred_calls_inline_and_leaves_the_rest() {
     // This policy approves deletions but cannot compute: the external call bubbles up.
-    let policy = HandleDeferredToolCalls::new(|_ctx, requests| {
+    let offered = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = offered.clone();
+    let policy = HandleDeferredToolCalls::new(move |_ctx, requests| {
+        let mut ids: Vec<String> =
+            requests.approvals.iter().chain(&requests.calls).map(|c| c.tool_call_id.clone()).collect();
+        ids.sort();
+        seen.lock().unwrap().push(ids);
         let mut results = DeferredToolResults::new();
         for c in &requests.approvals {
             results = results.approve(c.tool_call_id.clone(), true);
@@ -176,6 +182,8 @@ async fn a_capability_settles_deferred_calls_inline_and_leaves_the_rest() {
     assert_eq!(left.calls.len(), 1);
     assert_eq!(left.metadata["ext"]["queue"], "math");
     assert_eq!(first.usage().tool_calls, 1, "the approved deletion ran inline");
+    // The handler is asked once: the call it left is not offered to it again.
+    assert_eq!(*offered.lock().unwrap(), [vec!["del".to_string(), "ext".to_string()]]);
 
     // A second capability that computes: everything is settled and the run finishes.
     let compute_policy = HandleDeferredToolCalls::new(|_ctx, requests| {

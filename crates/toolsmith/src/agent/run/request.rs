@@ -402,6 +402,9 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             let ctx = self.context();
             let tools = self.tools.take().unwrap_or_default();
             let with_prompt = resume.as_ref().is_some_and(|r| r.prompt.is_some());
+            // Deferred calls are offered to the capabilities once: a step that settles what they
+            // answered ends with whatever is left, without asking them again.
+            let offered = resume.as_ref().is_some_and(|r| r.pending.is_some());
             let outcome = execution::process_tool_calls(
                 &self.agent.inner.step,
                 &self.caps,
@@ -421,7 +424,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                     Ok(Some(out))
                 }
                 StepOutcome::Deferred(requests) => {
-                    if !self.caps.is_empty() {
+                    if !self.caps.is_empty() && !offered {
                         let ctx = self.context();
                         let results = self.caps.handle_deferred(&ctx, &requests).await?;
                         if !results.is_empty() {
