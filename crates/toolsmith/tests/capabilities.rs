@@ -493,6 +493,35 @@ async fn prepare_output_tools_hides_the_output_tool_on_the_first_step() {
     assert_eq!(*seen.lock().unwrap(), [0, 1]);
 }
 
+#[tokio::test]
+async fn a_withdrawn_output_tool_is_an_unknown_tool_and_the_hook_sees_the_output_budget() {
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Answer {
+        value: i64,
+    }
+    let budgets = Arc::new(Mutex::new(Vec::new()));
+    let b = budgets.clone();
+    // The model calls `final_result` from the start, even when it is not offered.
+    let model = FunctionModel::sync(|_, _| call("final_result", json!({"value": 3}), "f1"));
+    let agent = Agent::builder(model)
+        .tool(add)
+        .retries(1)
+        .output_retries(4)
+        .capability(PrepareOutputTools::new(move |ctx, defs| {
+            b.lock().unwrap().push(ctx.max_retries);
+            if ctx.run_step > 1 { defs } else { Vec::new() }
+        }))
+        .output_type::<Answer>()
+        .build()
+        .unwrap();
+    let result = agent.run("go").await.unwrap();
+    assert_eq!(result.output().value, 3);
+    let ModelMessage::Request(answer) = &result.all_messages()[2] else { panic!("a request") };
+    let ModelRequestPart::ToolReturn(retry) = &answer.parts[0] else { panic!("a retry") };
+    assert_eq!(retry.content, json!("Unknown tool name: 'final_result'. Available tools: 'add'"));
+    assert_eq!(*budgets.lock().unwrap(), [4, 4]);
+}
+
 fn user(text: &str) -> ModelMessage {
     ModelMessage::Request(ModelRequest::user_prompt(text))
 }

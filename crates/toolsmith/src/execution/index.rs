@@ -28,6 +28,9 @@ pub(crate) struct ToolIndex<D> {
     pub(super) search: bool,
     /// Whether the bridge is open this step.
     pub(super) bridge: bool,
+    /// Whether the capabilities' `prepare_output_tools` withdrew the output tool this step (a
+    /// call to it is then a call to an unknown tool).
+    pub(crate) output_withdrawn: bool,
 }
 
 impl<D> Default for ToolIndex<D> {
@@ -39,6 +42,7 @@ impl<D> Default for ToolIndex<D> {
             deferred: None,
             search: false,
             bridge: false,
+            output_withdrawn: false,
         }
     }
 }

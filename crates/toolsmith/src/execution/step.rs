@@ -518,7 +518,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
     };
 
     // Plan every call.
-    let output_tool = inner.output.output_tool().map(|t| t.name.clone());
+    let output_tool = inner.output.output_tool().filter(|_| !tools.output_withdrawn).map(|t| t.name.clone());
     // Calls that share an id cannot be told apart by what answers them (a return, an approval):
     // the run ends before any of them runs, with Pydantic AI's error (a resumed history with them
     // is refused earlier).

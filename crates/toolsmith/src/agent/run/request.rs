@@ -218,7 +218,14 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         let tools = self.tools.as_ref().map(|t| t.definitions()).unwrap_or_default();
         let mut output_tools: Vec<_> = inner.step.output.output_tool().cloned().into_iter().collect();
         if !output_tools.is_empty() && !self.caps.is_empty() {
-            output_tools = self.caps.prepare_output_tools(&ctx, output_tools).await?;
+            // The hook sees the output retry budget.
+            let mut output_ctx = ctx.clone();
+            output_ctx.retry = self.state.output_retries;
+            output_ctx.max_retries = inner.step.output_retries;
+            output_tools = self.caps.prepare_output_tools(&output_ctx, output_tools).await?;
+            if let Some(tools) = self.tools.as_mut() {
+                tools.output_withdrawn = output_tools.is_empty();
+            }
         }
         let mut instructions: Vec<String> = inner.instructions.iter().cloned().collect();
         instructions.extend(self.caps.instructions(&ctx).await?);
