@@ -754,3 +754,25 @@ async fn local_llm_streams_a_forced_tool_call() {
     assert_eq!(call.tool_name, "get_weather");
     assert!(call.args_as_object().is_ok(), "arguments are a JSON object: {:?}", call.args);
 }
+
+#[tokio::test]
+async fn thinking_on_responses_sends_reasoning_effort_the_responses_way() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/responses"))
+        .respond_with(json_response("openai", "responses_text.json"))
+        .mount(&server)
+        .await;
+    let mut settings = ModelSettings::new();
+    settings.extra = Some(json!({"store": false}));
+    let agent = toolsmith::Agent::builder(responses(&server))
+        .capability(toolsmith::capability::Thinking::high())
+        .model_settings(settings)
+        .build()
+        .unwrap();
+    agent.run("Think.").await.unwrap();
+    let body = bodies(&server).await.pop().unwrap();
+    assert_eq!(body["reasoning"], json!({"effort": "high"}));
+    assert_eq!(body["store"], false, "the agent's own provider settings stay");
+    assert!(body.get("reasoning_effort").is_none());
+}

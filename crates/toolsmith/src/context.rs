@@ -20,6 +20,8 @@ pub struct ModelInfo {
     pub system: Arc<str>,
     /// The model's context window in tokens, when known.
     pub context_window: Option<u64>,
+    /// The API the model speaks (see [`Model::api`](crate::model::Model::api)); empty when unknown.
+    pub api: Arc<str>,
     /// Whether the model takes tools' return schemas in a field of their own.
     pub native_tool_return_schemas: bool,
 }

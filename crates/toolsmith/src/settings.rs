@@ -90,7 +90,9 @@ impl ModelSettings {
         self
     }
 
-    /// These settings overridden by `other` where `other` sets a value.
+    /// These settings overridden by `other` where `other` sets a value; the provider settings
+    /// of [`extra`](Self::extra) are merged key by key (nested objects too), so that one layer's
+    /// provider setting does not erase another's.
     pub fn merged(&self, other: &ModelSettings) -> ModelSettings {
         ModelSettings {
             max_tokens: other.max_tokens.or(self.max_tokens),
@@ -100,7 +102,29 @@ impl ModelSettings {
             parallel_tool_calls: other.parallel_tool_calls.or(self.parallel_tool_calls),
             tool_choice: other.tool_choice.clone().or_else(|| self.tool_choice.clone()),
             seed: other.seed.or(self.seed),
-            extra: other.extra.clone().or_else(|| self.extra.clone()),
+            extra: match (&self.extra, &other.extra) {
+                (Some(base), Some(over)) => Some(merge_json(base, over)),
+                (base, over) => over.clone().or_else(|| base.clone()),
+            },
         }
+    }
+}
+
+/// `over` merged into `base` key by key (objects in both are merged in turn; any other value of
+/// `over` replaces `base`'s).
+fn merge_json(base: &serde_json::Value, over: &serde_json::Value) -> serde_json::Value {
+    match (base, over) {
+        (serde_json::Value::Object(b), serde_json::Value::Object(o)) => {
+            let mut out = b.clone();
+            for (k, v) in o {
+                let merged = match out.get(k) {
+                    Some(existing) => merge_json(existing, v),
+                    None => v.clone(),
+                };
+                out.insert(k.clone(), merged);
+            }
+            serde_json::Value::Object(out)
+        }
+        (_, over) => over.clone(),
     }
 }

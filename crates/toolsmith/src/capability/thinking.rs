@@ -90,7 +90,8 @@ fn bad_effort(v: &Value) -> String {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum ThinkingFormat {
-    /// From the model's system: `anthropic`, `google`, and OpenAI Chat Completions for the rest
+    /// From the model's API ([`Model::api`](crate::model::Model::api)) or system: OpenAI
+    /// Responses, `anthropic`, `google`, and OpenAI Chat Completions for the rest
     /// (OpenAI-compatible servers take `reasoning_effort`).
     #[default]
     Auto,
@@ -116,7 +117,7 @@ pub enum ThinkingFormat {
 /// | `anthropic` | `thinking: {"type": "enabled", "budget_tokens": N}` (`{"type": "disabled"}` when off); `max_tokens` is raised above the budget when no `max_tokens` is set |
 /// | `google` | `generationConfig.thinkingConfig: {"thinkingBudget": N, "includeThoughts": true}` (budget `0` when off, `-1` for the default effort) |
 /// | OpenAI Chat and compatible | `reasoning_effort: "low"` ... (`"medium"` for the default effort; nothing when off) |
-/// | OpenAI Responses | `reasoning: {"effort": "low"}` ... |
+/// | OpenAI Responses (`Model::api` `"openai-responses"`) | `reasoning: {"effort": "low"}` ... |
 ///
 /// Budgets: minimal 1024, low 2048, medium (and the default) 8192, high 16384, xhigh 32768
 /// tokens. A provider setting already present in the agent's or the run's model settings takes
@@ -165,14 +166,16 @@ impl Thinking {
     /// The model settings for a model of `system` (and name), over `current` settings.
     pub(crate) fn settings_for(
         &self,
+        api: &str,
         system: &str,
         model: &str,
         current: Option<&ModelSettings>,
     ) -> Option<ModelSettings> {
         let format = match self.format {
-            ThinkingFormat::Auto => match system {
-                "anthropic" => ThinkingFormat::Anthropic,
-                "google" | "google-gla" | "google-vertex" | "gemini" => ThinkingFormat::Gemini,
+            ThinkingFormat::Auto => match (api, system) {
+                ("openai-responses", _) => ThinkingFormat::OpenAIResponses,
+                ("anthropic-messages", _) | (_, "anthropic") => ThinkingFormat::Anthropic,
+                ("gemini", _) | (_, "google" | "google-gla" | "google-vertex" | "gemini") => ThinkingFormat::Gemini,
                 _ => ThinkingFormat::OpenAIChat,
             },
             f => f,
@@ -248,7 +251,7 @@ impl<D: Clone + Send + Sync + 'static> Capability<D> for Thinking {
     }
 
     fn model_settings(&self, ctx: &RunContext<D>) -> Option<ModelSettings> {
-        self.settings_for(&ctx.model.system, &ctx.model.name, ctx.model_settings.as_ref())
+        self.settings_for(&ctx.model.api, &ctx.model.system, &ctx.model.name, ctx.model_settings.as_ref())
     }
 }
 
@@ -257,7 +260,7 @@ mod tests {
     use super::*;
 
     fn extra(t: Thinking, system: &str, current: Option<ModelSettings>) -> Option<Value> {
-        t.settings_for(system, "m", current.as_ref()).and_then(|s| s.extra)
+        t.settings_for("", system, "m", current.as_ref()).and_then(|s| s.extra)
     }
 
     #[test]
@@ -282,7 +285,7 @@ mod tests {
             extra(Thinking::high().format(ThinkingFormat::OpenAIResponses), "openai", None),
             Some(json!({"reasoning": {"effort": "high"}}))
         );
-        let anthropic = Thinking::new(ThinkingEffort::Low).settings_for("anthropic", "claude", None).unwrap();
+        let anthropic = Thinking::new(ThinkingEffort::Low).settings_for("", "anthropic", "claude", None).unwrap();
         assert_eq!(anthropic.extra, Some(json!({"thinking": {"type": "enabled", "budget_tokens": 2048}})));
         assert_eq!(anthropic.max_tokens, Some(2048 + 4096));
         assert_eq!(
@@ -293,13 +296,28 @@ mod tests {
     }
 
     #[test]
+    fn the_api_chooses_the_setting_and_later_settings_keep_it() {
+        let responses = Thinking::high().settings_for("openai-responses", "openai", "gpt-5", None).unwrap();
+        assert_eq!(responses.extra, Some(json!({"reasoning": {"effort": "high"}})));
+        // A later capability's provider settings merge key by key: the reasoning effort stays.
+        let mut later = ModelSettings::new();
+        later.extra = Some(json!({"reasoning": {"summary": "auto"}, "store": false}));
+        assert_eq!(
+            responses.merged(&later).extra,
+            Some(json!({"reasoning": {"effort": "high", "summary": "auto"}, "store": false}))
+        );
+        let chat = Thinking::high().settings_for("openai-chat", "openai", "gpt-4o", None).unwrap();
+        assert_eq!(chat.extra, Some(json!({"reasoning_effort": "high"})));
+    }
+
+    #[test]
     fn existing_provider_settings_win_and_other_extras_stay() {
         let mut current = ModelSettings::new();
         current.extra = Some(json!({"reasoning_effort": "low"}));
         assert_eq!(extra(Thinking::high(), "openai", Some(current)), None);
         let mut current = ModelSettings::new().max_tokens(1500);
         current.extra = Some(json!({"metadata": {"user": "u1"}}));
-        let s = Thinking::high().settings_for("anthropic", "claude", Some(&current)).unwrap();
+        let s = Thinking::high().settings_for("", "anthropic", "claude", Some(&current)).unwrap();
         assert_eq!(
             s.extra,
             Some(json!({"metadata": {"user": "u1"}, "thinking": {"type": "enabled", "budget_tokens": 1499}}))

@@ -12,6 +12,7 @@ trait ErasedModel: Send + Sync {
     fn name(&self) -> &str;
     fn system(&self) -> &str;
     fn context_window(&self) -> Option<u64>;
+    fn api(&self) -> &str;
     fn native_tool_return_schemas(&self) -> bool;
     fn request<'a>(
         &'a self,
@@ -39,6 +40,9 @@ impl<M: StreamingModel> ErasedModel for Streaming<M> {
     }
     fn context_window(&self) -> Option<u64> {
         self.0.context_window()
+    }
+    fn api(&self) -> &str {
+        self.0.api()
     }
     fn native_tool_return_schemas(&self) -> bool {
         self.0.native_tool_return_schemas()
@@ -70,6 +74,9 @@ impl<M: Model> ErasedModel for NonStreaming<M> {
     }
     fn context_window(&self) -> Option<u64> {
         self.0.context_window()
+    }
+    fn api(&self) -> &str {
+        self.0.api()
     }
     fn native_tool_return_schemas(&self) -> bool {
         self.0.native_tool_return_schemas()
@@ -135,6 +142,10 @@ impl Model for AnyModel {
 
     fn context_window(&self) -> Option<u64> {
         self.inner.context_window()
+    }
+
+    fn api(&self) -> &str {
+        self.inner.api()
     }
 
     fn native_tool_return_schemas(&self) -> bool {

@@ -185,6 +185,13 @@ pub trait Model: Send + Sync + 'static {
         ModelProfile::for_model(self.name()).context_window
     }
 
+    /// The API the model speaks, for capabilities that write provider settings
+    /// ([`Thinking`](crate::capability::Thinking)): `"openai-chat"`, `"openai-responses"`,
+    /// `"anthropic-messages"`, `"gemini"`; empty when the model does not say.
+    fn api(&self) -> &str {
+        ""
+    }
+
     /// Whether the model's API takes a tool's return schema in a field of its own (Gemini's
     /// `responseJsonSchema`). Otherwise the agent appends the return schemas of the tools that
     /// ask for them to their descriptions ([`prepare_return_schemas`]).
@@ -218,6 +225,7 @@ impl<M: Model> DynModel for M {
             name: Arc::from(self.name()),
             system: Arc::from(self.system()),
             context_window: self.context_window(),
+            api: Arc::from(self.api()),
             native_tool_return_schemas: self.native_tool_return_schemas(),
         }
     }

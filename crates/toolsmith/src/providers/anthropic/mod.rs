@@ -646,6 +646,10 @@ impl Model for AnthropicModel {
         "anthropic"
     }
 
+    fn api(&self) -> &str {
+        "anthropic-messages"
+    }
+
     async fn request(
         &self,
         messages: &[ModelMessage],

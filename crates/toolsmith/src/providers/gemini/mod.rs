@@ -562,6 +562,10 @@ impl Model for GeminiModel {
         SYSTEM
     }
 
+    fn api(&self) -> &str {
+        "gemini"
+    }
+
     fn native_tool_return_schemas(&self) -> bool {
         true
     }

@@ -590,6 +590,10 @@ impl Model for OpenAIChatModel {
         &self.system
     }
 
+    fn api(&self) -> &str {
+        "openai-chat"
+    }
+
     async fn request(
         &self,
         messages: &[ModelMessage],

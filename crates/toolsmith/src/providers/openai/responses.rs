@@ -524,6 +524,10 @@ impl Model for OpenAIResponsesModel {
         &self.system
     }
 
+    fn api(&self) -> &str {
+        "openai-responses"
+    }
+
     async fn request(
         &self,
         messages: &[ModelMessage],
