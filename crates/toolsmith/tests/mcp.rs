@@ -387,9 +387,12 @@ async fn definitions_carry_annotations_output_schema_and_meta() {
             "title": "Add",
             "annotations": {"readOnlyHint": true},
             "output_schema": {"type": "object", "properties": {"result": {"type": "integer"}}, "required": ["result"], "x-fastmcp-wrap-result": true},
-            "meta": {"team": "maths"}
+            "meta": {"team": "maths"},
+            "mcp": {"server": mcp.server_name()}
         })
     );
+    // Bridge mode defers an MCP server's tools by that mark, whatever their names.
+    assert!(toolsmith::search::bridge::BridgeConfig::default().is_deferrable(add));
     assert_eq!(add.parameters_json_schema["required"], json!(["a", "b"]));
     let info = mcp.server_info().await.unwrap();
     assert_eq!(info.name.as_deref(), Some("edge"));

@@ -21,8 +21,8 @@ pub(crate) struct CatalogTool {
 
 /// Maps a tool as listed by the server (MCP JSON) to a definition: the input schema as it is;
 /// the title, annotations, output schema and `_meta` in the metadata (keys `title`,
-/// `annotations`, `output_schema`, `meta`, when present); the output schema also as the return
-/// schema.
+/// `annotations`, `output_schema`, `meta`, when present), and `mcp: {"server": NAME}` always
+/// (what tool search's bridge mode defers by); the output schema also as the return schema.
 pub(crate) fn catalog_tool(server: &str, tool: &rmcp::model::Tool, validate: bool) -> CatalogTool {
     let schema = Value::Object((*tool.input_schema).clone());
     let mut def = ToolDefinition::new(tool.name.to_string(), schema);
@@ -48,9 +48,8 @@ pub(crate) fn catalog_tool(server: &str, tool: &rmcp::model::Tool, validate: boo
     {
         metadata.insert("meta".into(), v);
     }
-    if !metadata.is_empty() {
-        def.metadata = Some(Value::Object(metadata));
-    }
+    metadata.insert("mcp".into(), serde_json::json!({ "server": server }));
+    def.metadata = Some(Value::Object(metadata));
     let validator = if validate {
         match Validator::compile(&def.parameters_json_schema) {
             Ok(v) => Some(v),
