@@ -234,6 +234,19 @@ pub enum AgentRunError {
         /// The panic message.
         message: String,
     },
+    /// A capability's hook ran past the timeout the capability set for it
+    /// ([`Capability::hook_timeout`](crate::capability::Capability::hook_timeout),
+    /// [`Hooks::timeout`](crate::capability::Hooks::timeout)); the hook was dropped and the run
+    /// stopped.
+    #[error("capability '{capability}' hook `{hook}` timed out after {timeout:?}")]
+    HookTimeout {
+        /// The capability's name ([`Capability::name`](crate::capability::Capability::name)).
+        capability: String,
+        /// The hook (`before_model_request`, `wrap_tool_execute`, ...).
+        hook: String,
+        /// The timeout it ran past.
+        timeout: std::time::Duration,
+    },
     /// The model panicked while answering a request (or while streaming its answer); the
     /// panic was caught, the run stopped, and the agent stays usable.
     #[error(
@@ -280,6 +293,7 @@ impl AgentRunError {
             AgentRunError::ToolFailed { kind, .. } => kind,
             AgentRunError::ToolPanicked { .. } => "ToolPanicked",
             AgentRunError::CapabilityPanicked { .. } => "CapabilityPanicked",
+            AgentRunError::HookTimeout { .. } => "HookTimeoutError",
             AgentRunError::ModelPanicked { .. } => "ModelPanicked",
             AgentRunError::Panicked { .. } => "Panicked",
             AgentRunError::Retry(_) => "ModelRetry",

@@ -956,3 +956,28 @@ async fn metadata_and_return_schemas_go_to_the_selected_tools_only() {
         .message;
     assert!(e.contains("`tools` must be \"all\", a list of tool names or a mapping"), "{e}");
 }
+
+#[tokio::test]
+async fn a_hook_past_its_timeout_stops_the_run_naming_the_capability_and_the_hook() {
+    let slow_tool_hook = Hooks::new().named("Guard").timeout(Duration::from_millis(20)).before_tool_execute(
+        |_ctx, _call, args| async move {
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            Ok(args)
+        },
+    );
+    let agent = Agent::builder(TestModel::default()).tool(add).capability(slow_tool_hook).build().unwrap();
+    let started = std::time::Instant::now();
+    match agent.run("1 + 1?").await.unwrap_err() {
+        AgentRunError::HookTimeout { capability, hook, timeout } => {
+            assert_eq!((capability.as_str(), hook.as_str()), ("Guard", "before_tool_execute"));
+            assert_eq!(timeout, Duration::from_millis(20));
+        }
+        other => panic!("unexpected {other}"),
+    }
+    assert!(started.elapsed() < Duration::from_secs(4), "the hook was not waited for");
+
+    // Within its timeout, a hook runs as usual.
+    let quick = Hooks::new().timeout(Duration::from_secs(5)).before_run(|_ctx| async { Ok(()) });
+    let agent = Agent::builder(TestModel::default()).capability(quick).build().unwrap();
+    assert_eq!(agent.run("hi").await.unwrap().output(), "success (no tool calls)");
+}

@@ -112,10 +112,18 @@ async fn guard<'f, D, R>(
     hook: &str,
     call: impl FnOnce() -> BoxFuture<'f, R>,
 ) -> Result<R, AgentRunError> {
-    match AssertUnwindSafe(async move { call().await }).catch_unwind().await {
-        Ok(r) => Ok(r),
-        Err(p) => Err(hook_panicked(cap, hook, p)),
-    }
+    let run = AssertUnwindSafe(async move { call().await }).catch_unwind();
+    let outcome = match sync_guard(cap, "hook_timeout", || cap.hook_timeout(hook))? {
+        None => run.await,
+        Some(timeout) => match tokio::time::timeout(timeout, run).await {
+            Ok(outcome) => outcome,
+            Err(_) => {
+                let capability = sync_guard(cap, "name", || cap.name())?;
+                return Err(AgentRunError::HookTimeout { capability, hook: hook.into(), timeout });
+            }
+        },
+    };
+    outcome.map_err(|p| hook_panicked(cap, hook, p))
 }
 
 /// [`guard`] for a hook that returns `Result<_, AgentRunError>`.

@@ -33,6 +33,7 @@
 macro_rules! for_each_hook {
     ($a:lifetime, $callback:ident $(, $extra:tt)*) => {
         $callback! { sync [$($extra)*]
+            fn hook_timeout(&self, hook: &str) -> Option<Duration>;
             fn has_prepare_tools(&self) -> bool;
             fn wrapper_toolset(&self, toolset: BoxedToolset<D>) -> Option<BoxedToolset<D>>;
             fn model_settings(&self, ctx: &RunContext<D>) -> Option<ModelSettings>;
@@ -235,6 +236,7 @@ pub(super) mod hook_types {
     pub(crate) use crate::tool::{ToolDefinition, ToolError, ToolOutput};
     pub(crate) use crate::toolset::BoxedToolset;
     pub(crate) use serde_json::Value;
+    pub(crate) use std::time::Duration;
 }
 
 /// The hook methods of `DynCapability` (in its trait definition): an `async` or `wrap` hook

@@ -2,6 +2,7 @@
 
 use std::any::Any;
 use std::future::Future;
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -312,6 +313,44 @@ pub trait Capability<D>: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Value, ToolError>> + Send {
         let _ = (ctx, output, value);
         async { Err(error) }
+    }
+
+    /// How long the hook named `hook` (`before_model_request`, `wrap_tool_execute`, ...) may
+    /// run before the run stops with [`AgentRunError::HookTimeout`] naming this capability and
+    /// the hook. A `wrap_*` hook's time includes what it wraps. The default: no timeout.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use toolsmith::capability::Capability;
+    /// use toolsmith::prelude::*;
+    ///
+    /// struct Audit;
+    ///
+    /// impl Capability<()> for Audit {
+    ///     fn hook_timeout(&self, hook: &str) -> Option<Duration> {
+    ///         (hook == "before_run").then(|| Duration::from_millis(20))
+    ///     }
+    ///     async fn before_run(&self, _ctx: &RunContext<()>) -> Result<(), AgentRunError> {
+    ///         tokio::time::sleep(Duration::from_secs(5)).await; // an audit log that hangs
+    ///         Ok(())
+    ///     }
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let agent = Agent::builder(TestModel::default()).capability(Audit).build().unwrap();
+    /// match agent.run("hi").await.unwrap_err() {
+    ///     AgentRunError::HookTimeout { capability, hook, timeout } => {
+    ///         assert_eq!((capability.as_str(), hook.as_str()), ("Audit", "before_run"));
+    ///         assert_eq!(timeout, Duration::from_millis(20));
+    ///     }
+    ///     other => panic!("unexpected {other}"),
+    /// }
+    /// # }
+    /// ```
+    fn hook_timeout(&self, hook: &str) -> Option<Duration> {
+        let _ = hook;
+        None
     }
 
     /// Whether [`Capability::prepare_tools`] may change anything. The default `true` is always

@@ -117,6 +117,10 @@ impl<D: Clone + Send + Sync + 'static> Capability<D> for Hooks<D> {
         self.ordering.clone()
     }
 
+    fn hook_timeout(&self, _hook: &str) -> Option<std::time::Duration> {
+        self.timeout
+    }
+
     fn has_prepare_tools(&self) -> bool {
         !self.closures.prepare_tools.is_empty()
     }

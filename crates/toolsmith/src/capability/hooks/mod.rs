@@ -374,18 +374,24 @@ for_each_hook_closure!(closure_lists);
 pub struct Hooks<D = ()> {
     name: Option<String>,
     ordering: Option<CapabilityOrdering>,
+    timeout: Option<std::time::Duration>,
     closures: Closures<D>,
 }
 
 impl<D> Default for Hooks<D> {
     fn default() -> Self {
-        Hooks { name: None, ordering: None, closures: Closures::default() }
+        Hooks { name: None, ordering: None, timeout: None, closures: Closures::default() }
     }
 }
 
 impl<D> Clone for Hooks<D> {
     fn clone(&self) -> Self {
-        Hooks { name: self.name.clone(), ordering: self.ordering.clone(), closures: self.closures.clone() }
+        Hooks {
+            name: self.name.clone(),
+            ordering: self.ordering.clone(),
+            timeout: self.timeout,
+            closures: self.closures.clone(),
+        }
     }
 }
 
@@ -410,6 +416,35 @@ impl<D: Clone + Send + Sync + 'static> Hooks<D> {
     /// Sets the capability's ordering constraints.
     pub fn with_ordering(mut self, ordering: CapabilityOrdering) -> Self {
         self.ordering = Some(ordering);
+        self
+    }
+
+    /// Bounds each of these hooks' calls by `timeout`: one that runs past it stops the run
+    /// with [`AgentRunError::HookTimeout`] naming this capability and the hook (a `wrap_*`
+    /// hook's time includes what it wraps). For hooks with different timeouts, use one `Hooks`
+    /// per timeout (Pydantic AI's per-registration `timeout=`).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use toolsmith::capability::Hooks;
+    /// use toolsmith::prelude::*;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let slow = Hooks::new()
+    ///     .named("Audit")
+    ///     .timeout(Duration::from_millis(20))
+    ///     .before_model_request(|_ctx, request| async move {
+    ///         tokio::time::sleep(Duration::from_secs(5)).await;
+    ///         Ok(request)
+    ///     });
+    /// let agent = Agent::builder(TestModel::default()).capability(slow).build().unwrap();
+    /// let err = agent.run("hi").await.unwrap_err();
+    /// assert_eq!(err.to_string(), "capability 'Audit' hook `before_model_request` timed out after 20ms");
+    /// # }
+    /// ```
+    pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.timeout = Some(timeout);
         self
     }
 
