@@ -108,6 +108,9 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> Agent<D, O> {
     }
 }
 
+/// The blocking pool's bound of an agent that sets none (and with no executor installed).
+const DEFAULT_BLOCKING_THREADS: usize = 16;
+
 /// Builds an [`Agent`]. Configuration mistakes are collected and returned by
 /// [`AgentBuilder::build`] as a [`UserError`]; nothing here panics.
 pub struct AgentBuilder<D, O> {
@@ -127,7 +130,7 @@ pub struct AgentBuilder<D, O> {
     convert: Converter<O>,
     model_settings: Option<ModelSettings>,
     usage_limits: Option<UsageLimits>,
-    blocking_threads: usize,
+    blocking_threads: Option<usize>,
     default_deps: Option<D>,
     name: Option<String>,
     tool_search: Option<ToolSearch>,
@@ -156,7 +159,7 @@ impl AgentBuilder<(), String> {
             convert: output::text_converter(),
             model_settings: None,
             usage_limits: None,
-            blocking_threads: 16,
+            blocking_threads: None,
             default_deps: None,
             name: None,
             tool_search: None,
@@ -379,9 +382,12 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
         self
     }
 
-    /// How many synchronous tool calls may run at once on the blocking pool (default 16).
+    /// How many synchronous tool calls may run at once on the blocking pool (default: the
+    /// executor installed with
+    /// [`ThreadExecutor::install_default`](crate::capability::ThreadExecutor::install_default),
+    /// else 16). A [`ThreadExecutor`](crate::capability::ThreadExecutor) capability wins.
     pub fn blocking_threads(mut self, n: usize) -> Self {
-        self.blocking_threads = n.max(1);
+        self.blocking_threads = Some(n.max(1));
         self
     }
 
@@ -461,7 +467,9 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
         let capabilities = self.capabilities.for_agent(self.name.as_deref(), &self.system_prompts)?;
         let blocking = capabilities
             .blocking_pool()?
-            .unwrap_or_else(|| crate::tool::pool::BlockingPool::new(self.blocking_threads));
+            .or_else(|| self.blocking_threads.map(crate::tool::pool::BlockingPool::new))
+            .or_else(|| crate::capability::ThreadExecutor::installed_default().map(|e| e.pool()))
+            .unwrap_or_else(|| crate::tool::pool::BlockingPool::new(DEFAULT_BLOCKING_THREADS));
         let mut toolsets: Vec<Arc<dyn DynToolset<D>>> = Vec::with_capacity(self.toolsets.len() + 1);
         toolsets.push(Arc::new(self.tools));
         toolsets.extend(self.toolsets);

@@ -1,6 +1,6 @@
 //! [`ThreadExecutor`]: a bounded pool for synchronous (blocking) tools.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use super::Capability;
 use crate::tool::pool::BlockingPool;
@@ -9,7 +9,8 @@ use crate::tool::pool::BlockingPool;
 /// thread pool, with a bound that can be shared between agents: clones of one
 /// `ThreadExecutor` share its permits, so several agents given clones of it never run more
 /// than `max_threads` blocking calls together. Without it each agent has its own bound,
-/// [`AgentBuilder::blocking_threads`](crate::AgentBuilder::blocking_threads) (default 16).
+/// [`AgentBuilder::blocking_threads`](crate::AgentBuilder::blocking_threads) (default 16), or
+/// the process-wide executor installed with [`ThreadExecutor::install_default`].
 ///
 /// Async tools are not affected. The pool is taken when the agent is built (from the first
 /// `ThreadExecutor` in the capability chain, wrappers included), so one returned by a per-run
@@ -63,7 +64,32 @@ impl ThreadExecutor {
     pub(crate) fn pool(&self) -> Arc<BlockingPool> {
         self.pool.clone()
     }
+
+    /// Makes this executor the bound of every agent built afterwards that sets none of its own
+    /// (no `ThreadExecutor` capability, no
+    /// [`AgentBuilder::blocking_threads`](crate::AgentBuilder::blocking_threads)): all those
+    /// agents then share its permits. Set once per process; a second call is refused and gives
+    /// the executor back. Agents built before keep their own bound.
+    ///
+    /// ```standalone_crate
+    /// use toolsmith::capability::ThreadExecutor;
+    ///
+    /// ThreadExecutor::new(8).install_default().expect("the first executor installed");
+    /// assert_eq!(ThreadExecutor::installed_default().map(|e| e.max_threads()), Some(8));
+    /// assert!(ThreadExecutor::new(2).install_default().is_err());
+    /// ```
+    pub fn install_default(self) -> Result<(), ThreadExecutor> {
+        DEFAULT.set(self)
+    }
+
+    /// The executor [`ThreadExecutor::install_default`] installed, if any.
+    pub fn installed_default() -> Option<ThreadExecutor> {
+        DEFAULT.get().cloned()
+    }
 }
+
+/// The process-wide executor.
+static DEFAULT: OnceLock<ThreadExecutor> = OnceLock::new();
 
 impl<D: Clone + Send + Sync + 'static> Capability<D> for ThreadExecutor {
     fn has_prepare_tools(&self) -> bool {
