@@ -770,6 +770,9 @@ fn spec_errors_name_the_offending_entry() {
         e.starts_with("capability spec: capabilities[0]: invalid arguments for PrefixTools: unknown field `prefx`"),
         "{e}"
     );
+    assert!(e.ends_with("(did you mean 'prefix'?)"), "{e}");
+    let e = err(r#"[{"ToolSearch": {"max_result": 3}}]"#);
+    assert!(e.ends_with("(did you mean 'max_results'?)"), "{e}");
 
     let e = err(r#"[{"PrefixTools": {"prefix": "ns"}}]"#);
     assert!(e.contains("missing field `capability`"), "{e}");

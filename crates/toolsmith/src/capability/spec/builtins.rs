@@ -3,7 +3,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{CapabilityRegistry, Entry, SpecError, describe};
+use super::{CapabilityRegistry, Entry, SpecError, describe, field_hint};
 use crate::capability::{
     BoxedCapability, IncludeToolReturnSchemas, Instrumentation, InstrumentationSettings, PrefixTools,
     ReinjectSystemPrompt, SetToolMetadata, Thinking, ThinkingEffort, ThinkingFormat, ThreadExecutor, Toolset,
@@ -180,7 +180,7 @@ pub(super) fn tool_search(args: &Value, path: &str) -> Result<ToolSearch, SpecEr
         }
     };
     let a: ToolSearchArgs = serde_json::from_value(value)
-        .map_err(|e| SpecError::at(path, format!("invalid arguments for ToolSearch: {e}")))?;
+        .map_err(|e| SpecError::at(path, format!("invalid arguments for ToolSearch: {e}{}", field_hint(&e))))?;
     let mut config = ToolSearch::new();
     match a.strategy {
         None => {}

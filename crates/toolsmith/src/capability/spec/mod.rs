@@ -223,7 +223,8 @@ impl<'a, D: Clone + Send + Sync + 'static> SpecArgs<'a, D> {
                 )));
             }
         };
-        serde_json::from_value(value).map_err(|e| self.error(format!("invalid arguments for {}: {e}", self.name)))
+        serde_json::from_value(value)
+            .map_err(|e| self.error(format!("invalid arguments for {}: {e}{}", self.name, field_hint(&e))))
     }
 
     /// Like [`SpecArgs::parse`], with a main argument: an entry whose arguments are not a
@@ -235,7 +236,7 @@ impl<'a, D: Clone + Send + Sync + 'static> SpecArgs<'a, D> {
                 let mut map = serde_json::Map::new();
                 map.insert(main.to_string(), other.clone());
                 serde_json::from_value(Value::Object(map))
-                    .map_err(|e| self.error(format!("invalid arguments for {}: {e}", self.name)))
+                    .map_err(|e| self.error(format!("invalid arguments for {}: {e}{}", self.name, field_hint(&e))))
             }
         }
     }
@@ -463,6 +464,17 @@ fn describe(v: &Value) -> String {
         Value::Array(a) => format!("a list of {} item(s)", a.len()),
         Value::Object(_) => "a mapping".into(),
     }
+}
+
+/// For serde's "unknown field `x`, expected `a` or `b`": ` (did you mean 'a'?)` when a known
+/// field is close to the misspelt one.
+fn field_hint(e: &serde_json::Error) -> String {
+    let message = e.to_string();
+    let Some(rest) = message.strip_prefix("unknown field `") else { return String::new() };
+    let Some((field, expected)) = rest.split_once('`') else { return String::new() };
+    // The expected names are the backquoted ones that follow.
+    let known: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+    closest(field, &known)
 }
 
 /// ` (did you mean 'X'?)` for the known name closest to `name`, if one is close enough.
