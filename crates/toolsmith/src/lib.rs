@@ -48,6 +48,7 @@ mod run;
 pub mod search;
 mod serde_secs;
 pub mod settings;
+mod suggest;
 pub mod tool;
 pub mod toolset;
 pub mod usage;

@@ -979,8 +979,16 @@ async fn a_hook_past_its_timeout_stops_the_run_naming_the_capability_and_the_hoo
     }
     assert!(started.elapsed() < Duration::from_secs(4), "the hook was not waited for");
 
-    // Within its timeout, a hook runs as usual.
-    let quick = Hooks::new().timeout(Duration::from_secs(5)).before_run(|_ctx| async { Ok(()) });
-    let agent = Agent::builder(TestModel::default()).capability(quick).build().unwrap();
-    assert_eq!(agent.run("hi").await.unwrap().output(), "success (no tool calls)");
+    // The timeout bounds the hooks given closures, not the run: a run longer than it, around
+    // which the capability's `wrap_run` passes through, is not cut short.
+    let quick = Hooks::new().timeout(Duration::from_millis(20)).before_run(|_ctx| async { Ok(()) });
+    let slow_model = FunctionModel::new(|messages, _info| {
+        let count = messages.len();
+        async move {
+            tokio::time::sleep(Duration::from_millis(60)).await;
+            Ok(ModelResponse::text(format!("{count} messages")))
+        }
+    });
+    let agent = Agent::builder(slow_model).capability(quick).build().unwrap();
+    assert_eq!(agent.run("hi").await.unwrap().output(), "1 messages");
 }

@@ -367,10 +367,25 @@ enum EnabledInput {
     Text(String),
 }
 
+/// The keys of a configuration given as a mapping.
+const KEYS: [&str; 6] =
+    ["enabled", "threshold_pct", "search_default_limit", "max_search_limit", "core_tools", "context_window"];
+
 impl<'de> Deserialize<'de> for BridgeConfig {
     fn deserialize<De: serde::Deserializer<'de>>(d: De) -> Result<Self, De::Error> {
         use serde::de::Error;
-        match Input::deserialize(d)? {
+        // A misspelt key is an error naming the closest known one, not a setting silently left out.
+        let value = Value::deserialize(d)?;
+        if let Value::Object(map) = &value
+            && let Some(unknown) = map.keys().find(|k| !KEYS.contains(&k.as_str()))
+        {
+            return Err(De::Error::custom(format!(
+                "unknown key '{unknown}' in the tool search configuration{}; the keys are: {}",
+                crate::suggest::closest(unknown, &KEYS),
+                KEYS.join(", ")
+            )));
+        }
+        match Input::deserialize(value).map_err(De::Error::custom)? {
             Input::Bool(b) => Ok(b.into()),
             Input::Text(t) => t.parse().map_err(|e: UserError| De::Error::custom(e.message)),
             Input::Map {
@@ -677,5 +692,12 @@ mod tests {
             assert_eq!(c.enabled, mode, "{text}");
         }
         assert!(serde_json::from_str::<BridgeConfig>(r#""sometimes""#).is_err());
+        let err = serde_json::from_str::<BridgeConfig>(r#"{"enabled": "on", "treshold_pct": 5}"#).unwrap_err();
+        assert!(
+            err.to_string().starts_with(
+                "unknown key 'treshold_pct' in the tool search configuration (did you mean 'threshold_pct'?)"
+            ),
+            "{err}"
+        );
     }
 }

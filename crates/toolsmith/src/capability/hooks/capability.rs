@@ -117,8 +117,10 @@ impl<D: Clone + Send + Sync + 'static> Capability<D> for Hooks<D> {
         self.ordering.clone()
     }
 
-    fn hook_timeout(&self, _hook: &str) -> Option<std::time::Duration> {
-        self.timeout
+    fn hook_timeout(&self, hook: &str) -> Option<std::time::Duration> {
+        // Only the hooks given closures: the others pass through (a `wrap_run` that only
+        // calls `next` takes as long as the run).
+        self.timeout.filter(|_| self.closures.has(hook))
     }
 
     fn has_prepare_tools(&self) -> bool {

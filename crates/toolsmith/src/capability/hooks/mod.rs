@@ -284,6 +284,16 @@ macro_rules! closure_lists {
                 Closures { $($name: self.$name.clone(),)* }
             }
         }
+
+        impl<D> Closures<D> {
+            /// Whether a closure is registered for the hook of this name.
+            fn has(&self, hook: &str) -> bool {
+                match hook {
+                    $(stringify!($name) => !self.$name.is_empty(),)*
+                    _ => false,
+                }
+            }
+        }
     };
 }
 
@@ -419,7 +429,7 @@ impl<D: Clone + Send + Sync + 'static> Hooks<D> {
         self
     }
 
-    /// Bounds each of these hooks' calls by `timeout`: one that runs past it stops the run
+    /// Bounds each call of the hooks given closures here by `timeout`: one that runs past it stops the run
     /// with [`AgentRunError::HookTimeout`] naming this capability and the hook (a `wrap_*`
     /// hook's time includes what it wraps). For hooks with different timeouts, use one `Hooks`
     /// per timeout (Pydantic AI's per-registration `timeout=`).
