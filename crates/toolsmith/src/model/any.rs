@@ -6,14 +6,11 @@ use futures::future::BoxFuture;
 
 use crate::messages::{ModelMessage, ModelResponse};
 use crate::model::stream::{ModelStream, StreamingModel, single_response_stream};
-use crate::model::{Model, ModelError, ModelRequestParameters, ModelSettings};
+use crate::model::{DynModel, Model, ModelError, ModelInfo, ModelRequestParameters, ModelSettings};
 
+/// The requests of a wrapped model (what it says about itself is read once, into
+/// [`ModelInfo`]).
 trait ErasedModel: Send + Sync {
-    fn name(&self) -> &str;
-    fn system(&self) -> &str;
-    fn context_window(&self) -> Option<u64>;
-    fn api(&self) -> &str;
-    fn native_tool_return_schemas(&self) -> bool;
     fn request<'a>(
         &'a self,
         messages: &'a [ModelMessage],
@@ -32,21 +29,6 @@ struct Streaming<M>(M);
 struct NonStreaming<M>(M);
 
 impl<M: StreamingModel> ErasedModel for Streaming<M> {
-    fn name(&self) -> &str {
-        self.0.name()
-    }
-    fn system(&self) -> &str {
-        self.0.system()
-    }
-    fn context_window(&self) -> Option<u64> {
-        self.0.context_window()
-    }
-    fn api(&self) -> &str {
-        self.0.api()
-    }
-    fn native_tool_return_schemas(&self) -> bool {
-        self.0.native_tool_return_schemas()
-    }
     fn request<'a>(
         &'a self,
         messages: &'a [ModelMessage],
@@ -66,21 +48,6 @@ impl<M: StreamingModel> ErasedModel for Streaming<M> {
 }
 
 impl<M: Model> ErasedModel for NonStreaming<M> {
-    fn name(&self) -> &str {
-        self.0.name()
-    }
-    fn system(&self) -> &str {
-        self.0.system()
-    }
-    fn context_window(&self) -> Option<u64> {
-        self.0.context_window()
-    }
-    fn api(&self) -> &str {
-        self.0.api()
-    }
-    fn native_tool_return_schemas(&self) -> bool {
-        self.0.native_tool_return_schemas()
-    }
     fn request<'a>(
         &'a self,
         messages: &'a [ModelMessage],
@@ -111,45 +78,48 @@ impl<M: Model> ErasedModel for NonStreaming<M> {
 #[derive(Clone)]
 pub struct AnyModel {
     inner: Arc<dyn ErasedModel>,
+    info: ModelInfo,
 }
 
 impl std::fmt::Debug for AnyModel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AnyModel").field("system", &self.inner.system()).field("name", &self.inner.name()).finish()
+        f.debug_struct("AnyModel").field("system", &self.info.system).field("name", &self.info.name).finish()
     }
 }
 
 impl AnyModel {
     /// Wraps a model that streams.
     pub fn new<M: StreamingModel>(model: M) -> Self {
-        AnyModel { inner: Arc::new(Streaming(model)) }
+        let info = DynModel::info(&model);
+        AnyModel { inner: Arc::new(Streaming(model)), info }
     }
 
     /// Wraps a model that does not stream: its stream is the whole response as one event.
     pub fn from_model<M: Model>(model: M) -> Self {
-        AnyModel { inner: Arc::new(NonStreaming(model)) }
+        let info = DynModel::info(&model);
+        AnyModel { inner: Arc::new(NonStreaming(model)), info }
     }
 }
 
 impl Model for AnyModel {
     fn name(&self) -> &str {
-        self.inner.name()
+        &self.info.name
     }
 
     fn system(&self) -> &str {
-        self.inner.system()
+        &self.info.system
     }
 
     fn context_window(&self) -> Option<u64> {
-        self.inner.context_window()
+        self.info.context_window
     }
 
     fn api(&self) -> &str {
-        self.inner.api()
+        &self.info.api
     }
 
     fn native_tool_return_schemas(&self) -> bool {
-        self.inner.native_tool_return_schemas()
+        self.info.native_tool_return_schemas
     }
 
     async fn request(
