@@ -77,3 +77,56 @@ fn spans_are_exported_with_their_opentelemetry_names_kinds_and_attributes() {
     assert!(matches!(&span("execute_tool boom").status, Status::Error { .. }));
     assert_eq!(attr("execute_tool boom", "error.type").as_deref(), Some("ToolError"));
 }
+
+#[test]
+fn attributes_other_capabilities_record_on_the_current_span_are_exported() {
+    use toolsmith::capability::Hooks;
+    use toolsmith::capability::otel::tracing_opentelemetry::OpenTelemetrySpanExt;
+
+    let exporter = InMemorySpanExporter::default();
+    let provider = SdkTracerProvider::builder().with_simple_exporter(exporter.clone()).build();
+    let subscriber =
+        tracing_subscriber::registry().with(toolsmith::capability::otel::layer(provider.tracer("toolsmith-test")));
+    // A capability inside `Instrumentation` tags the model request's span and the tool's span
+    // with keys of its own (no field of the span declares them).
+    let tagging = Hooks::new()
+        .before_model_request(|_ctx, request| async move {
+            tracing::Span::current().set_attribute("app.tenant", "acme");
+            Ok(request)
+        })
+        .before_tool_execute(|_ctx, call, args| async move {
+            tracing::Span::current().set_attribute("app.tool.cost", 3);
+            let _ = call;
+            Ok(args)
+        });
+    let model = FunctionModel::sync(|messages, _| {
+        if messages.len() == 1 {
+            ModelResponse::new(vec![ModelResponsePart::ToolCall(ToolCallPart::new(
+                "add",
+                json!({"a": 1, "b": 2}),
+                "c1",
+            ))])
+        } else {
+            ModelResponse::text("3")
+        }
+    });
+    let agent = Agent::builder(model)
+        .tool(add)
+        .capability(Instrumentation::new(InstrumentationSettings::new()))
+        .capability(tagging)
+        .build()
+        .unwrap();
+    tracing::subscriber::with_default(subscriber, || agent.run("1 + 2?").run_sync()).unwrap();
+    provider.force_flush().unwrap();
+    let spans = exporter.get_finished_spans().unwrap();
+    let attr = |name: &str, key: &str| {
+        spans
+            .iter()
+            .filter(|s| s.name == name)
+            .flat_map(|s| s.attributes.iter())
+            .find(|kv| kv.key.as_str() == key)
+            .map(|kv| kv.value.to_string())
+    };
+    assert_eq!(attr("chat function", "app.tenant").as_deref(), Some("acme"));
+    assert_eq!(attr("execute_tool add", "app.tool.cost").as_deref(), Some("3"));
+}

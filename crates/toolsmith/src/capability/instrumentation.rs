@@ -81,7 +81,12 @@ struct RunSpans {
 /// `toolsmith::capability::instrumentation`.
 ///
 /// The capability asks to be outermost, so its spans cover every other capability's hooks, and
-/// keeps its spans per run ([`Capability::for_run`]).
+/// keeps its spans per run ([`Capability::for_run`]). Inside a hook, the span of the model
+/// request or tool call is the current one: a tracing span keeps only the fields it declares,
+/// so record attributes of your own with `tracing_opentelemetry`'s
+/// `OpenTelemetrySpanExt::set_attribute` on `tracing::Span::current()` (feature `otel`,
+/// re-exported as `capability::otel::tracing_opentelemetry`): any key is exported with the
+/// span.
 ///
 /// ```
 /// use toolsmith::capability::{Instrumentation, InstrumentationSettings};
