@@ -13,13 +13,21 @@
 //! - `agent_run_deferred`: the text-only run of an agent with `add` and `n` deferred tools
 //!   (`Tool::from_schema(...).defer_loading(true)`): one step shows `add` and `search_tools`.
 //!   Its cost should not grow with `n`: the deferred catalogue is indexed once, not per step.
+//! - `agent_run_with_history`: the text-only run continuing a history of `n` earlier turns
+//!   (prompt, a call of `add`, its return, a text answer: 4 messages each). What grows with `n`
+//!   is the per-request preparation of the history the model is sent (repair, merge, results in
+//!   call order), which copies nothing when the history needs no change.
+//! - `repair_sound_history`: [`repair_messages`] on that history (a sound one: nothing to repair).
 //! - `tool_from_spec`: `Tool::<()>::from(add)`: schema generation plus validator compilation.
 //! - `test_model_generate_args`: `TestModel`'s argument generation for the `add` schema.
 
 use divan::Bencher;
 use divan::counter::ItemsCount;
 use serde_json::{Value, json};
-use toolsmith::messages::{ModelMessage, ModelResponse, ModelResponsePart, ToolCallPart};
+use toolsmith::messages::{
+    ModelMessage, ModelRequest, ModelRequestPart, ModelResponse, ModelResponsePart, ToolCallPart, ToolReturnPart,
+    repair_messages,
+};
 use toolsmith::model::{AgentInfo, FunctionModel, generate_args};
 use toolsmith::tool::ToolOutput;
 use toolsmith::validation::Validator;
@@ -107,6 +115,42 @@ fn agent_run_text_only(bencher: Bencher) {
         let result = rt.block_on(agent.run("go").into_future()).expect("run succeeds");
         assert_eq!(result.output(), "done");
     });
+}
+
+/// `n` earlier turns: a prompt, a call of `add`, its return, a text answer.
+fn history(n: usize) -> Vec<ModelMessage> {
+    let mut messages = Vec::with_capacity(4 * n);
+    for i in 0..n {
+        let id = format!("h{i}");
+        messages.push(ModelMessage::Request(ModelRequest::user_prompt(format!("turn {i}"))));
+        messages.push(ModelMessage::Response(ModelResponse::new(vec![ModelResponsePart::ToolCall(
+            ToolCallPart::new("add", json!({"x": i, "y": 1}), id.clone()),
+        )])));
+        messages.push(ModelMessage::Request(ModelRequest::new(vec![ModelRequestPart::ToolReturn(
+            ToolReturnPart::success("add", json!(i + 1), id),
+        )])));
+        messages.push(ModelMessage::Response(ModelResponse::text(format!("{}", i + 1))));
+    }
+    messages
+}
+
+/// The text-only run continuing a history of `n` turns.
+#[divan::bench(args = [10, 100, 1_000], sample_count = 200)]
+fn agent_run_with_history(bencher: Bencher, n: usize) {
+    let rt = runtime();
+    let agent = agent_with_calls(0);
+    let history = history(n);
+    bencher.with_inputs(|| history.clone()).bench_local_values(|h| {
+        let result = rt.block_on(agent.run("go").message_history(h).into_future()).expect("run succeeds");
+        assert_eq!(result.output(), "done");
+    });
+}
+
+/// Repairing a sound history of `n` turns (nothing to change).
+#[divan::bench(args = [10, 100, 1_000], sample_count = 200)]
+fn repair_sound_history(bencher: Bencher, n: usize) {
+    let history = history(n);
+    bencher.with_inputs(|| history.clone()).bench_local_values(|h| repair_messages(h, true));
 }
 
 async fn noop(_ctx: RunContext<()>, _args: Value) -> Result<ToolOutput, ToolError> {

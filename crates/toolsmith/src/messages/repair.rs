@@ -53,6 +53,9 @@ pub fn repair_messages(messages: Vec<ModelMessage>, repair_last_response: bool) 
 
 /// [`repair_messages`] on a borrowed history: borrowed back when nothing changes.
 pub(crate) fn clean(messages: &[ModelMessage], repair_last_response: bool) -> Cow<'_, [ModelMessage]> {
+    if is_sound(messages, repair_last_response) {
+        return Cow::Borrowed(messages);
+    }
     let mut out: Cow<'_, [ModelMessage]> = Cow::Borrowed(messages);
     if let Some(kept) = drop_orphaned_results(&out) {
         out = Cow::Owned(kept);
@@ -126,6 +129,55 @@ fn order_results_by_call(messages: &[ModelMessage]) -> Option<Vec<ModelMessage>>
         request.parts = parts.into_iter().flatten().collect();
     }
     Some(out)
+}
+
+/// Whether the history needs no repair, checked in one pass without sets (the usual case, so
+/// that it costs little per request): every request that answers calls follows the response
+/// that made them and answers each of them once, results first; every response's calls are
+/// answered by the next message (but the last response's, unless `repair_last_response`); no
+/// two requests in a row. Anything else goes to the full repair, which decides.
+fn is_sound(messages: &[ModelMessage], repair_last_response: bool) -> bool {
+    let last_response = messages.iter().rposition(|m| matches!(m, ModelMessage::Response(_)));
+    for (index, message) in messages.iter().enumerate() {
+        match message {
+            ModelMessage::Request(request) => {
+                let answers = request.parts.iter().filter_map(result_id);
+                match index.checked_sub(1).map(|i| &messages[i]) {
+                    Some(ModelMessage::Request(_)) => return false,
+                    Some(ModelMessage::Response(response)) => {
+                        let calls = response.tool_calls().count();
+                        // Each call answered once, and nothing else answered.
+                        if answers.clone().count() != calls
+                            || !answers
+                                .clone()
+                                .all(|id| response.tool_calls().filter(|c| c.tool_call_id == id).count() == 1)
+                            || answers.enumerate().any(|(i, id)| {
+                                request.parts.iter().filter_map(result_id).take(i).any(|seen| seen == id)
+                            })
+                        {
+                            return false;
+                        }
+                    }
+                    None => {
+                        if answers.count() > 0 {
+                            return false;
+                        }
+                    }
+                }
+                if parts_between_results(&request.parts).is_some() {
+                    return false;
+                }
+            }
+            ModelMessage::Response(response) => {
+                let calls = response.tool_calls().count();
+                let open_frontier = Some(index) == last_response && !repair_last_response;
+                if calls > 0 && !open_frontier && !matches!(messages.get(index + 1), Some(ModelMessage::Request(_))) {
+                    return false;
+                }
+            }
+        }
+    }
+    true
 }
 
 /// The id of a part answering a tool call.
