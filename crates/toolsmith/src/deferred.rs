@@ -460,7 +460,7 @@ impl PendingRecords {
     /// later request answers), so that results given for them later are checked against them;
     /// only when that response is one of the run's own (at `new_start` or later).
     pub(crate) fn record_unanswered(&self, messages: &[crate::messages::ModelMessage], new_start: usize) {
-        use crate::messages::{ModelMessage, ModelRequestPart};
+        use crate::messages::{ModelMessage, result_id};
         let Some(pos) = messages.iter().rposition(|m| matches!(m, ModelMessage::Response(_))) else {
             return;
         };
@@ -470,11 +470,7 @@ impl PendingRecords {
         let ModelMessage::Response(response) = &messages[pos] else { return };
         let answered = |id: &str| {
             messages[pos + 1..].iter().any(|m| match m {
-                ModelMessage::Request(r) => r.parts.iter().any(|p| match p {
-                    ModelRequestPart::ToolReturn(t) => t.tool_call_id == id,
-                    ModelRequestPart::RetryPrompt(t) => t.tool_call_id.as_deref() == Some(id),
-                    _ => false,
-                }),
+                ModelMessage::Request(r) => r.parts.iter().filter_map(result_id).any(|answer| answer == id),
                 ModelMessage::Response(_) => false,
             })
         };

@@ -275,27 +275,14 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
         validated: Validated<D>,
     ) -> Result<(), AgentRunError> {
         let Validated { mut out, to_run } = validated;
-        // The batch's barriers (calls that run alone), the calls whose validation failed included:
-        // their answers belong to the segment they stand in.
+        // Execute in segments split at sequential tools (the barriers, which run alone).
         let sequential = self.inner.parallel_mode == ParallelMode::Sequential;
-        let barriers: FxHashSet<usize> = to_run
-            .iter()
-            .filter(|r| sequential || r.tool.def.sequential)
-            .map(|r| r.index)
-            .chain(out.iter().filter_map(|(i, p)| {
-                let name = match p {
-                    ModelRequestPart::ToolReturn(t) => Some(t.tool_name.as_str()),
-                    ModelRequestPart::RetryPrompt(r) => r.tool_name.as_deref(),
-                    _ => None,
-                };
-                (sequential || name.and_then(|n| self.tools.get(n)).is_some_and(|t| t.def.sequential)).then_some(*i)
-            }))
-            .collect();
-        // Execute in segments split at sequential tools.
+        let mut barriers: Vec<usize> = Vec::new();
         let mut segments: Vec<Vec<Ready<D>>> = Vec::new();
         let mut segment: Vec<Ready<D>> = Vec::with_capacity(to_run.len());
         for r in to_run {
-            if r.tool.def.sequential || self.inner.parallel_mode == ParallelMode::Sequential {
+            if r.tool.def.sequential || sequential {
+                barriers.push(r.index);
                 if !segment.is_empty() {
                     segments.push(std::mem::take(&mut segment));
                 }
@@ -359,6 +346,16 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
         // made before they would have run) are not given: those calls were never reached (calls
         // of its parallel segment did run, or answered at once: theirs stay).
         if let Some(at) = failed_at {
+            // The calls whose validation failed stand in segments too (a barrier if their tool is
+            // sequential): looked up only now, off the usual path.
+            barriers.extend(out.iter().filter_map(|(i, p)| {
+                let name = match p {
+                    ModelRequestPart::ToolReturn(t) => Some(t.tool_name.as_str()),
+                    ModelRequestPart::RetryPrompt(r) => r.tool_name.as_deref(),
+                    _ => None,
+                };
+                (sequential || name.and_then(|n| self.tools.get(n)).is_some_and(|t| t.def.sequential)).then_some(*i)
+            }));
             let segment_end = if barriers.contains(&at) {
                 at
             } else {

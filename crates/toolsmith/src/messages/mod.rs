@@ -24,8 +24,8 @@ use serde_json::Value;
 
 pub use content::{BinaryContent, FileUrl, MediaContent, UserContent, UserPromptContent};
 pub use json::MAX_HISTORY_DEPTH;
-pub(crate) use repair::sendable as sendable_history;
 pub use repair::{INTERRUPTED_TOOL_RETURN_CONTENT, SYNTHESIZED_TOOL_RETURN_METADATA_KEY, repair_messages};
+pub(crate) use repair::{result_id, sendable as sendable_history};
 
 use crate::usage::RequestUsage;
 

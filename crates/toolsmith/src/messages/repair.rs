@@ -181,7 +181,7 @@ fn is_sound(messages: &[ModelMessage], repair_last_response: bool) -> bool {
 }
 
 /// The id of a part answering a tool call.
-fn result_id(part: &ModelRequestPart) -> Option<&str> {
+pub(crate) fn result_id(part: &ModelRequestPart) -> Option<&str> {
     match part {
         ModelRequestPart::ToolReturn(t) => Some(&t.tool_call_id),
         ModelRequestPart::RetryPrompt(r) if r.tool_name.is_some() => r.tool_call_id.as_deref(),
