@@ -48,10 +48,13 @@ pub(crate) trait DynCapability<D>: Send + Sync {
     fn apply(&self, visitor: &mut dyn FnMut(&dyn Any));
     fn for_run(&self, ctx: &RunContext<D>) -> Option<BoxedCapability<D>>;
     fn toolset(&self) -> Option<BoxedToolset<D>>;
+    /// The members, if this is a [`CombinedCapability`](super::CombinedCapability) (or a
+    /// `BoxedCapability` holding one).
+    fn combined_members(&self) -> Option<Vec<BoxedCapability<D>>>;
     for_each_hook!('a, dyn_hooks);
 }
 
-impl<D: Sync, C: Capability<D>> DynCapability<D> for C {
+impl<D: Sync + 'static, C: Capability<D>> DynCapability<D> for C {
     fn name(&self) -> String {
         Capability::name(self)
     }
@@ -66,6 +69,9 @@ impl<D: Sync, C: Capability<D>> DynCapability<D> for C {
     }
     fn toolset(&self) -> Option<BoxedToolset<D>> {
         Capability::toolset(self)
+    }
+    fn combined_members(&self) -> Option<Vec<BoxedCapability<D>>> {
+        super::combined::members_of::<D>(self)
     }
     for_each_hook!('a, forward_hooks);
 }

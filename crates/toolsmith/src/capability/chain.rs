@@ -7,6 +7,7 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
+use super::combined::spread_all;
 use super::{
     AgentNode, DynCapability, EventBoxStream, Instrumentation, ModelRequestContext, ModelRequestNext, NodeNext,
     NodeResult, OutputInfo, OutputNext, ReinjectSystemPrompt, RunNext, ThreadExecutor, ToolCallInfo, ToolExecuteNext,
@@ -136,13 +137,14 @@ async fn guard_run<'f, D, T>(
 }
 
 impl<D: Send + Sync + 'static> Capabilities<D> {
+    /// Adds a capability (a combination's members, each in its place).
     pub(crate) fn push(&mut self, cap: Arc<dyn DynCapability<D>>) {
-        self.caps.push(cap);
+        self.caps.extend(spread_all([cap]));
     }
 
     /// Adds boxed capabilities (a spec's), unwrapped.
     pub(crate) fn extend(&mut self, caps: Vec<super::BoxedCapability<D>>) {
-        self.caps.extend(caps.into_iter().map(|c| c.0));
+        self.caps.extend(spread_all(caps.into_iter().map(|c| c.0)));
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -172,6 +174,7 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
     /// order). A `ThreadExecutor` among the extra ones is refused: the blocking pool is the
     /// agent's.
     pub(crate) fn with_run_capabilities(&self, extra: Vec<Arc<dyn DynCapability<D>>>) -> Result<Self, UserError> {
+        let extra = spread_all(extra);
         let run_error = |i: usize, e: AgentRunError| match e {
             AgentRunError::CapabilityPanicked { capability, hook, message } => UserError::new(format!(
                 "run capability {} ('{capability}') panicked in `{hook}` as the run started: {message}",
@@ -275,13 +278,14 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
         let mut fresh = Vec::new();
         let mut caps = Vec::with_capacity(self.caps.len());
         for c in &self.caps {
-            caps.push(match sync_guard(&**c, "for_run", || c.for_run(ctx))? {
+            match sync_guard(&**c, "for_run", || c.for_run(ctx))? {
                 Some(b) => {
-                    fresh.push(b.0.clone());
-                    b.0
+                    let members = spread_all([b.0]);
+                    fresh.extend(members.iter().cloned());
+                    caps.extend(members);
                 }
-                None => c.clone(),
-            });
+                None => caps.push(c.clone()),
+            }
         }
         self.bind(&fresh)?;
         Ok((Capabilities { caps, agent: self.agent.clone(), panics: Arc::default() }, !fresh.is_empty()))

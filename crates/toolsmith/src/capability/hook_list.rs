@@ -7,7 +7,9 @@
 //!   (`dyn_hooks!`), and of its blanket impl for every capability (`forward_hooks!`), both in
 //!   `boxed.rs`;
 //! - `delegate_hooks!(field)`: the hook methods of a wrapper, each passed on to the
-//!   `DynCapability` in `self.field` (`BoxedCapability`, `PrefixTools`).
+//!   `DynCapability` in `self.field` (`BoxedCapability`, `PrefixTools`);
+//! - the hook methods of the public `WrapperCapability` trait, each passing the call on to the
+//!   wrapped capability, and of the `Capability` impl of `Wrapper` (`wrapper.rs`).
 //!
 //! To add a hook: declare it in `Capability` (documentation, default), add its signature here,
 //! dispatch it in `chain.rs`, and give `Hooks` a closure for it if application code may want

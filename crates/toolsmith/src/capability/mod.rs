@@ -14,7 +14,9 @@
 //! capabilities were added in wherever the constraints leave a choice.
 //!
 //! Application code that needs a few hooks uses [`Hooks`] (closures, no trait impl);
-//! [`DynamicCapability`] builds a capability from the run context at the start of each run. The
+//! [`DynamicCapability`] builds a capability from the run context at the start of each run;
+//! [`CombinedCapability`] hands out several capabilities as one, and [`WrapperCapability`]
+//! changes some hooks of another capability and passes the others on. The
 //! built-ins: [`Toolset`], [`PrepareTools`], [`PrepareOutputTools`], [`HandleDeferredToolCalls`],
 //! [`IncludeToolReturnSchemas`], [`PrefixTools`], [`SetToolMetadata`], [`ThreadExecutor`],
 //! [`ProcessHistory`], [`ReinjectSystemPrompt`], [`ProcessEventStream`], [`Thinking`] and
@@ -51,6 +53,7 @@ mod hook_list;
 
 mod boxed;
 mod chain;
+mod combined;
 mod dynamic;
 mod handle_deferred;
 mod hooks;
@@ -73,10 +76,12 @@ mod thread_executor;
 mod toolset;
 mod trait_def;
 mod types;
+mod wrapper;
 
 pub use boxed::BoxedCapability;
 pub(crate) use boxed::DynCapability;
 pub(crate) use chain::{Capabilities, OutputStage};
+pub use combined::CombinedCapability;
 pub use dynamic::DynamicCapability;
 pub use handle_deferred::HandleDeferredToolCalls;
 pub use hooks::{Hooks, OwnedOutput, OwnedToolCall};
@@ -97,3 +102,4 @@ pub use thread_executor::ThreadExecutor;
 pub use toolset::Toolset;
 pub use trait_def::Capability;
 pub use types::{AgentNode, EventBoxStream, ModelRequestContext, NodeResult, OutputInfo, OutputKind, ToolCallInfo};
+pub use wrapper::{Wrapper, WrapperCapability};
