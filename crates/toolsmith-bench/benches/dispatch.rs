@@ -10,6 +10,9 @@
 //!   answers with `n` calls of a trivial `#[tool] async fn add`, then with text; reported per
 //!   call (divan's item counter). `agent_run_text_only` is the same run with no calls, so
 //!   `(agent_run(n) - agent_run_text_only) / n` is the marginal cost of one call.
+//! - `agent_run_with_capabilities`: `agent_run(100)` with four built-in capabilities that hook
+//!   no tool call: the chain skips a capability in the stages it says it does not hook
+//!   (`Capability::hooks_stage`), so they should cost nothing per call.
 //! - `agent_run_deferred`: the text-only run of an agent with `add` and `n` deferred tools
 //!   (`Tool::from_schema(...).defer_loading(true)`): one step shows `add` and `search_tools`.
 //!   Its cost should not grow with `n`: the deferred catalogue is indexed once, not per step.
@@ -69,6 +72,11 @@ fn validate_str(bencher: Bencher) {
 
 /// An agent whose model answers the first request with `n` calls of `add`, then `"done"`.
 fn agent_with_calls(n: usize) -> Agent {
+    agent_builder_with_calls(n).build().expect("agent builds")
+}
+
+/// The builder of [`agent_with_calls`].
+fn agent_builder_with_calls(n: usize) -> toolsmith::AgentBuilder<(), String> {
     let model = FunctionModel::new(move |messages: &[ModelMessage], _info: &AgentInfo| {
         let first = messages.len() == 1;
         async move {
@@ -88,7 +96,7 @@ fn agent_with_calls(n: usize) -> Agent {
             })
         }
     });
-    Agent::builder(model).tool(add).build().expect("agent builds")
+    Agent::builder(model).tool(add)
 }
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -100,6 +108,27 @@ fn runtime() -> tokio::runtime::Runtime {
 fn agent_run(bencher: Bencher, n: usize) {
     let rt = runtime();
     let agent = agent_with_calls(n);
+    bencher.counter(ItemsCount::new(n)).bench_local(|| {
+        let result = rt.block_on(agent.run("go").into_future()).expect("run succeeds");
+        assert_eq!(result.output(), "done");
+    });
+}
+
+/// `agent_run(100)` with four built-in capabilities that hook no tool call (`Thinking`,
+/// `SetToolMetadata`, `IncludeToolReturnSchemas`, `ReinjectSystemPrompt`): what they add per
+/// call is the chain's bookkeeping for hooks that do nothing.
+#[divan::bench(sample_count = 300)]
+fn agent_run_with_capabilities(bencher: Bencher) {
+    use toolsmith::capability::{IncludeToolReturnSchemas, ReinjectSystemPrompt, SetToolMetadata, Thinking};
+    let n = 100;
+    let rt = runtime();
+    let agent = agent_builder_with_calls(n)
+        .capability(Thinking::high())
+        .capability(SetToolMetadata::new(json!({"team": "maths"})))
+        .capability(IncludeToolReturnSchemas::all())
+        .capability(ReinjectSystemPrompt::new())
+        .build()
+        .expect("agent builds");
     bencher.counter(ItemsCount::new(n)).bench_local(|| {
         let result = rt.block_on(agent.run("go").into_future()).expect("run succeeds");
         assert_eq!(result.output(), "done");

@@ -439,7 +439,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
     }
 
     /// Builds the agent, or reports the first configuration mistake. Code of the
-    /// application's that `build()` calls (a capability's `name`, `ordering`, `apply` and
+    /// application's that `build()` calls (a capability's `name`, `ordering`, `apply`, `hooks_stage` and
     /// `toolset`, a toolset's `check`, the model's `name`) is a `UserError` if it panics, not a
     /// panic.
     pub fn build(self) -> Result<Agent<D, O>, UserError> {

@@ -51,6 +51,9 @@ pub(crate) trait DynCapability<D>: Send + Sync {
     /// The members, if this is a [`CombinedCapability`](super::CombinedCapability) (or a
     /// `BoxedCapability` holding one).
     fn combined_members(&self) -> Option<Vec<BoxedCapability<D>>>;
+    fn has_prepare_tools(&self) -> bool;
+    fn wraps_event_stream(&self) -> bool;
+    fn hooks_stage(&self, stage: HookStage) -> bool;
     for_each_hook!('a, dyn_hooks);
 }
 
@@ -73,6 +76,15 @@ impl<D: Sync + 'static, C: Capability<D>> DynCapability<D> for C {
     fn combined_members(&self) -> Option<Vec<BoxedCapability<D>>> {
         super::combined::members_of::<D>(self)
     }
+    fn has_prepare_tools(&self) -> bool {
+        Capability::has_prepare_tools(self)
+    }
+    fn wraps_event_stream(&self) -> bool {
+        Capability::wraps_event_stream(self)
+    }
+    fn hooks_stage(&self, stage: HookStage) -> bool {
+        Capability::hooks_stage(self, stage)
+    }
     for_each_hook!('a, forward_hooks);
 }
 
@@ -91,6 +103,15 @@ impl<D: Send + Sync + 'static> Capability<D> for BoxedCapability<D> {
     }
     fn toolset(&self) -> Option<BoxedToolset<D>> {
         self.0.toolset()
+    }
+    fn has_prepare_tools(&self) -> bool {
+        self.0.has_prepare_tools()
+    }
+    fn wraps_event_stream(&self) -> bool {
+        self.0.wraps_event_stream()
+    }
+    fn hooks_stage(&self, stage: HookStage) -> bool {
+        self.0.hooks_stage(stage)
     }
     delegate_hooks!(0);
 }

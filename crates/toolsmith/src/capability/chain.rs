@@ -9,9 +9,9 @@ use serde_json::Value;
 
 use super::combined::spread_all;
 use super::{
-    AgentNode, DynCapability, EventBoxStream, Instrumentation, ModelRequestContext, ModelRequestNext, NodeNext,
-    NodeResult, OutputInfo, OutputNext, ReinjectSystemPrompt, RunNext, ThreadExecutor, ToolCallInfo, ToolExecuteNext,
-    ToolValidateNext, ordering,
+    AgentNode, DynCapability, EventBoxStream, HookStage, Instrumentation, ModelRequestContext, ModelRequestNext,
+    NodeNext, NodeResult, OutputInfo, OutputNext, ReinjectSystemPrompt, RunNext, ThreadExecutor, ToolCallInfo,
+    ToolExecuteNext, ToolValidateNext, ordering,
 };
 use crate::context::RunContext;
 use crate::deferred::{DeferredToolRequests, DeferredToolResults};
@@ -51,6 +51,9 @@ pub(crate) enum OutputStage {
 /// kept in `panics` for the step to end the run with ([`Capabilities::hook_panic`]).
 pub(crate) struct Capabilities<D> {
     caps: Vec<Arc<dyn DynCapability<D>>>,
+    /// Per [`HookStage`] (by its index), the capabilities that hook it, in order: a stage's
+    /// dispatch skips the others.
+    stages: Arc<[Vec<Arc<dyn DynCapability<D>>>]>,
     /// What the built-ins that need it are told about the agent (also those a `for_run` makes).
     agent: Arc<AgentFacts>,
     /// The panics of tool and output hooks caught in this run, as the run's errors.
@@ -66,13 +69,32 @@ struct AgentFacts {
 
 impl<D> Clone for Capabilities<D> {
     fn clone(&self) -> Self {
-        Capabilities { caps: self.caps.clone(), agent: self.agent.clone(), panics: self.panics.clone() }
+        Capabilities {
+            caps: self.caps.clone(),
+            stages: self.stages.clone(),
+            agent: self.agent.clone(),
+            panics: self.panics.clone(),
+        }
     }
 }
 
 impl<D> Default for Capabilities<D> {
     fn default() -> Self {
-        Capabilities { caps: Vec::new(), agent: Arc::default(), panics: Arc::default() }
+        Capabilities {
+            caps: Vec::new(),
+            stages: HookStage::ALL.iter().map(|_| Vec::new()).collect(),
+            agent: Arc::default(),
+            panics: Arc::default(),
+        }
+    }
+}
+
+impl OutputStage {
+    fn hook_stage(self) -> HookStage {
+        match self {
+            OutputStage::Validate => HookStage::OutputValidate,
+            OutputStage::Process => HookStage::OutputProcess,
+        }
     }
 }
 
@@ -95,7 +117,7 @@ fn hook_panicked<D>(cap: &dyn DynCapability<D>, hook: &str, payload: Box<dyn std
 fn build_panic(index: usize, error: AgentRunError) -> UserError {
     match error {
         AgentRunError::CapabilityPanicked { capability, hook, message } => UserError::new(format!(
-            "capability {} ('{capability}') panicked in `{hook}` while the agent was built: {message}. Fix the capability: `build()` calls its `name`, `ordering`, `apply` and `toolset`",
+            "capability {} ('{capability}') panicked in `{hook}` while the agent was built: {message}. Fix the capability: `build()` calls its `name`, `ordering`, `apply`, `hooks_stage` and `toolset`",
             index + 1
         )),
         other => UserError::new(other.to_string()),
@@ -137,6 +159,25 @@ async fn guard_run<'f, D, T>(
 }
 
 impl<D: Send + Sync + 'static> Capabilities<D> {
+    /// The chain of `caps` (in order), each stage's list made from what each capability says it
+    /// hooks. A capability's panic in `hooks_stage` is returned with its index.
+    fn assemble(caps: Vec<Arc<dyn DynCapability<D>>>, agent: Arc<AgentFacts>) -> Result<Self, (usize, AgentRunError)> {
+        let mut stages: Vec<Vec<Arc<dyn DynCapability<D>>>> = HookStage::ALL.iter().map(|_| Vec::new()).collect();
+        for (i, c) in caps.iter().enumerate() {
+            for stage in HookStage::ALL {
+                if sync_guard(&**c, "hooks_stage", || c.hooks_stage(stage)).map_err(|e| (i, e))? {
+                    stages[stage.index()].push(c.clone());
+                }
+            }
+        }
+        Ok(Capabilities { caps, stages: stages.into(), agent, panics: Arc::default() })
+    }
+
+    /// The capabilities that hook `stage`, in order.
+    fn stage(&self, stage: HookStage) -> &[Arc<dyn DynCapability<D>>] {
+        &self.stages[stage.index()]
+    }
+
     /// Adds a capability (a combination's members, each in its place).
     pub(crate) fn push(&mut self, cap: Arc<dyn DynCapability<D>>) {
         self.caps.extend(spread_all([cap]));
@@ -162,7 +203,7 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
         }
         let caps = ordering::sort(self.caps)?;
         let agent = AgentFacts { name: name.map(String::from), system_prompts: Arc::from(system_prompts.to_vec()) };
-        let out = Capabilities { caps, agent: Arc::new(agent), panics: Arc::default() };
+        let out = Capabilities::assemble(caps, Arc::new(agent)).map_err(|(i, e)| build_panic(i, e))?;
         for (i, c) in out.caps.iter().enumerate() {
             out.bind(std::slice::from_ref(c)).map_err(|e| build_panic(i, e))?;
         }
@@ -196,7 +237,12 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
         }
         let mut caps = self.caps.clone();
         caps.extend(extra.iter().cloned());
-        let out = Capabilities { caps: ordering::sort(caps)?, agent: self.agent.clone(), panics: Arc::default() };
+        let out = Capabilities::assemble(ordering::sort(caps)?, self.agent.clone()).map_err(|(_, e)| match e {
+            AgentRunError::CapabilityPanicked { capability, hook, message } => UserError::new(format!(
+                "run capability '{capability}' panicked in `{hook}` as the run started: {message}"
+            )),
+            other => UserError::new(other.to_string()),
+        })?;
         for (i, c) in extra.iter().enumerate() {
             out.bind(std::slice::from_ref(c)).map_err(|e| run_error(i, e))?;
         }
@@ -288,7 +334,8 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
             }
         }
         self.bind(&fresh)?;
-        Ok((Capabilities { caps, agent: self.agent.clone(), panics: Arc::default() }, !fresh.is_empty()))
+        let out = Capabilities::assemble(caps, self.agent.clone()).map_err(|(_, e)| e)?;
+        Ok((out, !fresh.is_empty()))
     }
 
     /// The run's error for a tool or output hook's panic, caught with this `message` (see
@@ -381,7 +428,7 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
     }
 
     pub(crate) async fn before_run(&self, ctx: &RunContext<D>) -> Result<(), AgentRunError> {
-        for c in &self.caps {
+        for c in self.stage(HookStage::Run) {
             guard_run(&**c, "before_run", || c.before_run(ctx)).await?;
         }
         Ok(())
@@ -392,7 +439,7 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
         ctx: &RunContext<D>,
         mut output: RunOutput,
     ) -> Result<RunOutput, AgentRunError> {
-        for c in self.caps.iter().rev() {
+        for c in self.stage(HookStage::Run).iter().rev() {
             output = guard_run(&**c, "after_run", || c.after_run(ctx, output)).await?;
         }
         Ok(output)
@@ -406,7 +453,7 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
         error: AgentRunError,
     ) -> Result<RunOutput, AgentRunError> {
         let mut outcome = Err(error);
-        for c in self.caps.iter().rev() {
+        for c in self.stage(HookStage::Run).iter().rev() {
             match outcome {
                 Err(e) => outcome = guard_run(&**c, "on_run_error", || c.on_run_error(ctx, e)).await,
                 Ok(_) => break,
@@ -422,7 +469,7 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
         ctx: &'a RunContext<D>,
         core: &'a RunCore<'a>,
     ) -> BoxFuture<'a, Result<RunOutput, AgentRunError>> {
-        match self.caps.get(i) {
+        match self.stage(HookStage::Run).get(i) {
             Some(cap) => Box::pin(guard_run(&**cap, "wrap_run", move || {
                 cap.wrap_run(ctx, RunNext::new(move || self.run(i + 1, ctx, core)))
             })),
@@ -438,22 +485,25 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
         node: AgentNode,
         core: &'a NodeCore<'a>,
     ) -> BoxFuture<'a, Result<NodeResult, AgentRunError>> {
+        if self.stage(HookStage::Node).is_empty() {
+            return core(node);
+        }
         Box::pin(async move {
-            match self.caps.get(i) {
+            match self.stage(HookStage::Node).get(i) {
                 Some(cap) => {
                     let next = NodeNext::new(move |n| self.node(i + 1, ctx, n, core));
                     guard_run(&**cap, "wrap_node_run", || cap.wrap_node_run(ctx, node, next)).await
                 }
                 None => {
                     let mut node = node;
-                    for c in &self.caps {
+                    for c in self.stage(HookStage::Node) {
                         node = guard_run(&**c, "before_node_run", || c.before_node_run(ctx, node)).await?;
                     }
                     let mut result = match core(node.clone()).await {
                         Ok(r) => r,
                         Err(error) => {
                             let mut outcome = Err(error);
-                            for c in self.caps.iter().rev() {
+                            for c in self.stage(HookStage::Node).iter().rev() {
                                 match outcome {
                                     Err(e) => {
                                         outcome =
@@ -466,7 +516,7 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
                             outcome?
                         }
                     };
-                    for c in self.caps.iter().rev() {
+                    for c in self.stage(HookStage::Node).iter().rev() {
                         result = guard_run(&**c, "after_node_run", || c.after_node_run(ctx, &node, result)).await?;
                     }
                     Ok(result)
@@ -539,10 +589,13 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
         core: &'a ValidateCore<'a>,
     ) -> BoxFuture<'a, Result<Value, ToolError>> {
         use OutputStage::{Process, Validate};
+        if self.stage(stage.hook_stage()).is_empty() {
+            return core(value);
+        }
         Box::pin(async move {
-            let Some(cap) = self.caps.get(i) else {
+            let Some(cap) = self.stage(stage.hook_stage()).get(i) else {
                 let mut value = value;
-                for c in &self.caps {
+                for c in self.stage(stage.hook_stage()) {
                     value = match stage {
                         Validate => {
                             self.guard_tool(&**c, "before_output_validate", || {
@@ -563,7 +616,7 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
                     Err(e @ ToolError::Panicked { .. }) => return Err(e),
                     Err(error) => {
                         let mut outcome = Err(error);
-                        for c in self.caps.iter().rev() {
+                        for c in self.stage(stage.hook_stage()).iter().rev() {
                             let Err(e) = outcome else { break };
                             if matches!(e, ToolError::Panicked { .. }) {
                                 return Err(e);
@@ -586,7 +639,7 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
                         outcome?
                     }
                 };
-                for c in self.caps.iter().rev() {
+                for c in self.stage(stage.hook_stage()).iter().rev() {
                     out = match stage {
                         Validate => {
                             self.guard_tool(&**c, "after_output_validate", || c.after_output_validate(ctx, info, out))
@@ -643,18 +696,18 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
         request: ModelRequestContext,
         core: &'a ModelCore<'a>,
     ) -> BoxFuture<'a, Result<ModelResponse, AgentRunError>> {
-        if self.caps.is_empty() {
+        if self.stage(HookStage::ModelRequest).is_empty() {
             return core(request);
         }
         Box::pin(async move {
-            match self.caps.get(i) {
+            match self.stage(HookStage::ModelRequest).get(i) {
                 Some(cap) => {
                     let next = ModelRequestNext::new(move |r| self.model_request(i + 1, ctx, r, core));
                     guard_run(&**cap, "wrap_model_request", || cap.wrap_model_request(ctx, request, next)).await
                 }
                 None => {
                     let mut request = request;
-                    for c in &self.caps {
+                    for c in self.stage(HookStage::ModelRequest) {
                         request =
                             guard_run(&**c, "before_model_request", || c.before_model_request(ctx, request)).await?;
                     }
@@ -663,7 +716,7 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
                         Err(e @ AgentRunError::Retry(_)) => return Err(e),
                         Err(error) => {
                             let mut outcome = Err(error);
-                            for c in self.caps.iter().rev() {
+                            for c in self.stage(HookStage::ModelRequest).iter().rev() {
                                 match outcome {
                                     Err(e @ AgentRunError::Retry(_)) => return Err(e),
                                     Err(e) => {
@@ -678,7 +731,7 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
                             outcome?
                         }
                     };
-                    for c in self.caps.iter().rev() {
+                    for c in self.stage(HookStage::ModelRequest).iter().rev() {
                         response =
                             guard_run(&**c, "after_model_request", || c.after_model_request(ctx, &request, response))
                                 .await?;
@@ -698,11 +751,11 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
         args: Value,
         core: &'a ValidateCore<'a>,
     ) -> BoxFuture<'a, Result<Value, ToolError>> {
-        if self.caps.is_empty() {
+        if self.stage(HookStage::ToolValidate).is_empty() {
             return core(args);
         }
         Box::pin(async move {
-            match self.caps.get(i) {
+            match self.stage(HookStage::ToolValidate).get(i) {
                 Some(cap) => {
                     let next = ToolValidateNext::new(move |a| self.validate(i + 1, ctx, call, a, core));
                     self.guard_tool(&**cap, "wrap_tool_validate", || cap.wrap_tool_validate(ctx, call, args, next))
@@ -710,7 +763,7 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
                 }
                 None => {
                     let mut args = args;
-                    for c in &self.caps {
+                    for c in self.stage(HookStage::ToolValidate) {
                         args = self
                             .guard_tool(&**c, "before_tool_validate", || c.before_tool_validate(ctx, call, args))
                             .await?;
@@ -721,7 +774,7 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
                         Err(e @ ToolError::Panicked { .. }) => return Err(e),
                         Err(error) => {
                             let mut outcome = Err(error);
-                            for c in self.caps.iter().rev() {
+                            for c in self.stage(HookStage::ToolValidate).iter().rev() {
                                 match outcome {
                                     Err(e @ ToolError::Panicked { .. }) => return Err(e),
                                     Err(e) => {
@@ -737,7 +790,7 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
                             outcome?
                         }
                     };
-                    for c in self.caps.iter().rev() {
+                    for c in self.stage(HookStage::ToolValidate).iter().rev() {
                         validated = self
                             .guard_tool(&**c, "after_tool_validate", || c.after_tool_validate(ctx, call, validated))
                             .await?;
@@ -757,18 +810,18 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
         args: Value,
         core: &'a ExecuteCore<'a>,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        if self.caps.is_empty() {
+        if self.stage(HookStage::ToolExecute).is_empty() {
             return core(args);
         }
         Box::pin(async move {
-            match self.caps.get(i) {
+            match self.stage(HookStage::ToolExecute).get(i) {
                 Some(cap) => {
                     let next = ToolExecuteNext::new(move |a| self.execute(i + 1, ctx, call, a, core));
                     self.guard_tool(&**cap, "wrap_tool_execute", || cap.wrap_tool_execute(ctx, call, args, next)).await
                 }
                 None => {
                     let mut args = args;
-                    for c in &self.caps {
+                    for c in self.stage(HookStage::ToolExecute) {
                         args = self
                             .guard_tool(&**c, "before_tool_execute", || c.before_tool_execute(ctx, call, args))
                             .await?;
@@ -778,7 +831,7 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
                         Err(e) if passes_through(&e) => return Err(e),
                         Err(error) => {
                             let mut outcome = Err(error);
-                            for c in self.caps.iter().rev() {
+                            for c in self.stage(HookStage::ToolExecute).iter().rev() {
                                 match outcome {
                                     Err(e @ ToolError::Panicked { .. }) => return Err(e),
                                     Err(e) => {
@@ -794,7 +847,7 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
                             outcome?
                         }
                     };
-                    for c in self.caps.iter().rev() {
+                    for c in self.stage(HookStage::ToolExecute).iter().rev() {
                         output = self
                             .guard_tool(&**c, "after_tool_execute", || c.after_tool_execute(ctx, call, &args, output))
                             .await?;

@@ -322,6 +322,9 @@ impl<D: Clone + Send + Sync + 'static> Capability<D> for CombinedCapability<D> {
     fn wraps_event_stream(&self) -> bool {
         self.caps.iter().any(|c| c.0.wraps_event_stream())
     }
+    fn hooks_stage(&self, stage: HookStage) -> bool {
+        self.caps.iter().any(|c| c.0.hooks_stage(stage))
+    }
     fn wrap_event_stream(&self, ctx: &RunContext<D>, mut events: EventBoxStream) -> EventBoxStream {
         for c in self.caps.iter().rev() {
             if c.0.wraps_event_stream() {

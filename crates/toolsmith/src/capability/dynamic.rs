@@ -51,7 +51,14 @@ impl<D: Clone + Send + Sync + 'static> DynamicCapability<D> {
 /// What a [`DynamicCapability`] stands for in a run where its function returned `None`.
 struct Nothing;
 
-impl<D: Clone + Send + Sync + 'static> Capability<D> for Nothing {}
+impl<D: Clone + Send + Sync + 'static> Capability<D> for Nothing {
+    fn has_prepare_tools(&self) -> bool {
+        false
+    }
+    fn hooks_stage(&self, _: super::HookStage) -> bool {
+        false
+    }
+}
 
 impl<D: Clone + Send + Sync + 'static> Capability<D> for DynamicCapability<D> {
     fn for_run(&self, ctx: &RunContext<D>) -> Option<BoxedCapability<D>> {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
-use super::Capability;
+use super::{Capability, HookStage};
 use crate::context::RunContext;
 use crate::deferred::{DeferredToolRequests, DeferredToolResults};
 
@@ -60,6 +60,9 @@ impl<D: Clone + Send + Sync + 'static> HandleDeferredToolCalls<D> {
 }
 
 impl<D: Clone + Send + Sync + 'static> Capability<D> for HandleDeferredToolCalls<D> {
+    fn hooks_stage(&self, _: HookStage) -> bool {
+        false
+    }
     fn has_prepare_tools(&self) -> bool {
         false
     }

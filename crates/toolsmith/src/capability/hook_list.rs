@@ -16,8 +16,10 @@
 //! one. A hook missing from the list, or listed with another signature, does not compile: the
 //! chain calls it through `DynCapability`, and the blanket impl calls `Capability`'s.
 //!
-//! The methods that are not hooks (`name`, `ordering`, `apply`, `for_run`, `toolset`) are not
-//! in the list: a wrapper decides them itself.
+//! The methods that are not hooks (`name`, `ordering`, `apply`, `for_run`, `toolset`) and the
+//! cheap checks that say which hooks do something (`has_prepare_tools`, `wraps_event_stream`,
+//! `hooks_stage`) are not in the list: a wrapper decides them itself (a `WrapperCapability`
+//! that overrides a hook must not be skipped because the capability it wraps says it has none).
 
 /// Calls `$callback!` once per kind of hook, with the signature of each hook of that kind as
 /// [`Capability`](super::Capability) declares it, then the tokens `$extra` in brackets:
@@ -36,10 +38,8 @@ macro_rules! for_each_hook {
     ($a:lifetime, $callback:ident $(, $extra:tt)*) => {
         $callback! { sync [$($extra)*]
             fn hook_timeout(&self, hook: &str) -> Option<Duration>;
-            fn has_prepare_tools(&self) -> bool;
             fn wrapper_toolset(&self, toolset: BoxedToolset<D>) -> Option<BoxedToolset<D>>;
             fn model_settings(&self, ctx: &RunContext<D>) -> Option<ModelSettings>;
-            fn wraps_event_stream(&self) -> bool;
             fn wrap_event_stream(&self, ctx: &RunContext<D>, events: EventBoxStream) -> EventBoxStream;
         }
         $callback! { async [$($extra)*]
@@ -226,8 +226,8 @@ macro_rules! for_each_hook {
 /// expanded.
 pub(super) mod hook_types {
     pub(crate) use super::super::{
-        AgentNode, EventBoxStream, ModelRequestContext, ModelRequestNext, NodeNext, NodeResult, OutputInfo, OutputNext,
-        RunNext, ToolCallInfo, ToolExecuteNext, ToolValidateNext,
+        AgentNode, EventBoxStream, HookStage, ModelRequestContext, ModelRequestNext, NodeNext, NodeResult, OutputInfo,
+        OutputNext, RunNext, ToolCallInfo, ToolExecuteNext, ToolValidateNext,
     };
     pub(crate) use crate::context::RunContext;
     pub(crate) use crate::deferred::{DeferredToolRequests, DeferredToolResults};

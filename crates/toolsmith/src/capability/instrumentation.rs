@@ -9,7 +9,7 @@ use tracing::field::Empty;
 use tracing::{Instrument, Span};
 
 use super::{
-    BoxedCapability, Capability, CapabilityOrdering, ModelRequestContext, ModelRequestNext, ToolCallInfo,
+    BoxedCapability, Capability, CapabilityOrdering, HookStage, ModelRequestContext, ModelRequestNext, ToolCallInfo,
     ToolExecuteNext,
 };
 use crate::context::RunContext;
@@ -171,6 +171,9 @@ fn record_error(span: &Span, kind: &str, message: &str) {
 }
 
 impl<D: Clone + Send + Sync + 'static> Capability<D> for Instrumentation {
+    fn hooks_stage(&self, stage: HookStage) -> bool {
+        matches!(stage, HookStage::Run | HookStage::ModelRequest | HookStage::ToolExecute)
+    }
     fn has_prepare_tools(&self) -> bool {
         false
     }

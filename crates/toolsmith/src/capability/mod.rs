@@ -101,5 +101,7 @@ pub use thinking::{Thinking, ThinkingEffort, ThinkingFormat};
 pub use thread_executor::ThreadExecutor;
 pub use toolset::Toolset;
 pub use trait_def::Capability;
-pub use types::{AgentNode, EventBoxStream, ModelRequestContext, NodeResult, OutputInfo, OutputKind, ToolCallInfo};
+pub use types::{
+    AgentNode, EventBoxStream, HookStage, ModelRequestContext, NodeResult, OutputInfo, OutputKind, ToolCallInfo,
+};
 pub use wrapper::{Wrapper, WrapperCapability};

@@ -75,5 +75,14 @@ impl<D: Clone + Send + Sync + 'static> Capability<D> for PrefixTools<D> {
         let toolset = self.inner.toolset()?;
         Some(BoxedToolset::new(PrefixedToolset::new(toolset, self.prefix.clone())))
     }
+    fn has_prepare_tools(&self) -> bool {
+        self.inner.has_prepare_tools()
+    }
+    fn wraps_event_stream(&self) -> bool {
+        self.inner.wraps_event_stream()
+    }
+    fn hooks_stage(&self, stage: HookStage) -> bool {
+        self.inner.hooks_stage(stage)
+    }
     delegate_hooks!(inner);
 }

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
-use super::Capability;
+use super::{Capability, HookStage};
 use crate::context::RunContext;
 use crate::error::AgentRunError;
 use crate::tool::ToolDefinition;
@@ -56,6 +56,9 @@ impl<D: Clone + Send + Sync + 'static> PrepareOutputTools<D> {
 }
 
 impl<D: Clone + Send + Sync + 'static> Capability<D> for PrepareOutputTools<D> {
+    fn hooks_stage(&self, _: HookStage) -> bool {
+        false
+    }
     fn has_prepare_tools(&self) -> bool {
         false
     }

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
-use super::Capability;
+use super::{Capability, HookStage};
 use crate::context::RunContext;
 use crate::error::AgentRunError;
 use crate::tool::ToolDefinition;
@@ -54,6 +54,9 @@ impl<D: Clone + Send + Sync + 'static> PrepareTools<D> {
 }
 
 impl<D: Clone + Send + Sync + 'static> Capability<D> for PrepareTools<D> {
+    fn hooks_stage(&self, _: HookStage) -> bool {
+        false
+    }
     async fn prepare_tools(
         &self,
         ctx: &RunContext<D>,

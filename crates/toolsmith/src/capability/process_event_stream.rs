@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 
-use super::{Capability, EventBoxStream};
+use super::{Capability, EventBoxStream, HookStage};
 use crate::context::RunContext;
 use crate::run::AgentEvent;
 
@@ -104,6 +104,9 @@ impl ProcessEventStream {
 }
 
 impl<D: Clone + Send + Sync + 'static> Capability<D> for ProcessEventStream {
+    fn hooks_stage(&self, _: HookStage) -> bool {
+        false
+    }
     fn has_prepare_tools(&self) -> bool {
         false
     }

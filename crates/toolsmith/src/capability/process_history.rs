@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
-use super::{Capability, ModelRequestContext};
+use super::{Capability, HookStage, ModelRequestContext};
 use crate::context::RunContext;
 use crate::error::{AgentRunError, UserError};
 use crate::messages::ModelMessage;
@@ -60,6 +60,9 @@ impl<D: Clone + Send + Sync + 'static> ProcessHistory<D> {
 }
 
 impl<D: Clone + Send + Sync + 'static> Capability<D> for ProcessHistory<D> {
+    fn hooks_stage(&self, stage: HookStage) -> bool {
+        stage == HookStage::ModelRequest
+    }
     fn has_prepare_tools(&self) -> bool {
         false
     }

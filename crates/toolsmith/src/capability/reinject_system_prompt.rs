@@ -2,7 +2,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use super::{Capability, ModelRequestContext};
+use super::{Capability, HookStage, ModelRequestContext};
 use crate::context::RunContext;
 use crate::error::AgentRunError;
 use crate::messages::{ModelMessage, ModelRequest, ModelRequestPart, SystemPromptPart};
@@ -113,6 +113,9 @@ impl ReinjectSystemPrompt {
 }
 
 impl<D: Clone + Send + Sync + 'static> Capability<D> for ReinjectSystemPrompt {
+    fn hooks_stage(&self, stage: HookStage) -> bool {
+        stage == HookStage::ModelRequest
+    }
     fn has_prepare_tools(&self) -> bool {
         false
     }

@@ -1,6 +1,6 @@
 //! [`IncludeToolReturnSchemas`]: tell the model what the selected tools return.
 
-use super::Capability;
+use super::{Capability, HookStage};
 use crate::context::RunContext;
 use crate::error::AgentRunError;
 use crate::tool::ToolDefinition;
@@ -40,6 +40,9 @@ impl<D> IncludeToolReturnSchemas<D> {
 }
 
 impl<D: Clone + Send + Sync + 'static> Capability<D> for IncludeToolReturnSchemas<D> {
+    fn hooks_stage(&self, _: HookStage) -> bool {
+        false
+    }
     async fn prepare_tools(
         &self,
         ctx: &RunContext<D>,

@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value};
 
-use super::Capability;
+use super::{Capability, HookStage};
 use crate::context::RunContext;
 use crate::error::AgentRunError;
 use crate::tool::ToolDefinition;
@@ -44,6 +44,9 @@ impl<D> SetToolMetadata<D> {
 }
 
 impl<D: Clone + Send + Sync + 'static> Capability<D> for SetToolMetadata<D> {
+    fn hooks_stage(&self, _: HookStage) -> bool {
+        false
+    }
     async fn prepare_tools(
         &self,
         ctx: &RunContext<D>,

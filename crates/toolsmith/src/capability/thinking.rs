@@ -3,7 +3,7 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value, json};
 
-use super::Capability;
+use super::{Capability, HookStage};
 use crate::context::RunContext;
 use crate::model::ModelSettings;
 
@@ -246,6 +246,9 @@ impl Thinking {
 }
 
 impl<D: Clone + Send + Sync + 'static> Capability<D> for Thinking {
+    fn hooks_stage(&self, _: HookStage) -> bool {
+        false
+    }
     fn has_prepare_tools(&self) -> bool {
         false
     }

@@ -2,7 +2,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use super::Capability;
+use super::{Capability, HookStage};
 use crate::tool::pool::BlockingPool;
 
 /// A capability that bounds how many synchronous tool calls run at once on the blocking
@@ -92,6 +92,9 @@ impl ThreadExecutor {
 static DEFAULT: OnceLock<ThreadExecutor> = OnceLock::new();
 
 impl<D: Clone + Send + Sync + 'static> Capability<D> for ThreadExecutor {
+    fn hooks_stage(&self, _: HookStage) -> bool {
+        false
+    }
     fn has_prepare_tools(&self) -> bool {
         false
     }

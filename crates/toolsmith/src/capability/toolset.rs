@@ -1,6 +1,6 @@
 //! [`Toolset`]: a capability that contributes a toolset.
 
-use super::Capability;
+use super::{Capability, HookStage};
 use crate::toolset::BoxedToolset;
 
 /// A capability that adds a toolset to the agent (its tools come after the agent's own tools
@@ -47,6 +47,9 @@ impl<D> Clone for Toolset<D> {
 }
 
 impl<D: Clone + Send + Sync + 'static> Capability<D> for Toolset<D> {
+    fn hooks_stage(&self, _: HookStage) -> bool {
+        false
+    }
     fn has_prepare_tools(&self) -> bool {
         false
     }

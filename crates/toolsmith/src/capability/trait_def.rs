@@ -7,8 +7,9 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::{
-    AgentNode, BoxedCapability, CapabilityOrdering, EventBoxStream, ModelRequestContext, ModelRequestNext, NodeNext,
-    NodeResult, OutputInfo, OutputNext, PrefixTools, RunNext, ToolCallInfo, ToolExecuteNext, ToolValidateNext,
+    AgentNode, BoxedCapability, CapabilityOrdering, EventBoxStream, HookStage, ModelRequestContext, ModelRequestNext,
+    NodeNext, NodeResult, OutputInfo, OutputNext, PrefixTools, RunNext, ToolCallInfo, ToolExecuteNext,
+    ToolValidateNext,
 };
 use crate::context::RunContext;
 use crate::deferred::{DeferredToolRequests, DeferredToolResults};
@@ -357,6 +358,35 @@ pub trait Capability<D>: Send + Sync + 'static {
     /// right; a capability that does not override `prepare_tools` may say `false`, and a step
     /// then skips copying every tool definition (which matters with large deferred catalogues).
     fn has_prepare_tools(&self) -> bool {
+        true
+    }
+
+    /// Whether this capability hooks `stage` (any of its `before_*`, `after_*`, `wrap_*` and
+    /// `on_*_error` hooks may do something). The default `true` is always right; a capability
+    /// may say `false` for the stages it leaves alone, and the engine then skips it there
+    /// (each tool call, model request and node goes through only the capabilities that hook
+    /// it). The built-ins and [`Hooks`](super::Hooks) say so for every stage they leave alone.
+    ///
+    /// ```
+    /// use serde_json::Value;
+    /// use toolsmith::capability::{Capability, HookStage, ToolCallInfo};
+    /// use toolsmith::prelude::*;
+    ///
+    /// /// Counts tool calls; nothing else.
+    /// struct CountCalls(std::sync::atomic::AtomicUsize);
+    ///
+    /// impl Capability<()> for CountCalls {
+    ///     fn hooks_stage(&self, stage: HookStage) -> bool {
+    ///         stage == HookStage::ToolExecute
+    ///     }
+    ///     async fn before_tool_execute(&self, _: &RunContext<()>, _: ToolCallInfo<'_>, args: Value) -> Result<Value, ToolError> {
+    ///         self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    ///         Ok(args)
+    ///     }
+    /// }
+    /// ```
+    fn hooks_stage(&self, stage: HookStage) -> bool {
+        let _ = stage;
         true
     }
 

@@ -93,3 +93,70 @@ pub struct OutputInfo<'a> {
     /// The output tool's definition, for structured output.
     pub def: Option<&'a ToolDefinition>,
 }
+
+/// A stage of a run whose hooks a capability may leave alone, so the engine skips the capability
+/// there (see [`Capability::hooks_stage`](super::Capability::hooks_stage)): each stage is its
+/// `before_*`, `after_*`, `wrap_*` and `on_*_error` hooks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum HookStage {
+    /// `before_run`, `after_run`, `wrap_run`, `on_run_error`.
+    Run,
+    /// `before_node_run`, `after_node_run`, `wrap_node_run`, `on_node_run_error`.
+    Node,
+    /// `before_model_request`, `after_model_request`, `wrap_model_request`,
+    /// `on_model_request_error`.
+    ModelRequest,
+    /// `before_tool_validate`, `after_tool_validate`, `wrap_tool_validate`,
+    /// `on_tool_validate_error`.
+    ToolValidate,
+    /// `before_tool_execute`, `after_tool_execute`, `wrap_tool_execute`, `on_tool_execute_error`.
+    ToolExecute,
+    /// `before_output_validate`, `after_output_validate`, `wrap_output_validate`,
+    /// `on_output_validate_error`.
+    OutputValidate,
+    /// `before_output_process`, `after_output_process`, `wrap_output_process`,
+    /// `on_output_process_error`.
+    OutputProcess,
+}
+
+impl HookStage {
+    /// Every stage.
+    pub const ALL: [HookStage; 7] = [
+        HookStage::Run,
+        HookStage::Node,
+        HookStage::ModelRequest,
+        HookStage::ToolValidate,
+        HookStage::ToolExecute,
+        HookStage::OutputValidate,
+        HookStage::OutputProcess,
+    ];
+
+    /// The names of the stage's hooks.
+    pub fn hooks(self) -> [&'static str; 4] {
+        match self {
+            HookStage::Run => ["before_run", "after_run", "wrap_run", "on_run_error"],
+            HookStage::Node => ["before_node_run", "after_node_run", "wrap_node_run", "on_node_run_error"],
+            HookStage::ModelRequest => {
+                ["before_model_request", "after_model_request", "wrap_model_request", "on_model_request_error"]
+            }
+            HookStage::ToolValidate => {
+                ["before_tool_validate", "after_tool_validate", "wrap_tool_validate", "on_tool_validate_error"]
+            }
+            HookStage::ToolExecute => {
+                ["before_tool_execute", "after_tool_execute", "wrap_tool_execute", "on_tool_execute_error"]
+            }
+            HookStage::OutputValidate => {
+                ["before_output_validate", "after_output_validate", "wrap_output_validate", "on_output_validate_error"]
+            }
+            HookStage::OutputProcess => {
+                ["before_output_process", "after_output_process", "wrap_output_process", "on_output_process_error"]
+            }
+        }
+    }
+
+    /// The stage's index in [`HookStage::ALL`].
+    pub(crate) fn index(self) -> usize {
+        self as usize
+    }
+}

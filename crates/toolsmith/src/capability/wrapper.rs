@@ -90,6 +90,25 @@ pub trait WrapperCapability<D: Send + Sync + 'static>: Clone + Send + Sync + 'st
         self.wrapped().0.toolset()
     }
 
+    /// See [`Capability::has_prepare_tools`]: `true` by default, since the wrapper may
+    /// override `prepare_tools` (return `self.wrapped().has_prepare_tools()` if it does not).
+    fn has_prepare_tools(&self) -> bool {
+        true
+    }
+
+    /// See [`Capability::wraps_event_stream`]: the wrapped capability's by default (override
+    /// it to say `true` if the wrapper overrides `wrap_event_stream`).
+    fn wraps_event_stream(&self) -> bool {
+        self.wrapped().0.wraps_event_stream()
+    }
+
+    /// See [`Capability::hooks_stage`]: `true` by default, since the wrapper may override any
+    /// hook (return `self.wrapped().hooks_stage(stage)` for the stages it leaves alone).
+    fn hooks_stage(&self, stage: HookStage) -> bool {
+        let _ = stage;
+        true
+    }
+
     for_each_hook!('_, wrapper_hooks, defaults);
 }
 
@@ -117,6 +136,15 @@ impl<D: Send + Sync + 'static, W: WrapperCapability<D>> Capability<D> for Wrappe
     }
     fn toolset(&self) -> Option<BoxedToolset<D>> {
         WrapperCapability::toolset(&self.0)
+    }
+    fn has_prepare_tools(&self) -> bool {
+        WrapperCapability::has_prepare_tools(&self.0)
+    }
+    fn wraps_event_stream(&self) -> bool {
+        WrapperCapability::wraps_event_stream(&self.0)
+    }
+    fn hooks_stage(&self, stage: HookStage) -> bool {
+        WrapperCapability::hooks_stage(&self.0, stage)
     }
     for_each_hook!('_, wrapper_hooks, forward);
 }

@@ -127,6 +127,10 @@ impl<D: Clone + Send + Sync + 'static> Capability<D> for Hooks<D> {
         !self.closures.prepare_tools.is_empty()
     }
 
+    fn hooks_stage(&self, stage: super::super::HookStage) -> bool {
+        stage.hooks().iter().any(|hook| self.closures.has(hook))
+    }
+
     async fn handle_deferred_tool_calls(
         &self,
         ctx: &RunContext<D>,
