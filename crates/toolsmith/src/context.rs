@@ -80,6 +80,11 @@ pub struct RunContext<D = ()> {
     pub metadata: Option<Value>,
     /// The model settings in force for this run.
     pub model_settings: Option<ModelSettings>,
+    /// Whether the output the output hooks are looking at is partial: the output so far, while
+    /// the model streams it to a [`RunBuilder::stream_output`](crate::agent::RunBuilder::stream_output)
+    /// (the final output is validated once more, with `false`). Skip expensive checks on
+    /// partial output; a partial output that fails validation is not shown and costs no retry.
+    pub partial_output: bool,
 }
 
 impl<D> RunContext<D> {
@@ -108,6 +113,7 @@ impl<D> RunContext<D> {
             conversation_id: self.conversation_id,
             metadata: self.metadata,
             model_settings: self.model_settings,
+            partial_output: self.partial_output,
         }
     }
 
@@ -131,6 +137,7 @@ impl<D> RunContext<D> {
             conversation_id: self.conversation_id.clone(),
             metadata: self.metadata.clone(),
             model_settings: self.model_settings.clone(),
+            partial_output: self.partial_output,
         }
     }
 }
@@ -163,6 +170,7 @@ impl<D> RunContext<D> {
             conversation_id: Arc::from(uuid::Uuid::now_v7().to_string()),
             metadata: None,
             model_settings: None,
+            partial_output: false,
         }
     }
 }

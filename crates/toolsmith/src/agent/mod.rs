@@ -14,7 +14,7 @@ use serde_json::Value;
 pub use crate::execution::{EndStrategy, ParallelMode};
 pub use crate::run::{AgentEvent, EventStream, OUTPUT_TOOL_NAME, OutputSpec, RunOutput};
 pub use output::Deferrable;
-pub use run::{AgentRun, Node, RunBuilder, RunRecord, RunResult};
+pub use run::{AgentRun, Node, OutputStream, RunBuilder, RunRecord, RunResult};
 
 use crate::capability::{Capabilities, Capability};
 use crate::error::UserError;

@@ -21,6 +21,16 @@ pub(crate) async fn settle_output<D: Send + Sync + 'static>(
 ) -> Result<Value, ToolError> {
     let validate = |raw: Value| -> BoxFuture<'_, Result<Value, ToolError>> {
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match (&raw, info.kind) {
+            // The start of the output's JSON, while it streams: what it stands for so far.
+            (Value::String(text), OutputKind::StructuredText) if ctx.partial_output => {
+                match crate::run::partial::parse_partial(text) {
+                    Some(v) => spec.validate_parsed(&v),
+                    None => Err(vec![ErrorDetail::json_invalid(
+                        text,
+                        &serde_json::Error::io(std::io::ErrorKind::UnexpectedEof.into()),
+                    )]),
+                }
+            }
             // Text that should be the output's JSON: a parse error is one `json_invalid` error.
             (Value::String(text), OutputKind::StructuredText) => match serde_json::from_str::<Value>(text) {
                 Ok(v) => spec.validate_parsed(&v),

@@ -4,9 +4,13 @@ use std::future::Future;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
+use futures::stream::{BoxStream, Stream, StreamExt};
 
 use crate::messages::{ModelMessage, ModelResponse};
-use crate::model::{Model, ModelError, ModelRequestParameters, ModelSettings};
+use crate::model::{
+    Model, ModelError, ModelRequestParameters, ModelSettings, ModelStream, ModelStreamEvent, ResponseAssembler,
+    StreamingModel, single_response_stream,
+};
 use crate::tool::ToolDefinition;
 
 /// What a [`FunctionModel`]'s function is told about the request.
@@ -27,6 +31,45 @@ pub struct AgentInfo {
 
 type Func =
     Arc<dyn Fn(&[ModelMessage], &AgentInfo) -> BoxFuture<'static, Result<ModelResponse, ModelError>> + Send + Sync>;
+type StreamFunc = Arc<dyn Fn(&[ModelMessage], &AgentInfo) -> BoxStream<'static, StreamDelta> + Send + Sync>;
+
+/// One piece of a streamed answer from a [`FunctionModel::stream`] function: text, or a piece of
+/// the tool call at `index` (its name and id with its first piece, then fragments of its
+/// arguments as JSON text).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum StreamDelta {
+    /// More text.
+    Text(String),
+    /// A piece of the tool call at `index`.
+    ToolCall {
+        /// Which call of the response (a new index starts a new call).
+        index: usize,
+        /// The tool's name (with the first piece).
+        name: Option<String>,
+        /// The next fragment of the arguments' JSON text.
+        args: Option<String>,
+        /// The call's id (with the first piece; made up when never given).
+        id: Option<String>,
+    },
+}
+
+impl StreamDelta {
+    /// More text.
+    pub fn text(text: impl Into<String>) -> Self {
+        StreamDelta::Text(text.into())
+    }
+
+    /// The start of the tool call at `index`: its tool and the first fragment of its arguments.
+    pub fn tool_call(index: usize, name: impl Into<String>, args: impl Into<String>) -> Self {
+        StreamDelta::ToolCall { index, name: Some(name.into()), args: Some(args.into()), id: None }
+    }
+
+    /// The next fragment of the arguments of the tool call at `index`.
+    pub fn tool_args(index: usize, args: impl Into<String>) -> Self {
+        StreamDelta::ToolCall { index, name: None, args: Some(args.into()), id: None }
+    }
+}
 
 /// A model that calls your function to answer: scripted tests, demos and benchmarks.
 ///
@@ -47,6 +90,7 @@ type Func =
 #[derive(Clone)]
 pub struct FunctionModel {
     f: Func,
+    stream: Option<StreamFunc>,
     name: String,
 }
 
@@ -64,7 +108,7 @@ impl FunctionModel {
         F: Fn(&[ModelMessage], &AgentInfo) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<ModelResponse, ModelError>> + Send + 'static,
     {
-        FunctionModel { f: Arc::new(move |m, i| Box::pin(f(m, i))), name: "function".into() }
+        FunctionModel { f: Arc::new(move |m, i| Box::pin(f(m, i))), stream: None, name: "function".into() }
     }
 
     /// A model from a synchronous function that always answers.
@@ -77,6 +121,53 @@ impl FunctionModel {
                 let r = f(m, i);
                 Box::pin(async move { Ok(r) })
             }),
+            stream: None,
+            name: "function".into(),
+        }
+    }
+
+    /// A model that streams its answers: the function returns the pieces of each answer
+    /// ([`StreamDelta`]s), which reach the run as they come when the agent streams
+    /// ([`Agent::builder_streaming`](crate::Agent::builder_streaming)); a request that is not
+    /// streamed gets the whole answer at once.
+    ///
+    /// ```
+    /// use futures::stream;
+    /// use toolsmith::model::{FunctionModel, StreamDelta};
+    /// use toolsmith::prelude::*;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), AgentRunError> {
+    /// let model = FunctionModel::stream(|_messages, _info| {
+    ///     stream::iter([StreamDelta::text("Hello, "), StreamDelta::text("world")])
+    /// });
+    /// let agent = Agent::builder_streaming(model).build()?;
+    /// assert_eq!(agent.run("hi").await?.output(), "Hello, world");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn stream<F, S>(f: F) -> Self
+    where
+        F: Fn(&[ModelMessage], &AgentInfo) -> S + Send + Sync + 'static,
+        S: Stream<Item = StreamDelta> + Send + 'static,
+    {
+        let stream: StreamFunc = Arc::new(move |m, i| f(m, i).boxed());
+        let whole = stream.clone();
+        FunctionModel {
+            f: Arc::new(move |m, i| {
+                let deltas = whole(m, i);
+                Box::pin(async move {
+                    let events: Vec<_> = assemble(deltas).collect().await;
+                    match events.into_iter().last() {
+                        Some(Ok(ModelStreamEvent::Final(r))) => Ok(r),
+                        Some(Err(e)) => Err(e),
+                        _ => {
+                            Err(ModelError::new("UnexpectedModelBehavior", "the stream function's stream ended early"))
+                        }
+                    }
+                })
+            }),
+            stream: Some(stream),
             name: "function".into(),
         }
     }
@@ -103,17 +194,80 @@ impl Model for FunctionModel {
         settings: Option<&ModelSettings>,
         params: &ModelRequestParameters,
     ) -> Result<ModelResponse, ModelError> {
-        let info = AgentInfo {
-            function_tools: params.function_tools.clone(),
-            allow_text_output: params.allow_text_output,
-            output_tools: params.output_tools.clone(),
-            model_settings: settings.cloned(),
-            instructions: params.instructions.clone(),
-        };
-        let mut response = (self.f)(messages, &info).await?;
+        let mut response = (self.f)(messages, &Self::info(settings, params)).await?;
         if response.model_name.is_none() {
             response.model_name = Some(format!("function:{}", self.name));
         }
         Ok(response)
     }
+}
+
+impl FunctionModel {
+    fn info(settings: Option<&ModelSettings>, params: &ModelRequestParameters) -> AgentInfo {
+        AgentInfo {
+            function_tools: params.function_tools.clone(),
+            allow_text_output: params.allow_text_output,
+            output_tools: params.output_tools.clone(),
+            model_settings: settings.cloned(),
+            instructions: params.instructions.clone(),
+        }
+    }
+}
+
+impl StreamingModel for FunctionModel {
+    async fn request_stream(
+        &self,
+        messages: &[ModelMessage],
+        settings: Option<&ModelSettings>,
+        params: &ModelRequestParameters,
+    ) -> Result<ModelStream, ModelError> {
+        let Some(stream) = &self.stream else {
+            return Ok(single_response_stream(self.request(messages, settings, params).await?));
+        };
+        let name = format!("function:{}", self.name);
+        let deltas = stream(messages, &Self::info(settings, params));
+        Ok(assemble(deltas)
+            .map(move |event| match event {
+                Ok(ModelStreamEvent::Final(mut r)) => {
+                    r.model_name.get_or_insert_with(|| name.clone());
+                    Ok(ModelStreamEvent::Final(r))
+                }
+                other => other,
+            })
+            .boxed())
+    }
+}
+
+/// The events of a streamed answer made of `deltas`, ending with the whole response.
+fn assemble(deltas: BoxStream<'static, StreamDelta>) -> BoxStream<'static, Result<ModelStreamEvent, ModelError>> {
+    let state = Some((deltas, ResponseAssembler::new(), 0usize));
+    futures::stream::unfold(state, |state| async move {
+        let (mut deltas, mut assembler, mut made_up) = state?;
+        loop {
+            let Some(delta) = deltas.next().await else {
+                let (parts, _) = assembler.finish(true);
+                let response = ModelResponse::new(parts);
+                return Some((vec![Ok(ModelStreamEvent::Final(response))], None));
+            };
+            let events: Vec<ModelStreamEvent> = match delta {
+                StreamDelta::Text(text) => assembler.text_delta("text", &text).into_iter().collect(),
+                StreamDelta::ToolCall { index, name, args, id } => {
+                    let key = format!("call-{index}");
+                    let mut events = Vec::new();
+                    if !assembler.has_tool_call(&key) {
+                        made_up += 1;
+                        let id = id.unwrap_or_else(|| format!("pyd_ai_tool_call_id__{made_up}"));
+                        events.push(assembler.tool_call_start(&key, &id, name.as_deref().unwrap_or_default()));
+                    }
+                    events.extend(args.and_then(|a| assembler.tool_call_args_delta(&key, &a)));
+                    events
+                }
+            };
+            if !events.is_empty() {
+                return Some((events.into_iter().map(Ok).collect::<Vec<_>>(), Some((deltas, assembler, made_up))));
+            }
+        }
+    })
+    .flat_map(futures::stream::iter)
+    .boxed()
 }

@@ -20,7 +20,7 @@ pub use crate::context::ModelInfo;
 pub use crate::settings::{ModelSettings, ToolChoice};
 pub use any::AnyModel;
 pub use fallback::{FallbackModel, is_api_error};
-pub use function::{AgentInfo, FunctionModel};
+pub use function::{AgentInfo, FunctionModel, StreamDelta};
 pub use profile::{Encoding, ModelProfile, UnknownEncoding};
 pub use return_schemas::prepare_return_schemas;
 pub use stream::{

@@ -37,6 +37,14 @@ pub enum AgentEvent {
         /// The part sent back to the model.
         result: ToolReturnPart,
     },
+    /// The output so far, while the model streams it: validated as partial output (see
+    /// [`RunContext::partial_output`](crate::RunContext::partial_output)), structured or text.
+    /// Only for runs started with
+    /// [`RunBuilder::stream_output`](crate::agent::RunBuilder::stream_output) on a streaming model.
+    PartialOutput {
+        /// The output so far.
+        output: crate::run::RunOutput,
+    },
     /// The run has its output (`tool_name` is the output tool, for structured output).
     FinalResult {
         /// The output tool, when the output came through one.

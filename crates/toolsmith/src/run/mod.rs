@@ -4,6 +4,7 @@
 
 mod events;
 mod output;
+pub(crate) mod partial;
 mod state;
 
 pub(crate) use events::EventSink;

@@ -18,6 +18,9 @@ pub(crate) struct RunState {
     pub(crate) retries: Arc<HashMap<String, u32>>,
     pub(crate) output_retries: u32,
     pub(crate) run_step: u32,
+    /// Whether the output is validated as it streams, each partial output sent as an
+    /// [`AgentEvent::PartialOutput`](super::AgentEvent::PartialOutput).
+    pub(crate) partial_output: bool,
     /// Hidden tools already refused once in this run (the first refusal is free).
     pub(crate) refused: std::collections::HashSet<String>,
     pub(crate) run_id: String,

@@ -1,5 +1,6 @@
 //! [`RunBuilder`]: the options of one run; and what a run returns ([`RunResult`], [`RunRecord`]).
 
+use super::output_stream::OutputStream;
 use super::{AgentRun, Pending};
 use std::collections::HashMap;
 use std::future::{Future, IntoFuture};
@@ -29,6 +30,7 @@ pub struct RunBuilder<'a, D, O> {
     deferred: Option<DeferredToolResults>,
     events: Option<EventSink>,
     capabilities: Vec<Arc<dyn DynCapability<D>>>,
+    partial_output: bool,
 }
 
 impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, O> {
@@ -44,6 +46,7 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
             deferred: None,
             events: None,
             capabilities: Vec::new(),
+            partial_output: false,
         }
     }
 
@@ -141,6 +144,64 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
         (EventStream { rx }, self.into_future())
     }
 
+    /// The run's output as the model streams it, then its final output (see [`OutputStream`]):
+    /// the output tool's arguments (or the text, for text output or JSON text) are read as
+    /// partial JSON as they arrive and go through the output hooks with
+    /// [`RunContext::partial_output`](crate::RunContext::partial_output) set; each new output
+    /// that validates is an item. The final output is validated as usual and is the last item.
+    ///
+    /// Partial outputs come from models that stream (agents built with
+    /// [`Agent::builder_streaming`](crate::Agent::builder_streaming)); with another model the
+    /// stream has the final output only. An event handler set on the run still gets every event.
+    ///
+    /// ```
+    /// use futures::{StreamExt, stream};
+    /// use serde::Deserialize;
+    /// use toolsmith::model::{FunctionModel, StreamDelta};
+    /// use toolsmith::prelude::*;
+    ///
+    /// #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+    /// struct City {
+    ///     name: String,
+    ///     #[serde(default)]
+    ///     landmarks: Vec<String>,
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// // A model that streams its output tool call in three pieces.
+    /// let model = FunctionModel::stream(|_, info| {
+    ///     let tool = info.output_tools[0].name.clone();
+    ///     stream::iter([
+    ///         StreamDelta::tool_call(0, tool, r#"{"name": "Par"#),
+    ///         StreamDelta::tool_args(0, r#"is", "landmarks": ["Louvre""#),
+    ///         StreamDelta::tool_args(0, r#", "Orsay"]}"#),
+    ///     ])
+    /// });
+    /// let agent = Agent::builder_streaming(model).output_type::<City>().build()?;
+    /// let outputs: Vec<City> = agent.run("a city").stream_output().map(|o| o.unwrap()).collect().await;
+    /// let seen: Vec<(&str, usize)> = outputs.iter().map(|c| (c.name.as_str(), c.landmarks.len())).collect();
+    /// // Three partial outputs, then the final one.
+    /// assert_eq!(seen, [("Par", 0), ("Paris", 1), ("Paris", 2), ("Paris", 2)]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn stream_output(mut self) -> OutputStream<'a, O> {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let handler = self.events.take();
+        self.events = Some(Arc::new(move |e: AgentEvent| {
+            if matches!(e, AgentEvent::PartialOutput { .. }) {
+                let _ = tx.send(e.clone());
+            }
+            if let Some(h) = &handler {
+                h(e);
+            }
+        }));
+        self.partial_output = true;
+        let convert = self.agent.convert.clone();
+        OutputStream::new(rx, self.into_future(), convert)
+    }
+
     /// Metadata attached to the run, readable by tools.
     pub fn metadata(mut self, metadata: serde_json::Value) -> Self {
         self.metadata = Some(metadata);
@@ -201,6 +262,7 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
                 retries: Arc::new(HashMap::new()),
                 output_retries: 0,
                 run_step: 0,
+                partial_output: self.partial_output,
                 refused: Default::default(),
                 run_id: run_id.clone(),
                 conversation_id: conversation_id.clone(),

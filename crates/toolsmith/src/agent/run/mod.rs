@@ -2,6 +2,8 @@
 //! awaiting a [`RunBuilder`].
 
 mod builder;
+mod output_stream;
+mod partial;
 mod request;
 
 use std::panic::AssertUnwindSafe;
@@ -23,6 +25,7 @@ use crate::model::ModelSettings;
 use crate::usage::{RunUsage, UsageLimits};
 
 pub use builder::{RunBuilder, RunRecord, RunResult};
+pub use output_stream::OutputStream;
 
 enum Pending {
     Start,
@@ -116,6 +119,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             conversation_id: self.conversation_id.clone(),
             metadata: self.metadata.clone(),
             model_settings: self.settings.clone(),
+            partial_output: false,
         }
     }
 

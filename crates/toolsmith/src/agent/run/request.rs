@@ -261,8 +261,17 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         let answered: std::sync::Mutex<Option<ModelResponse>> = std::sync::Mutex::new(None);
         let keep_answer = !self.caps.is_empty();
         let model_name = &inner.model_info.name;
+        // With `stream_output`, the context the output hooks see while the output streams.
+        let partial_ctx = (self.state.partial_output && streaming.is_some()).then(|| {
+            let mut c = ctx.clone();
+            c.retry = self.state.output_retries;
+            c.max_retries = inner.step.output_retries;
+            c
+        });
+        let caps = &self.caps;
         let core = |req: ModelRequestContext| -> BoxFuture<'_, Result<ModelResponse, AgentRunError>> {
             let answered = &answered;
+            let partial_ctx = &partial_ctx;
             Box::pin(async move {
                 // The model is sent the history made sendable, the last response's calls
                 // included (a call that has no result by now never will), results in call order.
@@ -275,6 +284,9 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                             match m.request_stream_boxed(&sent, req.settings.as_ref(), &req.params).await {
                                 Ok(mut stream) => {
                                     use futures::StreamExt;
+                                    let mut partial = partial_ctx.as_ref().map(|c| {
+                                        super::partial::PartialOutput::new(&inner.step.output, caps, c.clone())
+                                    });
                                     let mut last = Err(crate::model::ModelError::new(
                                         "UnexpectedModelBehavior",
                                         "the model's stream ended before its final response; the connection may have been cut, try again",
@@ -285,7 +297,16 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                                                 last = Ok(r);
                                                 break;
                                             }
-                                            Ok(e) => sink(AgentEvent::Stream(e)),
+                                            Ok(e) => {
+                                                let output = match partial.as_mut() {
+                                                    Some(p) => p.observe(&e).await,
+                                                    None => None,
+                                                };
+                                                sink(AgentEvent::Stream(e));
+                                                if let Some(output) = output {
+                                                    sink(AgentEvent::PartialOutput { output });
+                                                }
+                                            }
                                             Err(e) => {
                                                 last = Err(e);
                                                 break;
@@ -320,7 +341,8 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         };
         let request = ModelRequestContext { messages: self.state.messages.clone(), settings, params };
         let outcome = self.caps.model_request(0, &ctx, request, &core).await;
-        // The context shares the history: dropped first, the history grows in place.
+        // The contexts share the history: dropped first, the history grows in place.
+        drop(partial_ctx);
         drop(ctx);
         let response = match outcome {
             Ok(response) => response,
