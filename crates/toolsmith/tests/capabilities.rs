@@ -8,8 +8,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use toolsmith::capability::{
     BoxedCapability, Capability, CapabilityOrdering, CapabilityRegistry, CapabilitySpec, DynamicCapability, Hooks,
-    PrefixTools, PrepareOutputTools, ProcessHistory, ReinjectSystemPrompt, SetToolMetadata, Thinking, ThinkingEffort,
-    ThreadExecutor, Toolset,
+    PrefixTools, PrepareOutputTools, PrepareTools, ProcessHistory, ReinjectSystemPrompt, SetToolMetadata, Thinking,
+    ThinkingEffort, ThreadExecutor, Toolset,
 };
 use toolsmith::messages::{
     ModelMessage, ModelRequest, ModelRequestPart, ModelResponse, ModelResponsePart, SystemPromptPart, ToolCallPart,
@@ -787,6 +787,15 @@ fn spec_errors_name_the_offending_entry() {
 
     let e = err(r#"[{"Instrumentation": {"include_contents": true}}]"#);
     assert!(e.contains("unknown field `include_contents`"), "{e}");
+    let e = err(r#"[{"Instrumentation": {"version": 7}}]"#);
+    assert!(e.contains("the instrumentation version must be 2, 3, 4, 5 or 6, got 7"), "{e}");
+    let e = err(r#"[{"Instrumentation": {"event_mode": "logs"}}]"#);
+    assert!(e.contains("Instrumentation: event_mode \"logs\" is not supported"), "{e}");
+    let e = err(r#"[{"ProcessHistory": "squash"}]"#);
+    assert!(
+        e.contains("no ProcessHistory functions are registered; add it with `CapabilityRegistry::register_history_processor(\"squash\", ProcessHistory::new(..))`"),
+        "{e}"
+    );
 
     let e = err(r#"[{"Thinking": true, "ReinjectSystemPrompt": {}}]"#);
     assert!(
@@ -991,4 +1000,38 @@ async fn a_hook_past_its_timeout_stops_the_run_naming_the_capability_and_the_hoo
     });
     let agent = Agent::builder(slow_model).capability(quick).build().unwrap();
     assert_eq!(agent.run("hi").await.unwrap().output(), "1 messages");
+}
+
+#[tokio::test]
+async fn specs_take_the_seeds_forms_and_functions_by_registered_name() {
+    use toolsmith::capability::{InstrumentationSettings, InstrumentationVersion};
+    let registry = registry().register_prepare_tools(
+        "hide_weather",
+        PrepareTools::new(|_ctx, tools| tools.into_iter().filter(|t| t.name != "get_weather").collect()),
+    );
+    let spec = CapabilitySpec::from_json(
+        r#"[{"Instrumentation": {"version": 2, "include_content": false, "event_mode": "attributes"}},
+            {"Toolset": "weather"},
+            {"PrepareTools": {"function": "hide_weather"}}]"#,
+    )
+    .unwrap();
+    let loaded = registry.load(&spec).unwrap();
+    let mut settings = None;
+    loaded.capabilities[0].apply(&mut |leaf| {
+        if let Some(i) = leaf.downcast_ref::<toolsmith::capability::Instrumentation>() {
+            settings = Some(i.settings().clone());
+        }
+    });
+    assert_eq!(settings, Some(InstrumentationSettings::new().version(InstrumentationVersion::V2)));
+
+    // The registered function hides the toolset's tool from the model.
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = seen.clone();
+    let model = FunctionModel::sync(move |_, info| {
+        s.lock().unwrap().extend(info.function_tools.iter().map(|t| t.name.clone()));
+        ModelResponse::text("ok")
+    });
+    let agent = Agent::builder(model).capabilities_from_spec(&spec, &registry).build().unwrap();
+    agent.run("go").await.unwrap();
+    assert!(seen.lock().unwrap().is_empty(), "{:?}", seen.lock().unwrap());
 }

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use toolsmith::capability::{Hooks, Instrumentation, InstrumentationSettings};
+use toolsmith::capability::{Hooks, Instrumentation, InstrumentationSettings, InstrumentationVersion};
 use toolsmith::messages::{ModelMessage, ModelRequestPart, ModelResponse, ModelResponsePart, ToolCallPart};
 use toolsmith::prelude::*;
 use tracing::field::{Field, Visit};
@@ -160,8 +160,11 @@ fn spans_for_the_run_each_model_request_and_each_tool_without_content() {
     assert_eq!(f["gen_ai.agent.name"], "calculator");
     assert_eq!(f["gen_ai.provider.name"], "function");
     assert_eq!(f["gen_ai.request.model"], "scripted");
-    assert_eq!(f["gen_ai.usage.input_tokens"], "30");
-    assert_eq!(f["gen_ai.usage.output_tokens"], "8");
+    // The run's usage under the aggregated names, so that it is not counted twice with the
+    // model spans'.
+    assert_eq!(f["gen_ai.aggregated_usage.input_tokens"], "30");
+    assert_eq!(f["gen_ai.aggregated_usage.output_tokens"], "8");
+    assert!(!f.contains_key("gen_ai.usage.input_tokens"));
     assert_eq!(f["toolsmith.requests"], "2");
     assert_eq!(f["toolsmith.tool_calls"], "1");
     assert!(f.contains_key("gen_ai.conversation.id") && f.contains_key("toolsmith.run_id"));
@@ -211,6 +214,45 @@ fn spans_for_the_run_each_model_request_and_each_tool_without_content() {
 }
 
 #[test]
+fn version_6_and_the_other_settings_change_what_is_recorded() {
+    let settings = InstrumentationSettings::new()
+        .include_content(true)
+        .version(InstrumentationVersion::V6)
+        .use_aggregated_usage_attribute_names(false)
+        .include_model_request_parameters(false);
+    let (spans, result) = capture(&agent(settings), "1 + 2?");
+    result.unwrap();
+    let chats = only(&spans, "chat");
+    let second: Value = serde_json::from_str(&chats[1].1.fields["gen_ai.input.messages"]).unwrap();
+    assert_eq!(second[3]["role"], "tool");
+    assert!(!chats[0].1.fields.contains_key("model_request_parameters"));
+    let (_, run) = only(&spans, "invoke_agent")[0];
+    assert_eq!(run.fields["gen_ai.usage.input_tokens"], "30");
+    assert!(!run.fields.contains_key("gen_ai.aggregated_usage.input_tokens"));
+}
+
+#[test]
+fn a_deferred_call_is_an_error_on_its_span_only_before_version_5() {
+    let deferring = || {
+        Tool::new("add", |_ctx: RunContext<()>, _args: AddArgs| async move {
+            Err::<i64, _>(ToolError::CallDeferred(toolsmith::tool::CallDeferred::default()))
+        })
+    };
+    for (version, error) in [(InstrumentationVersion::V4, Some("CallDeferred")), (InstrumentationVersion::V5, None)] {
+        let agent = Agent::builder(model())
+            .tool(deferring())
+            .allow_deferred()
+            .capability(Instrumentation::new(InstrumentationSettings::new().version(version)))
+            .build()
+            .unwrap();
+        let (spans, result) = capture(&agent, "1 + 2?");
+        result.unwrap();
+        let (_, tool) = only(&spans, "execute_tool")[0];
+        assert_eq!(tool.fields.get("error.type").map(String::as_str), error, "{version:?}");
+    }
+}
+
+#[test]
 fn content_is_recorded_when_enabled() {
     let (spans, result) = capture(&agent(InstrumentationSettings::new().include_content(true)), "1 + 2?");
     result.unwrap();
@@ -233,10 +275,15 @@ fn content_is_recorded_when_enabled() {
     let defs: Value = serde_json::from_str(&chats[0].1.fields["gen_ai.tool.definitions"]).unwrap();
     assert_eq!(defs[0]["name"], "add");
     let second: Value = serde_json::from_str(&chats[1].1.fields["gen_ai.input.messages"]).unwrap();
+    // Version 5 (the default): a tool result is a `user` message.
     assert_eq!(
         second[3],
-        json!({"role": "tool", "parts": [{"type": "tool_call_response", "id": "call_1", "response": 3}]})
+        json!({"role": "user", "parts": [{"type": "tool_call_response", "id": "call_1", "response": 3}]})
     );
+    // What the request offered the model, recorded by default.
+    let params: Value = serde_json::from_str(&chats[0].1.fields["model_request_parameters"]).unwrap();
+    assert_eq!(params["function_tools"][0]["name"], "add");
+    assert_eq!(params["allow_text_output"], true);
     let (_, tool) = only(&spans, "execute_tool")[0];
     assert_eq!(tool.fields["gen_ai.tool.call.arguments"], r#"{"a":1,"b":2}"#);
     assert_eq!(tool.fields["gen_ai.tool.call.result"], "3");

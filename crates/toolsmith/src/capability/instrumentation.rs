@@ -15,13 +15,73 @@ use super::{
 use crate::context::RunContext;
 use crate::error::AgentRunError;
 use crate::messages::{
-    MediaContent, ModelMessage, ModelRequestPart, ModelResponse, ModelResponsePart, UserContent, UserPromptContent,
+    MediaContent, ModelMessage, ModelRequestPart, ModelResponse, ModelResponsePart, RetryCause, UserContent,
+    UserPromptContent,
 };
 use crate::run::RunOutput;
 use crate::tool::{ToolError, ToolOutput};
 
+/// The format of what [`Instrumentation`] records: Pydantic AI's instrumentation versions, so
+/// that dashboards built on its telemetry read toolsmith's. Written as a number (2 to 6) in
+/// specs.
+///
+/// | version | what changes |
+/// |---|---|
+/// | 2 | messages as JSON in `gen_ai.input.messages` / `gen_ai.output.messages`, the run's in `toolsmith.all_messages`; no thinking parts; media as `{"type": "binary", "media_type"}` and `{"type": "image-url", "url"}` |
+/// | 3 | 2 with thinking parts (`{"type": "thinking", "content"}`) |
+/// | 4 | 3 with the GenAI conventions' media parts: `{"type": "blob", "modality", "mime_type"}` and `{"type": "uri", "modality", "mime_type", "uri"}` |
+/// | 5 (the default) | 4, and a deferred call (approval required, call deferred) is not an error on its span |
+/// | 6 | 5 with tool results in `tool` messages (not `user`), and retry feedback for an answer with no usable output in a `system` message |
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
+#[serde(try_from = "u8", into = "u8")]
+#[non_exhaustive]
+pub enum InstrumentationVersion {
+    /// Version 2.
+    V2,
+    /// Version 3.
+    V3,
+    /// Version 4.
+    V4,
+    /// Version 5, the default.
+    #[default]
+    V5,
+    /// Version 6.
+    V6,
+}
+
+impl TryFrom<u8> for InstrumentationVersion {
+    type Error = String;
+
+    fn try_from(version: u8) -> Result<Self, String> {
+        Ok(match version {
+            2 => InstrumentationVersion::V2,
+            3 => InstrumentationVersion::V3,
+            4 => InstrumentationVersion::V4,
+            5 => InstrumentationVersion::V5,
+            6 => InstrumentationVersion::V6,
+            other => return Err(format!("the instrumentation version must be 2, 3, 4, 5 or 6, got {other}")),
+        })
+    }
+}
+
+impl From<InstrumentationVersion> for u8 {
+    fn from(version: InstrumentationVersion) -> u8 {
+        match version {
+            InstrumentationVersion::V2 => 2,
+            InstrumentationVersion::V3 => 3,
+            InstrumentationVersion::V4 => 4,
+            InstrumentationVersion::V5 => 5,
+            InstrumentationVersion::V6 => 6,
+        }
+    }
+}
+
+fn yes() -> bool {
+    true
+}
+
 /// What [`Instrumentation`] records. Serialisable, for [specs](super::spec).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct InstrumentationSettings {
@@ -34,6 +94,31 @@ pub struct InstrumentationSettings {
     /// it a blob is recorded by media type only.
     #[serde(default)]
     pub include_binary_content: bool,
+    /// The format of what is recorded (see [`InstrumentationVersion`]).
+    #[serde(default)]
+    pub version: InstrumentationVersion,
+    /// Record the run's token usage as `gen_ai.aggregated_usage.input_tokens` /
+    /// `output_tokens` on the run span (the default), not under the `gen_ai.usage.*` names the
+    /// model spans use: a backend that sums usage over a trace then does not count it twice.
+    #[serde(default = "yes")]
+    pub use_aggregated_usage_attribute_names: bool,
+    /// Record what each request offered the model (`model_request_parameters` on the `chat`
+    /// span: the function and output tools, whether text ends the run; on by default). It holds
+    /// every tool definition: turn it off when large schemas make spans too big to export.
+    #[serde(default = "yes")]
+    pub include_model_request_parameters: bool,
+}
+
+impl Default for InstrumentationSettings {
+    fn default() -> Self {
+        InstrumentationSettings {
+            include_content: false,
+            include_binary_content: false,
+            version: InstrumentationVersion::default(),
+            use_aggregated_usage_attribute_names: true,
+            include_model_request_parameters: true,
+        }
+    }
 }
 
 impl InstrumentationSettings {
@@ -51,6 +136,26 @@ impl InstrumentationSettings {
     /// Records binary content too (see [`InstrumentationSettings::include_binary_content`]).
     pub fn include_binary_content(mut self, include: bool) -> Self {
         self.include_binary_content = include;
+        self
+    }
+
+    /// The format of what is recorded (see [`InstrumentationVersion`]).
+    pub fn version(mut self, version: InstrumentationVersion) -> Self {
+        self.version = version;
+        self
+    }
+
+    /// Whether the run span's usage takes the `gen_ai.aggregated_usage.*` names (see
+    /// [`InstrumentationSettings::use_aggregated_usage_attribute_names`]).
+    pub fn use_aggregated_usage_attribute_names(mut self, aggregated: bool) -> Self {
+        self.use_aggregated_usage_attribute_names = aggregated;
+        self
+    }
+
+    /// Whether `chat` spans record what the request offered the model (see
+    /// [`InstrumentationSettings::include_model_request_parameters`]).
+    pub fn include_model_request_parameters(mut self, include: bool) -> Self {
+        self.include_model_request_parameters = include;
         self
     }
 }
@@ -202,6 +307,8 @@ impl<D: Clone + Send + Sync + 'static> Capability<D> for Instrumentation {
             toolsmith.run_id = %ctx.run_id,
             gen_ai.usage.input_tokens = Empty,
             gen_ai.usage.output_tokens = Empty,
+            gen_ai.aggregated_usage.input_tokens = Empty,
+            gen_ai.aggregated_usage.output_tokens = Empty,
             toolsmith.requests = Empty,
             toolsmith.tool_calls = Empty,
             toolsmith.all_messages = Empty,
@@ -213,8 +320,8 @@ impl<D: Clone + Send + Sync + 'static> Capability<D> for Instrumentation {
 
     async fn after_run(&self, ctx: &RunContext<D>, output: RunOutput) -> Result<RunOutput, AgentRunError> {
         if let Some(span) = self.spans().run.take() {
-            record_usage(&span, ctx);
-            if let Some(all) = self.content(&otel_messages(&ctx.messages, self.settings.include_binary_content)) {
+            record_usage(&span, ctx, &self.settings);
+            if let Some(all) = self.content(&otel_messages(&ctx.messages, &self.settings)) {
                 span.record("toolsmith.all_messages", all);
             }
         }
@@ -223,7 +330,7 @@ impl<D: Clone + Send + Sync + 'static> Capability<D> for Instrumentation {
 
     async fn on_run_error(&self, ctx: &RunContext<D>, error: AgentRunError) -> Result<RunOutput, AgentRunError> {
         if let Some(span) = self.spans().run.take() {
-            record_usage(&span, ctx);
+            record_usage(&span, ctx, &self.settings);
             record_error(&span, error.kind(), &error.to_string());
         }
         Err(error)
@@ -259,9 +366,21 @@ impl<D: Clone + Send + Sync + 'static> Capability<D> for Instrumentation {
                 gen_ai.output.messages = Empty,
                 gen_ai.system_instructions = Empty,
                 gen_ai.tool.definitions = Empty,
+                model_request_parameters = Empty,
                 "error.type" = Empty,
             )
         });
+        if self.settings.include_model_request_parameters {
+            let params = &request.params;
+            let function_tools: Vec<&crate::tool::ToolDefinition> =
+                params.function_tools.iter().map(|t| &**t).collect();
+            let recorded = json!({
+                "function_tools": function_tools,
+                "output_tools": params.output_tools,
+                "allow_text_output": params.allow_text_output,
+            });
+            span.record("model_request_parameters", recorded.to_string());
+        }
         if let Some(s) = &request.settings {
             if let Some(t) = s.temperature {
                 span.record("gen_ai.request.temperature", t);
@@ -295,7 +414,7 @@ impl<D: Clone + Send + Sync + 'static> Capability<D> for Instrumentation {
                     span.record("gen_ai.response.finish_reasons", json!([reason]).to_string());
                     span.record("gen_ai.usage.input_tokens", response.usage.input_tokens);
                     span.record("gen_ai.usage.output_tokens", response.usage.output_tokens);
-                    if let Some(out) = self.content(&output_messages(response, self.settings.include_binary_content)) {
+                    if let Some(out) = self.content(&output_messages(response, &self.settings)) {
                         span.record("gen_ai.output.messages", out);
                     }
                 }
@@ -368,6 +487,13 @@ impl<D: Clone + Send + Sync + 'static> Capability<D> for Instrumentation {
                         span.record("gen_ai.tool.call.result", value.to_string());
                     }
                 }
+                // Control flow, not failures (from version 5 on).
+                Err(ToolError::ApprovalRequired(_)) if self.settings.version < InstrumentationVersion::V5 => {
+                    record_error(&span, "ApprovalRequired", "the call needs approval")
+                }
+                Err(ToolError::CallDeferred(_)) if self.settings.version < InstrumentationVersion::V5 => {
+                    record_error(&span, "CallDeferred", "the call was deferred")
+                }
                 Err(ToolError::ApprovalRequired(_) | ToolError::CallDeferred(_)) => {}
                 Err(ToolError::Retry(r)) => record_error(&span, "ModelRetry", &r.to_string()),
                 Err(e @ ToolError::Validation(_)) => record_error(&span, "ValidationError", &e.to_string()),
@@ -390,10 +516,7 @@ impl Instrumentation {
             return;
         }
         let Some(span) = self.spans().model.clone() else { return };
-        span.record(
-            "gen_ai.input.messages",
-            otel_messages(&request.messages, self.settings.include_binary_content).to_string(),
-        );
+        span.record("gen_ai.input.messages", otel_messages(&request.messages, &self.settings).to_string());
         if let Some(i) = &request.params.instructions {
             span.record("gen_ai.system_instructions", json!([{"type": "text", "content": i}]).to_string());
         }
@@ -415,15 +538,49 @@ impl Instrumentation {
     }
 }
 
-fn record_usage<D>(span: &Span, ctx: &RunContext<D>) {
-    span.record("gen_ai.usage.input_tokens", ctx.usage.input_tokens);
-    span.record("gen_ai.usage.output_tokens", ctx.usage.output_tokens);
+fn record_usage<D>(span: &Span, ctx: &RunContext<D>, settings: &InstrumentationSettings) {
+    let (input, output) = if settings.use_aggregated_usage_attribute_names {
+        ("gen_ai.aggregated_usage.input_tokens", "gen_ai.aggregated_usage.output_tokens")
+    } else {
+        ("gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens")
+    };
+    span.record(input, ctx.usage.input_tokens);
+    span.record(output, ctx.usage.output_tokens);
     span.record("toolsmith.requests", u64::from(ctx.usage.requests));
     span.record("toolsmith.tool_calls", u64::from(ctx.usage.tool_calls));
 }
 
 /// One item of user content as a GenAI message part.
-fn user_part(item: &UserContent, binary: bool) -> Value {
+fn user_part(item: &UserContent, settings: &InstrumentationSettings) -> Value {
+    let binary = settings.include_binary_content;
+    if settings.version < InstrumentationVersion::V4 {
+        return match item {
+            UserContent::Media(MediaContent::Binary(b)) => {
+                let mut part = json!({"type": "binary", "media_type": b.media_type});
+                if binary {
+                    part["content"] = Value::String(b.data.clone());
+                }
+                part
+            }
+            UserContent::Media(
+                m @ (MediaContent::ImageUrl(u)
+                | MediaContent::AudioUrl(u)
+                | MediaContent::VideoUrl(u)
+                | MediaContent::DocumentUrl(u)),
+            ) => {
+                let kind = match m {
+                    MediaContent::ImageUrl(_) => "image-url",
+                    MediaContent::AudioUrl(_) => "audio-url",
+                    MediaContent::VideoUrl(_) => "video-url",
+                    _ => "document-url",
+                };
+                json!({"type": kind, "url": u.url})
+            }
+            other => {
+                user_part(other, &InstrumentationSettings { version: InstrumentationVersion::V4, ..settings.clone() })
+            }
+        };
+    }
     match item {
         UserContent::Text(t) => json!({"type": "text", "content": t}),
         UserContent::Media(MediaContent::Binary(b)) => {
@@ -464,23 +621,25 @@ fn text_of(v: &Value) -> Value {
 }
 
 /// The response as a GenAI assistant message.
-fn assistant_message(r: &ModelResponse) -> Value {
+fn assistant_message(r: &ModelResponse, settings: &InstrumentationSettings) -> Value {
     let parts: Vec<Value> = r
         .parts
         .iter()
-        .map(|p| match p {
-            ModelResponsePart::Text(t) => json!({"type": "text", "content": t.content}),
+        .filter_map(|p| match p {
+            ModelResponsePart::Text(t) => Some(json!({"type": "text", "content": t.content})),
             ModelResponsePart::ToolCall(c) => {
-                json!({"type": "tool_call", "id": c.tool_call_id, "name": c.tool_name, "arguments": c.args})
+                Some(json!({"type": "tool_call", "id": c.tool_call_id, "name": c.tool_name, "arguments": c.args}))
             }
-            ModelResponsePart::Thinking(t) => json!({"type": "reasoning", "content": t.content}),
+            // Thinking parts from version 3 on.
+            ModelResponsePart::Thinking(t) => (settings.version >= InstrumentationVersion::V3)
+                .then(|| json!({"type": "thinking", "content": t.content})),
         })
         .collect();
     json!({"role": "assistant", "parts": parts})
 }
 
-fn output_messages(r: &ModelResponse, _binary: bool) -> Value {
-    let mut m = assistant_message(r);
+fn output_messages(r: &ModelResponse, settings: &InstrumentationSettings) -> Value {
+    let mut m = assistant_message(r, settings);
     let reason = r
         .finish_reason
         .clone()
@@ -491,11 +650,13 @@ fn output_messages(r: &ModelResponse, _binary: bool) -> Value {
 
 /// Messages in the GenAI conventions' shape: `[{"role", "parts": [...]}]`, consecutive parts
 /// of one role in one message.
-pub(crate) fn otel_messages(messages: &[ModelMessage], binary: bool) -> Value {
+pub(crate) fn otel_messages(messages: &[ModelMessage], settings: &InstrumentationSettings) -> Value {
+    // Tool results take the `tool` role from version 6 on, `user` before.
+    let tool_role = if settings.version >= InstrumentationVersion::V6 { "tool" } else { "user" };
     let mut out: Vec<Value> = Vec::new();
     for m in messages {
         match m {
-            ModelMessage::Response(r) => out.push(assistant_message(r)),
+            ModelMessage::Response(r) => out.push(assistant_message(r, settings)),
             ModelMessage::Request(r) => {
                 let mut current: Option<(&str, Vec<Value>)> = None;
                 for p in &r.parts {
@@ -507,20 +668,32 @@ pub(crate) fn otel_messages(messages: &[ModelMessage], binary: bool) -> Value {
                             "user",
                             match &u.content {
                                 UserPromptContent::Text(t) => vec![json!({"type": "text", "content": t})],
-                                UserPromptContent::Parts(items) => items.iter().map(|i| user_part(i, binary)).collect(),
+                                UserPromptContent::Parts(items) => {
+                                    items.iter().map(|i| user_part(i, settings)).collect()
+                                }
                             },
                         ),
                         ModelRequestPart::ToolReturn(t) => (
-                            "tool",
+                            tool_role,
                             vec![json!({"type": "tool_call_response", "id": t.tool_call_id, "response": t.content})],
                         ),
                         ModelRequestPart::RetryFeedback(f) => {
-                            ("user", vec![json!({"type": "text", "content": text_of(&f.content)})])
+                            // From version 6 on, the feedback for an answer with no usable
+                            // output is the harness's own voice.
+                            let role = if settings.version >= InstrumentationVersion::V6
+                                && f.retry.cause == RetryCause::NoOutput
+                            {
+                                "system"
+                            } else {
+                                "user"
+                            };
+                            (role, vec![json!({"type": "text", "content": text_of(&f.content)})])
                         }
                         ModelRequestPart::RetryPrompt(rp) => match &rp.tool_call_id {
-                            Some(id) => {
-                                ("tool", vec![json!({"type": "tool_call_response", "id": id, "response": rp.content})])
-                            }
+                            Some(id) => (
+                                tool_role,
+                                vec![json!({"type": "tool_call_response", "id": id, "response": rp.content})],
+                            ),
                             None => ("user", vec![json!({"type": "text", "content": text_of(&rp.content)})]),
                         },
                     };
@@ -572,7 +745,7 @@ mod tests {
             ))])),
         ];
         assert_eq!(
-            otel_messages(&messages, false),
+            otel_messages(&messages, &InstrumentationSettings::new().version(InstrumentationVersion::V6)),
             json!([
                 {"role": "system", "parts": [{"type": "text", "content": "be brief"}]},
                 {"role": "user", "parts": [
@@ -583,7 +756,29 @@ mod tests {
                 {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": "a cat"}]}
             ])
         );
-        let with_binary = otel_messages(&messages, true);
+        let with_binary = otel_messages(&messages, &InstrumentationSettings::new().include_binary_content(true));
         assert_eq!(with_binary[1]["parts"][1]["content"], json!("cG5n"));
+        // Before version 6, tool results are `user` messages; before 4, media has the old shape.
+        assert_eq!(with_binary[3]["role"], "user");
+        let v3 = otel_messages(&messages, &InstrumentationSettings::new().version(InstrumentationVersion::V3));
+        assert_eq!(v3[1]["parts"][1], json!({"type": "binary", "media_type": "image/png"}));
+    }
+
+    #[test]
+    fn thinking_is_recorded_from_version_3_and_versions_read_as_numbers() {
+        let response = ModelResponse::new(vec![
+            ModelResponsePart::Thinking(crate::messages::ThinkingPart::new("hmm")),
+            ModelResponsePart::Text(crate::messages::TextPart::new("hi")),
+        ]);
+        let v2 = InstrumentationSettings::new().version(InstrumentationVersion::V2);
+        assert_eq!(assistant_message(&response, &v2)["parts"], json!([{"type": "text", "content": "hi"}]));
+        let v3 = InstrumentationSettings::new().version(InstrumentationVersion::V3);
+        assert_eq!(assistant_message(&response, &v3)["parts"][0], json!({"type": "thinking", "content": "hmm"}));
+
+        let parsed: InstrumentationSettings = serde_json::from_value(json!({"version": 2})).unwrap();
+        assert_eq!(parsed.version, InstrumentationVersion::V2);
+        assert!(parsed.use_aggregated_usage_attribute_names && parsed.include_model_request_parameters);
+        let err = serde_json::from_value::<InstrumentationSettings>(json!({"version": 7})).unwrap_err();
+        assert!(err.to_string().contains("must be 2, 3, 4, 5 or 6, got 7"), "{err}");
     }
 }

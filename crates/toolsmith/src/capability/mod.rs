@@ -85,7 +85,7 @@ pub use combined::CombinedCapability;
 pub use dynamic::DynamicCapability;
 pub use handle_deferred::HandleDeferredToolCalls;
 pub use hooks::{Hooks, OwnedOutput, OwnedToolCall};
-pub use instrumentation::{Instrumentation, InstrumentationSettings};
+pub use instrumentation::{Instrumentation, InstrumentationSettings, InstrumentationVersion};
 pub use next::{ModelRequestNext, NodeNext, OutputNext, RunNext, ToolExecuteNext, ToolValidateNext};
 pub use ordering::{CapabilityOrdering, CapabilityPosition};
 pub use prefix_tools::PrefixTools;

@@ -61,6 +61,12 @@ struct ThinkingArgs {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+struct FunctionArgs {
+    function: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct ThreadArgs {
     max_threads: usize,
 }
@@ -154,8 +160,31 @@ pub(super) fn register<D: Clone + Send + Sync + 'static>(registry: CapabilityReg
             Ok(BoxedCapability::new(Thinking::new(a.effort.unwrap_or_default()).format(format)))
         })
         .register("Instrumentation", |args| {
-            let settings: InstrumentationSettings = args.parse()?;
+            // `event_mode` (Pydantic AI's older option) names where content goes: toolsmith
+            // records it as span attributes.
+            let mut value = args.value().clone();
+            if let Value::Object(map) = &mut value
+                && let Some(mode) = map.remove("event_mode")
+                && mode != "attributes"
+            {
+                return Err(args.error(format!(
+                    "Instrumentation: event_mode {mode} is not supported: message content is recorded as span attributes (`event_mode: attributes`)"
+                )));
+            }
+            let settings: InstrumentationSettings = args.with_value(&value).parse()?;
             Ok(BoxedCapability::new(Instrumentation::new(settings)))
+        })
+        .register("PrepareTools", |args| {
+            let a: FunctionArgs = args.parse_with_main("function")?;
+            args.function("PrepareTools", &a.function)
+        })
+        .register("PrepareOutputTools", |args| {
+            let a: FunctionArgs = args.parse_with_main("function")?;
+            args.function("PrepareOutputTools", &a.function)
+        })
+        .register("ProcessHistory", |args| {
+            let a: FunctionArgs = args.parse_with_main("function")?;
+            args.function("ProcessHistory", &a.function)
         })
         .register("ThreadExecutor", |args| {
             let a: ThreadArgs = args.parse_with_main("max_threads")?;

@@ -8,7 +8,7 @@
 //!
 //! ```yaml
 //! capabilities:
-//!   - Instrumentation: {include_content: false}
+//!   - Instrumentation: {version: 2, include_content: false}
 //!   - Thinking: high
 //!   - ReinjectSystemPrompt: {replace_existing: true}
 //!   - SetToolMetadata: {team: search}
@@ -28,15 +28,18 @@
 //! | `IncludeToolReturnSchemas` | `tools`: `all` (the default) or a list of tool names | `tools` |
 //! | `ReinjectSystemPrompt` | `replace_existing`: bool | `replace_existing` |
 //! | `Thinking` | `effort`: `true`, `false`, `minimal` ... `xhigh` (default `true`); `format`: `auto`, `anthropic`, `gemini`, `openai_chat`, `openai_responses` | `effort` |
-//! | `Instrumentation` | `include_content`, `include_binary_content`: bool | — |
+//! | `Instrumentation` | `include_content`, `include_binary_content`, `use_aggregated_usage_attribute_names`, `include_model_request_parameters`: bool; `version`: 2 to 6; `event_mode`: `attributes` (the only mode) | — |
+//! | `PrepareTools`, `PrepareOutputTools`, `ProcessHistory` | `function`: a name registered with [`CapabilityRegistry::register_prepare_tools`], [`register_prepare_output_tools`](CapabilityRegistry::register_prepare_output_tools), [`register_history_processor`](CapabilityRegistry::register_history_processor) | `function` |
 //! | `ThreadExecutor` | `max_threads`: integer | `max_threads` |
 //! | `ToolSearch` | `strategy`: `keywords` (or absent for the default); `max_results`; `tool_description`; `parameter_description` | — |
 //!
 //! `ToolSearch` is not a capability here: it configures the agent's tool search (what
-//! [`AgentBuilder::tool_search`](crate::AgentBuilder::tool_search) sets). Capabilities made of
-//! functions ([`PrepareTools`](super::PrepareTools), [`ProcessHistory`](super::ProcessHistory),
-//! [`Hooks`](super::Hooks), ...) cannot be written as data: register them under a name of your
-//! own ([`CapabilityRegistry::register`], [`CapabilityRegistry::register_capability`]).
+//! [`AgentBuilder::tool_search`](crate::AgentBuilder::tool_search) sets). A function cannot be
+//! written as data: [`PrepareTools`](super::PrepareTools), [`PrepareOutputTools`](super::PrepareOutputTools)
+//! and [`ProcessHistory`](super::ProcessHistory) entries name a function registered with the
+//! registry; other capabilities made of functions ([`Hooks`](super::Hooks), your own) are
+//! registered under a name of your own ([`CapabilityRegistry::register`],
+//! [`CapabilityRegistry::register_capability`]).
 //!
 //! Errors name the offending entry by its path (`capabilities[2].PrefixTools.capability`): an
 //! unknown name (with the known ones, and the closest one), arguments of the wrong shape, an
@@ -249,6 +252,33 @@ impl<'a, D: Clone + Send + Sync + 'static> SpecArgs<'a, D> {
         self.registry.build_entry(entry, &path)
     }
 
+    /// These arguments with another value (for a builder that rewrites them first).
+    fn with_value<'b>(&'b self, value: &'b Value) -> SpecArgs<'b, D> {
+        SpecArgs { name: self.name, value, path: self.path.clone(), registry: self.registry }
+    }
+
+    /// The function capability of `kind` registered as `name` (see
+    /// [`CapabilityRegistry::register_prepare_tools`]).
+    fn function(&self, kind: &'static str, name: &str) -> Result<BoxedCapability<D>, SpecError> {
+        if let Some(c) = self.registry.functions.get(&(kind, name.to_string())) {
+            return Ok(c.clone());
+        }
+        let known: Vec<&str> =
+            self.registry.functions.keys().filter(|(k, _)| *k == kind).map(|(_, n)| n.as_str()).collect();
+        let register = match kind {
+            "PrepareTools" => "register_prepare_tools",
+            "PrepareOutputTools" => "register_prepare_output_tools",
+            _ => "register_history_processor",
+        };
+        Err(self.error(if known.is_empty() {
+            format!(
+                "unknown {kind} function '{name}': no {kind} functions are registered; add it with `CapabilityRegistry::{register}(\"{name}\", {kind}::new(..))`"
+            )
+        } else {
+            format!("unknown {kind} function '{name}'{}; registered: {}", closest(name, &known), known.join(", "))
+        }))
+    }
+
     /// The toolset registered under `name`.
     pub fn toolset(&self, name: &str) -> Result<BoxedToolset<D>, SpecError> {
         self.registry.toolsets.get(name).cloned().ok_or_else(|| {
@@ -297,11 +327,18 @@ pub struct LoadedSpec<D> {
 pub struct CapabilityRegistry<D> {
     entries: BTreeMap<String, Entry<D>>,
     toolsets: BTreeMap<String, BoxedToolset<D>>,
+    /// Capabilities made of a function, by the capability's name (`PrepareTools`,
+    /// `PrepareOutputTools`, `ProcessHistory`) and the function's registered name.
+    functions: BTreeMap<(&'static str, String), BoxedCapability<D>>,
 }
 
 impl<D> Clone for CapabilityRegistry<D> {
     fn clone(&self) -> Self {
-        CapabilityRegistry { entries: self.entries.clone(), toolsets: self.toolsets.clone() }
+        CapabilityRegistry {
+            entries: self.entries.clone(),
+            toolsets: self.toolsets.clone(),
+            functions: self.functions.clone(),
+        }
     }
 }
 
@@ -319,7 +356,7 @@ impl<D: Clone + Send + Sync + 'static> CapabilityRegistry<D> {
 
     /// A registry without any name.
     pub fn empty() -> Self {
-        CapabilityRegistry { entries: BTreeMap::new(), toolsets: BTreeMap::new() }
+        CapabilityRegistry { entries: BTreeMap::new(), toolsets: BTreeMap::new(), functions: BTreeMap::new() }
     }
 
     fn with_entry(mut self, name: &str, entry: Entry<D>) -> Self {
@@ -372,6 +409,56 @@ impl<D: Clone + Send + Sync + 'static> CapabilityRegistry<D> {
     /// Registers a toolset for `Toolset` entries (`{Toolset: name}`).
     pub fn register_toolset(mut self, name: impl Into<String>, toolset: impl crate::toolset::Toolset<D>) -> Self {
         self.toolsets.insert(name.into(), BoxedToolset::new(toolset));
+        self
+    }
+
+    /// Registers a [`PrepareTools`](super::PrepareTools) under the name of its function, for
+    /// `PrepareTools` entries (`{PrepareTools: name}`): a function cannot be written as data.
+    ///
+    /// ```
+    /// use toolsmith::capability::{CapabilityRegistry, CapabilitySpec, PrepareTools, ProcessHistory};
+    /// use toolsmith::prelude::*;
+    ///
+    /// # fn main() -> Result<(), UserError> {
+    /// let registry = CapabilityRegistry::<()>::new()
+    ///     .register_prepare_tools("hide_admin", PrepareTools::new(|_ctx, tools| {
+    ///         tools.into_iter().filter(|t| !t.name.starts_with("admin_")).collect()
+    ///     }))
+    ///     .register_history_processor("last_ten", ProcessHistory::new(|_ctx, messages| {
+    ///         let skip = messages.len().saturating_sub(10);
+    ///         messages.into_iter().skip(skip).collect()
+    ///     }));
+    /// let spec = CapabilitySpec::from_json(r#"[{"PrepareTools": "hide_admin"}, {"ProcessHistory": "last_ten"}]"#)?;
+    /// assert_eq!(registry.load(&spec)?.capabilities.len(), 2);
+    ///
+    /// let typo = CapabilitySpec::from_json(r#"[{"PrepareTools": "hide_admn"}]"#)?;
+    /// let err = registry.load(&typo).unwrap_err();
+    /// assert!(err.message.contains("unknown PrepareTools function 'hide_admn' (did you mean 'hide_admin'?)"), "{err}");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn register_prepare_tools(self, name: impl Into<String>, capability: super::PrepareTools<D>) -> Self {
+        self.with_function("PrepareTools", name.into(), BoxedCapability::new(capability))
+    }
+
+    /// Registers a [`PrepareOutputTools`](super::PrepareOutputTools) under the name of its
+    /// function, for `PrepareOutputTools` entries (see [`register_prepare_tools`](Self::register_prepare_tools)).
+    pub fn register_prepare_output_tools(
+        self,
+        name: impl Into<String>,
+        capability: super::PrepareOutputTools<D>,
+    ) -> Self {
+        self.with_function("PrepareOutputTools", name.into(), BoxedCapability::new(capability))
+    }
+
+    /// Registers a [`ProcessHistory`](super::ProcessHistory) under the name of its function,
+    /// for `ProcessHistory` entries (see [`register_prepare_tools`](Self::register_prepare_tools)).
+    pub fn register_history_processor(self, name: impl Into<String>, capability: super::ProcessHistory<D>) -> Self {
+        self.with_function("ProcessHistory", name.into(), BoxedCapability::new(capability))
+    }
+
+    fn with_function(mut self, kind: &'static str, name: String, capability: BoxedCapability<D>) -> Self {
+        self.functions.insert((kind, name), capability);
         self
     }
 
