@@ -154,3 +154,33 @@ fn auto_mode_takes_the_window_from_the_model_profile_or_the_agent() {
     assert_eq!(names("gpt-4.1", Some(8_000)), bridged);
     assert_eq!(names("gpt-4", Some(1_000_000)), all);
 }
+
+#[test]
+fn bridge_mode_is_a_capability_in_code_and_in_specs() {
+    use toolsmith::capability::{CapabilityRegistry, CapabilitySpec};
+    let run = |builder: toolsmith::AgentBuilder<(), String>, seen: Arc<Mutex<Vec<String>>>| {
+        builder
+            .tools([mcp_github_create_issue, mcp_slack_history, read_file])
+            .build()
+            .unwrap()
+            .run("hi")
+            .run_sync()
+            .unwrap();
+        seen.lock().unwrap().clone()
+    };
+    let bridged = ["read_file", "tool_search", "tool_describe", "tool_call"];
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let builder = Agent::builder(Named("gpt-4.1", seen.clone())).capability(BridgeConfig::on());
+    assert_eq!(run(builder, seen), bridged);
+
+    let spec =
+        CapabilitySpec::from_json(r#"[{"ToolSearchBridge": {"enabled": "on", "search_default_limit": 3}}]"#).unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let builder =
+        Agent::builder(Named("gpt-4.1", seen.clone())).capabilities_from_spec(&spec, &CapabilityRegistry::new());
+    assert_eq!(run(builder, seen), bridged);
+
+    let typo = CapabilitySpec::from_json(r#"[{"ToolSearchBridge": {"enabeld": "on"}}]"#).unwrap();
+    let err = CapabilityRegistry::<()>::new().load(&typo).unwrap_err();
+    assert!(err.message.contains("(did you mean 'enabled'?)"), "{}", err.message);
+}

@@ -727,10 +727,13 @@ async fn a_json_spec_builds_capabilities_and_tool_search() {
             "ReinjectSystemPrompt",
             "IncludeToolReturnSchemas",
             "Instrumentation",
-            "ThreadExecutor"
+            "ThreadExecutor",
+            "ToolSearch"
         ]
     );
-    let search = loaded.tool_search.unwrap();
+    let mut search = None;
+    loaded.capabilities[7].apply(&mut |leaf| search = leaf.downcast_ref::<toolsmith::search::ToolSearch>().cloned());
+    let search = search.unwrap();
     assert_eq!(search.max_results, 3);
     assert_eq!(search.definition().description.as_deref(), Some("Find tools."));
 
@@ -886,8 +889,10 @@ capabilities:
     .unwrap();
     assert_eq!(spec, json);
     let loaded = registry().load(&spec).unwrap();
-    assert_eq!(loaded.capabilities.len(), 3);
-    assert_eq!(loaded.tool_search.unwrap().max_results, 2);
+    assert_eq!(loaded.capabilities.len(), 4);
+    let mut search = None;
+    loaded.capabilities[3].apply(&mut |leaf| search = leaf.downcast_ref::<toolsmith::search::ToolSearch>().cloned());
+    assert_eq!(search.unwrap().max_results, 2);
 
     let e = CapabilitySpec::from_yaml("capabilities: [Thinking\n").unwrap_err();
     assert!(e.message.starts_with("capability spec: invalid YAML"), "{}", e.message);

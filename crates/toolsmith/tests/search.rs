@@ -207,6 +207,102 @@ async fn custom_strategies_sync_and_async_rank_the_catalogue() {
     assert_eq!(returns[1].outcome, ToolOutcome::Retried);
 }
 
+#[derive(Clone)]
+struct Deps {
+    region: &'static str,
+}
+
+#[tokio::test]
+async fn a_custom_search_function_gets_the_run_context() {
+    // Only the tools of the user's region (here: whose name holds it).
+    let search = CustomSearch::with_context(|ctx: &RunContext<Deps>, _queries, tools| {
+        tools.iter().filter(|t| t.name.contains(ctx.deps.region)).map(|t| t.name.clone()).collect()
+    });
+    let (model, _) =
+        scripted(vec![call("search_tools", json!({"queries": ["anything"]}), "s1"), ModelResponse::text("ok")]);
+    let agent = Agent::builder(model)
+        .deps::<Deps>()
+        .tool(mortgage_calculator)
+        .tool(weather_forecast)
+        .tool_search(ToolSearch::new().strategy(SearchStrategy::Custom(search)))
+        .build()
+        .unwrap();
+    let result = agent.run("go").deps(Deps { region: "weather" }).await.unwrap();
+    assert_eq!(
+        tool_returns(result.all_messages())[0].content,
+        json!({"discovered_tools": [{"name": "weather_forecast"}]})
+    );
+
+    // The async form, and a function for other dependencies: refused when the agent is built.
+    let asynchronous = CustomSearch::with_context_async(|ctx: RunContext<Deps>, _queries, tools| async move {
+        tools.iter().filter(|t| !t.name.contains(ctx.deps.region)).map(|t| t.name.clone()).collect::<Vec<_>>()
+    });
+    let (model, _) =
+        scripted(vec![call("search_tools", json!({"queries": ["anything"]}), "s1"), ModelResponse::text("ok")]);
+    let result = Agent::builder(model)
+        .deps::<Deps>()
+        .tool(mortgage_calculator)
+        .tool(weather_forecast)
+        .tool_search(ToolSearch::new().strategy(SearchStrategy::Custom(asynchronous.clone())))
+        .build()
+        .unwrap()
+        .run("go")
+        .deps(Deps { region: "weather" })
+        .await
+        .unwrap();
+    assert_eq!(
+        tool_returns(result.all_messages())[0].content,
+        json!({"discovered_tools": [{"name": "mortgage_calculator"}]})
+    );
+    let err = Agent::builder(TestModel::default())
+        .tool(mortgage_calculator)
+        .tool_search(ToolSearch::new().strategy(SearchStrategy::Custom(asynchronous)))
+        .build()
+        .unwrap_err();
+    assert!(
+        err.to_string().contains(
+            "the tool search function takes `RunContext<search::Deps>`, but this agent's dependencies are `()`"
+        ),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn tool_search_is_a_capability_like_the_others() {
+    use toolsmith::capability::{CombinedCapability, DynamicCapability};
+    // Added as a capability (here inside a bundle): the same as the builder's shortcut.
+    let (model, seen) =
+        scripted(vec![call("search_tools", json!({"queries": ["weather"]}), "s1"), ModelResponse::text("ok")]);
+    let bundle = CombinedCapability::new().with(ToolSearch::recommended().tool_description("Find a tool."));
+    let agent = Agent::builder(model).tool(echo).tool(weather_forecast).capability(bundle).build().unwrap();
+    let result = agent.run("go").await.unwrap();
+    assert_eq!(
+        tool_returns(result.all_messages())[0].content,
+        json!({"discovered_tools": [{"name": "weather_forecast"}]})
+    );
+    assert_eq!(seen.lock().unwrap()[1], ["echo", "weather_forecast", "search_tools"]);
+
+    // Twice (the shortcut and a capability) is a mistake.
+    let err = Agent::builder(TestModel::default())
+        .tool(weather_forecast)
+        .tool_search(ToolSearch::new())
+        .capability(ToolSearch::recommended())
+        .build()
+        .unwrap_err();
+    assert!(err.to_string().contains("tool search (`ToolSearch`) is configured 2 times"), "{err}");
+
+    // The agent's tool search is read when it is built: not for one run.
+    let agent = Agent::builder(TestModel::default()).tool(weather_forecast).build().unwrap();
+    let err = agent.run("go").capability(ToolSearch::recommended()).await.unwrap_err();
+    assert!(err.to_string().contains("`ToolSearch` configures the agent's tool search"), "{err}");
+    let dynamic = DynamicCapability::new(|_: &RunContext<()>| {
+        Some(toolsmith::capability::BoxedCapability::new(ToolSearch::recommended()))
+    });
+    let agent = Agent::builder(TestModel::default()).tool(weather_forecast).capability(dynamic).build().unwrap();
+    let err = agent.run("go").await.unwrap_err();
+    assert!(err.to_string().contains("'DynamicCapability' made it for one run"), "{err}");
+}
+
 #[test]
 fn the_recommended_configuration_uses_bm25_and_the_default_stays_pydantic_ais() {
     assert_eq!(ToolSearch::recommended().strategy, SearchStrategy::Bm25);

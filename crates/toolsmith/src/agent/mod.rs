@@ -297,12 +297,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
     ) -> Self {
         // The registry's builders are application code: a panic is reported by `build()`.
         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| registry.load(spec))) {
-            Ok(Ok(loaded)) => {
-                self.capabilities.extend(loaded.capabilities);
-                if loaded.tool_search.is_some() {
-                    self.tool_search = loaded.tool_search;
-                }
-            }
+            Ok(Ok(loaded)) => self.capabilities.extend(loaded.capabilities),
             Ok(Err(e)) => self.problems.push(e.message),
             Err(p) => self.problems.push(format!(
                 "a capability builder of the registry panicked while the spec was loaded: {}",
@@ -465,6 +460,12 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
         // Capabilities sorted by their ordering constraints (a cycle or a missing requirement is
         // an error); a `ThreadExecutor` among them brings the blocking pool.
         let capabilities = self.capabilities.for_agent(self.name.as_deref(), &self.system_prompts)?;
+        // Tool search and bridge mode, from the builder's shortcuts or the capabilities: one each.
+        let tool_search = one_of("tool search (`ToolSearch`)", self.tool_search, capabilities.leaves::<ToolSearch>()?)?;
+        let bridge = one_of("bridge mode (`BridgeConfig`)", self.bridge, capabilities.leaves::<BridgeConfig>()?)?;
+        if let Some(config) = &tool_search {
+            config.check_context::<D>()?;
+        }
         let blocking = capabilities
             .blocking_pool()?
             .or_else(|| self.blocking_threads.map(crate::tool::pool::BlockingPool::new))
@@ -514,13 +515,24 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
                     parallel_mode: self.parallel_mode,
                     output: self.output,
                     blocking,
-                    tool_search: self.tool_search,
+                    tool_search,
                     tool_layout: Default::default(),
-                    bridge: self.bridge,
+                    bridge,
                     bridge_cache: BridgeCache::default(),
                 },
             }),
             convert: self.convert,
         })
     }
+}
+
+/// The one configuration of `what`: the builder's, or the one capability's. Two is a mistake.
+fn one_of<T>(what: &str, from_builder: Option<T>, from_capabilities: Vec<T>) -> Result<Option<T>, UserError> {
+    let count = usize::from(from_builder.is_some()) + from_capabilities.len();
+    if count > 1 {
+        return Err(UserError::new(format!(
+            "{what} is configured {count} times (by the builder's shortcut and the capabilities): keep one"
+        )));
+    }
+    Ok(from_builder.or(from_capabilities.into_iter().next()))
 }

@@ -124,6 +124,24 @@ fn build_panic(index: usize, error: AgentRunError) -> UserError {
     }
 }
 
+/// Why `cap` (or a capability it holds) cannot be added to one run: the blocking pool, tool
+/// search and bridge mode are the agent's, read when it is built.
+fn agent_wide<D>(cap: &dyn DynCapability<D>) -> Result<Option<&'static str>, AgentRunError> {
+    let mut refusal = None;
+    sync_guard(cap, "apply", || {
+        cap.apply(&mut |leaf| {
+            if leaf.is::<ThreadExecutor>() {
+                refusal = Some("a `ThreadExecutor` sets the agent's blocking pool: add it with `AgentBuilder::capability`");
+            } else if leaf.is::<crate::search::ToolSearch>() {
+                refusal = Some("`ToolSearch` configures the agent's tool search: add it with `AgentBuilder::capability` or `AgentBuilder::tool_search`");
+            } else if leaf.is::<crate::search::bridge::BridgeConfig>() {
+                refusal = Some("a `BridgeConfig` configures the agent's bridge mode: add it with `AgentBuilder::capability` or `AgentBuilder::tool_search_bridge`");
+            }
+        })
+    })?;
+    Ok(refusal)
+}
+
 /// Calls a plain method of `cap`, catching its panic.
 fn sync_guard<D, T>(cap: &dyn DynCapability<D>, hook: &str, f: impl FnOnce() -> T) -> Result<T, AgentRunError> {
     std::panic::catch_unwind(AssertUnwindSafe(f)).map_err(|p| hook_panicked(cap, hook, p))
@@ -226,13 +244,8 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
         for (i, c) in extra.iter().enumerate() {
             sync_guard(&**c, "name", || c.name()).map_err(|e| run_error(i, e))?;
             sync_guard(&**c, "ordering", || c.ordering()).map_err(|e| run_error(i, e))?;
-            let mut pool = false;
-            sync_guard(&**c, "apply", || c.apply(&mut |leaf| pool |= leaf.is::<ThreadExecutor>()))
-                .map_err(|e| run_error(i, e))?;
-            if pool {
-                return Err(UserError::new(
-                    "a `ThreadExecutor` sets the agent's blocking pool: add it with `AgentBuilder::capability`, not to one run",
-                ));
+            if let Some(refusal) = agent_wide(&**c).map_err(|e| run_error(i, e))? {
+                return Err(UserError::new(format!("{refusal}, not to one run")));
             }
         }
         let mut caps = self.caps.clone();
@@ -263,6 +276,22 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
             })?;
         }
         Ok(())
+    }
+
+    /// Every leaf capability of type `T` (see [`Capability::apply`](super::Capability::apply)), in order.
+    pub(crate) fn leaves<T: Clone + 'static>(&self) -> Result<Vec<T>, UserError> {
+        let mut found = Vec::new();
+        for (i, c) in self.caps.iter().enumerate() {
+            sync_guard(&**c, "apply", || {
+                c.apply(&mut |leaf| {
+                    if let Some(t) = leaf.downcast_ref::<T>() {
+                        found.push(t.clone());
+                    }
+                })
+            })
+            .map_err(|e| build_panic(i, e))?;
+        }
+        Ok(found)
     }
 
     /// The pool of the first [`ThreadExecutor`], if any: the agent runs blocking tools under it.
@@ -326,6 +355,12 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
         for c in &self.caps {
             match sync_guard(&**c, "for_run", || c.for_run(ctx))? {
                 Some(b) => {
+                    if let Some(refusal) = agent_wide(&*b.0)? {
+                        let made_by = sync_guard(&**c, "name", || c.name())?;
+                        return Err(AgentRunError::User(UserError::new(format!(
+                            "{refusal}: '{made_by}' made it for one run (`for_run`)"
+                        ))));
+                    }
                     let members = spread_all([b.0]);
                     fresh.extend(members.iter().cloned());
                     caps.extend(members);

@@ -73,6 +73,7 @@ mod set_metadata;
 pub mod spec;
 mod thinking;
 mod thread_executor;
+mod tool_search;
 mod toolset;
 mod trait_def;
 mod types;

@@ -197,7 +197,7 @@ impl<D: Clone + Send + Sync + 'static> ToolIndex<D> {
         let config = inner.tool_search.clone().unwrap_or_default();
         let catalogue = shape.catalogue.clone();
         let handler: crate::tool::Handler<D> =
-            Arc::new(move |_ctx, args| search::search_invocation(&config, &catalogue, &discovered, &args));
+            Arc::new(move |ctx, args| search::search_invocation(&config, &catalogue, &discovered, ctx, &args));
         tools.push(ToolsetTool {
             def: shape.search_def.clone(),
             max_retries: None,

@@ -31,21 +31,30 @@
 //! # let _ = remote;
 //! ```
 
+use std::any::{Any, TypeId};
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
+use crate::context::RunContext;
 use crate::tool::ToolDefinition;
 
 type SyncSearch = dyn Fn(&[String], &[ToolDefinition]) -> Vec<String> + Send + Sync;
 type AsyncSearch = dyn Fn(Vec<String>, Arc<[ToolDefinition]>) -> BoxFuture<'static, Vec<String>> + Send + Sync;
+/// A function of the run context (a `RunContext<D>` behind `Any`; `None` for another `D`).
+type SyncCtxSearch = dyn Fn(&dyn Any, &[String], &[ToolDefinition]) -> Option<Vec<String>> + Send + Sync;
+type AsyncCtxSearch = dyn Fn(Box<dyn Any + Send>, Vec<String>, Arc<[ToolDefinition]>) -> Option<BoxFuture<'static, Vec<String>>>
+    + Send
+    + Sync;
 
 #[derive(Clone)]
 pub(crate) enum SearchFn {
     Sync(Arc<SyncSearch>),
     Async(Arc<AsyncSearch>),
+    SyncCtx(Arc<SyncCtxSearch>),
+    AsyncCtx(Arc<AsyncCtxSearch>),
 }
 
 /// A search function of yours, sync or async: see the [module docs](self).
@@ -55,6 +64,8 @@ pub(crate) enum SearchFn {
 pub struct CustomSearch {
     pub(crate) f: SearchFn,
     label: Arc<str>,
+    /// For a function of the run context: the dependency type it takes, and its name.
+    context: Option<(TypeId, &'static str)>,
 }
 
 impl CustomSearch {
@@ -64,7 +75,64 @@ impl CustomSearch {
     where
         F: Fn(&[String], &[ToolDefinition]) -> Vec<String> + Send + Sync + 'static,
     {
-        CustomSearch { f: SearchFn::Sync(Arc::new(f)), label: Arc::from("sync") }
+        CustomSearch { f: SearchFn::Sync(Arc::new(f)), label: Arc::from("sync"), context: None }
+    }
+
+    /// A synchronous search function that also gets the run context (the run's dependencies,
+    /// messages, usage...), as Pydantic AI's does. `D` must be the agent's dependency type:
+    /// another one is a [`UserError`](crate::UserError) when the agent is built. It runs on the
+    /// agent's blocking pool.
+    ///
+    /// ```
+    /// use toolsmith::RunContext;
+    /// use toolsmith::search::{CustomSearch, SearchStrategy, ToolSearch};
+    ///
+    /// #[derive(Clone)]
+    /// struct Deps { allowed_prefix: String }
+    ///
+    /// // Only the tools this user may see.
+    /// let search = CustomSearch::with_context(|ctx: &RunContext<Deps>, _queries, tools| {
+    ///     tools.iter().filter(|t| t.name.starts_with(&ctx.deps.allowed_prefix)).map(|t| t.name.clone()).collect()
+    /// });
+    /// let config = ToolSearch::new().strategy(SearchStrategy::Custom(search));
+    /// # let _ = config;
+    /// ```
+    pub fn with_context<D, F>(f: F) -> Self
+    where
+        D: Send + Sync + 'static,
+        F: Fn(&RunContext<D>, &[String], &[ToolDefinition]) -> Vec<String> + Send + Sync + 'static,
+    {
+        let f: Arc<SyncCtxSearch> =
+            Arc::new(move |ctx, queries, tools| ctx.downcast_ref::<RunContext<D>>().map(|ctx| f(ctx, queries, tools)));
+        CustomSearch {
+            f: SearchFn::SyncCtx(f),
+            label: Arc::from("sync"),
+            context: Some((TypeId::of::<D>(), std::any::type_name::<D>())),
+        }
+    }
+
+    /// An async search function that also gets the run context (see
+    /// [`with_context`](Self::with_context)); its future runs on the agent's runtime.
+    pub fn with_context_async<D, F, Fut>(f: F) -> Self
+    where
+        D: Send + Sync + 'static,
+        F: Fn(RunContext<D>, Vec<String>, Arc<[ToolDefinition]>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Vec<String>> + Send + 'static,
+    {
+        let f: Arc<AsyncCtxSearch> = Arc::new(move |ctx, queries, tools| {
+            let ctx = ctx.downcast::<RunContext<D>>().ok()?;
+            Some(Box::pin(f(*ctx, queries, tools)) as BoxFuture<'static, Vec<String>>)
+        });
+        CustomSearch {
+            f: SearchFn::AsyncCtx(f),
+            label: Arc::from("async"),
+            context: Some((TypeId::of::<D>(), std::any::type_name::<D>())),
+        }
+    }
+
+    /// The dependency type a function of the run context takes, if it is one, by name.
+    pub(crate) fn context_type(&self) -> Option<(TypeId, &'static str)> {
+        self.context
     }
 
     /// An async search function; its future runs on the agent's runtime.
@@ -76,6 +144,7 @@ impl CustomSearch {
         CustomSearch {
             f: SearchFn::Async(Arc::new(move |q, t| Box::pin(f(q, t)) as BoxFuture<'static, Vec<String>>)),
             label: Arc::from("async"),
+            context: None,
         }
     }
 
@@ -91,11 +160,13 @@ impl CustomSearch {
     }
 
     /// Runs the function to completion on the calling thread (an async one with a local
-    /// executor): for tools such as the evaluation, outside an agent run.
-    pub(crate) fn call_blocking(&self, queries: &[String], tools: &Arc<[ToolDefinition]>) -> Vec<String> {
+    /// executor): for tools such as the evaluation, outside an agent run. A function of the run
+    /// context has none here: `None`.
+    pub(crate) fn call_blocking(&self, queries: &[String], tools: &Arc<[ToolDefinition]>) -> Option<Vec<String>> {
         match &self.f {
-            SearchFn::Sync(f) => f(queries, tools),
-            SearchFn::Async(f) => futures::executor::block_on(f(queries.to_vec(), tools.clone())),
+            SearchFn::Sync(f) => Some(f(queries, tools)),
+            SearchFn::Async(f) => Some(futures::executor::block_on(f(queries.to_vec(), tools.clone()))),
+            SearchFn::SyncCtx(_) | SearchFn::AsyncCtx(_) => None,
         }
     }
 }
@@ -111,6 +182,8 @@ impl PartialEq for CustomSearch {
         match (&self.f, &other.f) {
             (SearchFn::Sync(a), SearchFn::Sync(b)) => Arc::ptr_eq(a, b),
             (SearchFn::Async(a), SearchFn::Async(b)) => Arc::ptr_eq(a, b),
+            (SearchFn::SyncCtx(a), SearchFn::SyncCtx(b)) => Arc::ptr_eq(a, b),
+            (SearchFn::AsyncCtx(a), SearchFn::AsyncCtx(b)) => Arc::ptr_eq(a, b),
             _ => false,
         }
     }
@@ -149,9 +222,9 @@ mod tests {
     fn sync_and_async_functions_run_and_compare_by_identity() {
         let tools: Arc<[ToolDefinition]> = Arc::from(vec![ToolDefinition::new("a", json!({}))]);
         let sync = CustomSearch::new(|q, t| q.iter().map(|q| format!("{q}:{}", t.len())).collect());
-        assert_eq!(sync.call_blocking(&["x".into()], &tools), ["x:1"]);
+        assert_eq!(sync.call_blocking(&["x".into()], &tools).unwrap(), ["x:1"]);
         let asynchronous = CustomSearch::new_async(|q, t| async move { vec![format!("{}/{}", q.len(), t[0].name)] });
-        assert_eq!(asynchronous.call_blocking(&["x".into(), "y".into()], &tools), ["2/a"]);
+        assert_eq!(asynchronous.call_blocking(&["x".into(), "y".into()], &tools).unwrap(), ["2/a"]);
         assert_eq!(sync, sync.clone());
         assert_ne!(sync, asynchronous);
         assert_eq!(format!("{:?}", asynchronous.clone().named("embeddings")), "CustomSearch(embeddings)");

@@ -113,6 +113,20 @@ impl Default for ToolSearch {
 }
 
 impl ToolSearch {
+    /// A custom search function of the run context must take the agent's dependency type.
+    pub(crate) fn check_context<D: 'static>(&self) -> Result<(), crate::UserError> {
+        if let SearchStrategy::Custom(custom) = &self.strategy
+            && let Some((ty, name)) = custom.context_type()
+            && ty != std::any::TypeId::of::<D>()
+        {
+            return Err(crate::UserError::new(format!(
+                "the tool search function takes `RunContext<{name}>`, but this agent's dependencies are `{}`: write it for the agent's dependency type",
+                std::any::type_name::<D>()
+            )));
+        }
+        Ok(())
+    }
+
     /// The default configuration: Pydantic AI's strategy ([`SearchStrategy::Default`]), so that
     /// an agent ported from Pydantic AI ranks its tools the same way. New code should prefer
     /// [`recommended`](Self::recommended).
@@ -285,7 +299,11 @@ impl Catalogue {
                 if queries.iter().all(|q| q.trim().is_empty()) {
                     return Err(ModelRetry::new(BLANK_QUERY));
                 }
-                let names = custom.call_blocking(queries, &self.defs);
+                let Some(names) = custom.call_blocking(queries, &self.defs) else {
+                    return Err(ModelRetry::new(
+                        "this search function takes the run context: it can only search inside a run",
+                    ));
+                };
                 return Ok(custom::clean(names, |n| self.contains(n), max_results));
             }
         };
@@ -348,10 +366,11 @@ fn round_robin<I: IntoIterator<Item = u32>>(rankings: impl Iterator<Item = I>, m
 
 /// The handler of the search tool for one step. Built-in strategies answer at once; a custom
 /// function runs on the blocking pool (sync) or the runtime (async).
-pub(crate) fn search_invocation(
+pub(crate) fn search_invocation<D: Send + Sync + 'static>(
     config: &ToolSearch,
     catalogue: &Arc<Catalogue>,
     discovered: &Arc<HashSet<String>>,
+    ctx: crate::context::RunContext<D>,
     args: &Value,
 ) -> Invocation {
     let queries: Vec<String> = args
@@ -380,6 +399,20 @@ pub(crate) fn search_invocation(
             let names = f(queries, catalogue.defs().clone()).await;
             search_result(Ok(custom::clean(names, |n| catalogue.contains(n), max_results)))
         })),
+        // The agent checked, when it was built, that the function takes its dependency type.
+        custom::SearchFn::SyncCtx(f) => Invocation::Blocking(Box::new(move || {
+            let names = f(&ctx, &queries, catalogue.defs()).unwrap_or_default();
+            search_result(Ok(custom::clean(names, |n| catalogue.contains(n), max_results)))
+        })),
+        custom::SearchFn::AsyncCtx(f) => {
+            let Some(future) = f(Box::new(ctx), queries, catalogue.defs().clone()) else {
+                return Invocation::Ready(search_result(Ok(Vec::new())));
+            };
+            Invocation::Async(Box::pin(async move {
+                let names = future.await;
+                search_result(Ok(custom::clean(names, |n| catalogue.contains(n), max_results)))
+            }))
+        }
     }
 }
 

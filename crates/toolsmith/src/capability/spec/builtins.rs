@@ -3,11 +3,12 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{CapabilityRegistry, Entry, SpecError, describe, field_hint};
+use super::{CapabilityRegistry, SpecError, describe, field_hint};
 use crate::capability::{
     BoxedCapability, IncludeToolReturnSchemas, Instrumentation, InstrumentationSettings, PrefixTools,
     ReinjectSystemPrompt, SetToolMetadata, Thinking, ThinkingEffort, ThinkingFormat, ThreadExecutor, Toolset,
 };
+use crate::search::bridge::BridgeConfig;
 use crate::search::{SearchStrategy, ToolSearch};
 use crate::toolset::ToolSelector;
 
@@ -193,7 +194,12 @@ pub(super) fn register<D: Clone + Send + Sync + 'static>(registry: CapabilityReg
             }
             Ok(BoxedCapability::new(ThreadExecutor::new(a.max_threads)))
         })
-        .with_entry("ToolSearch", Entry::ToolSearch)
+        .register("ToolSearch", |args| Ok(BoxedCapability::new(tool_search(args.value(), args.path())?)))
+        .register("ToolSearchBridge", |args| {
+            let config: BridgeConfig = serde_json::from_value(args.value().clone())
+                .map_err(|e| args.error(format!("invalid arguments for ToolSearchBridge: {e}")))?;
+            Ok(BoxedCapability::new(config))
+        })
 }
 
 /// The tool search configuration of a `ToolSearch` entry.

@@ -32,9 +32,11 @@
 //! | `PrepareTools`, `PrepareOutputTools`, `ProcessHistory` | `function`: a name registered with [`CapabilityRegistry::register_prepare_tools`], [`register_prepare_output_tools`](CapabilityRegistry::register_prepare_output_tools), [`register_history_processor`](CapabilityRegistry::register_history_processor) | `function` |
 //! | `ThreadExecutor` | `max_threads`: integer | `max_threads` |
 //! | `ToolSearch` | `strategy`: `keywords` (or absent for the default); `max_results`; `tool_description`; `parameter_description` | — |
+//! | `ToolSearchBridge` | `enabled`: `auto`, `on`, `off`; `threshold_pct`, `search_default_limit`, `max_search_limit`, `core_tools`, `context_window` (or `true` / `"auto"` alone) | — |
 //!
-//! `ToolSearch` is not a capability here: it configures the agent's tool search (what
-//! [`AgentBuilder::tool_search`](crate::AgentBuilder::tool_search) sets). A function cannot be
+//! `ToolSearch` and `ToolSearchBridge` build the [`ToolSearch`](crate::search::ToolSearch) and
+//! [`BridgeConfig`](crate::search::bridge::BridgeConfig) capabilities, which configure the
+//! agent's tool search and bridge mode when it is built (one of each). A function cannot be
 //! written as data: [`PrepareTools`](super::PrepareTools), [`PrepareOutputTools`](super::PrepareOutputTools)
 //! and [`ProcessHistory`](super::ProcessHistory) entries name a function registered with the
 //! registry; other capabilities made of functions ([`Hooks`](super::Hooks), your own) are
@@ -83,7 +85,6 @@ use serde_json::Value;
 
 use super::{BoxedCapability, Capability};
 use crate::error::UserError;
-use crate::search::ToolSearch;
 use crate::toolset::BoxedToolset;
 
 /// A parsed capability spec: its entries, not yet built. Build it with
@@ -296,36 +297,20 @@ impl<'a, D: Clone + Send + Sync + 'static> SpecArgs<'a, D> {
 
 type Builder<D> = Arc<dyn Fn(&SpecArgs<'_, D>) -> Result<BoxedCapability<D>, SpecError> + Send + Sync>;
 
-enum Entry<D> {
-    Capability(Builder<D>),
-    ToolSearch,
-}
-
-impl<D> Clone for Entry<D> {
-    fn clone(&self) -> Self {
-        match self {
-            Entry::Capability(b) => Entry::Capability(b.clone()),
-            Entry::ToolSearch => Entry::ToolSearch,
-        }
-    }
-}
-
-/// What a spec built to: capabilities, in order, and the tool search configuration if the spec
-/// has a `ToolSearch` entry.
+/// What a spec built to: its capabilities, in order (a `ToolSearch` entry among them: the
+/// agent reads it when it is built).
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct LoadedSpec<D> {
     /// The capabilities.
     pub capabilities: Vec<BoxedCapability<D>>,
-    /// The tool search configuration.
-    pub tool_search: Option<ToolSearch>,
 }
 
 /// The capability names a spec may use, and the toolsets `Toolset` entries refer to.
 /// [`CapabilityRegistry::new`] knows the built-ins (see the [module](self) documentation);
 /// register your own names, or replace a built-in, with [`register`](Self::register).
 pub struct CapabilityRegistry<D> {
-    entries: BTreeMap<String, Entry<D>>,
+    entries: BTreeMap<String, Builder<D>>,
     toolsets: BTreeMap<String, BoxedToolset<D>>,
     /// Capabilities made of a function, by the capability's name (`PrepareTools`,
     /// `PrepareOutputTools`, `ProcessHistory`) and the function's registered name.
@@ -359,11 +344,6 @@ impl<D: Clone + Send + Sync + 'static> CapabilityRegistry<D> {
         CapabilityRegistry { entries: BTreeMap::new(), toolsets: BTreeMap::new(), functions: BTreeMap::new() }
     }
 
-    fn with_entry(mut self, name: &str, entry: Entry<D>) -> Self {
-        self.entries.insert(name.to_string(), entry);
-        self
-    }
-
     /// Registers (or replaces) a name: `build` makes the capability from the entry's
     /// arguments, reporting bad ones with [`SpecArgs::error`] or [`SpecArgs::parse`].
     ///
@@ -387,12 +367,12 @@ impl<D: Clone + Send + Sync + 'static> CapabilityRegistry<D> {
     /// assert!(err.message.starts_with("capability spec: capabilities[1]: invalid arguments for KeepLast: unknown field `mesages`"));
     /// # Ok::<(), toolsmith::UserError>(())
     /// ```
-    pub fn register<F>(self, name: impl Into<String>, build: F) -> Self
+    pub fn register<F>(mut self, name: impl Into<String>, build: F) -> Self
     where
         F: Fn(&SpecArgs<'_, D>) -> Result<BoxedCapability<D>, SpecError> + Send + Sync + 'static,
     {
-        let name = name.into();
-        self.with_entry(&name, Entry::Capability(Arc::new(build)))
+        self.entries.insert(name.into(), Arc::new(build));
+        self
     }
 
     /// Registers a name for one capability that takes no arguments (every entry with that name
@@ -469,25 +449,23 @@ impl<D: Clone + Send + Sync + 'static> CapabilityRegistry<D> {
 
     /// Builds every entry of `spec`. The first bad entry is the error, with its path.
     pub fn load(&self, spec: &CapabilitySpec) -> Result<LoadedSpec<D>, UserError> {
-        let mut loaded = LoadedSpec { capabilities: Vec::new(), tool_search: None };
-        let mut tool_search_at: Option<String> = None;
+        let mut loaded = LoadedSpec { capabilities: Vec::new() };
+        let mut first_at: BTreeMap<&str, String> = BTreeMap::new();
         for (i, entry) in spec.entries.iter().enumerate() {
             let path = format!("capabilities[{i}]");
             let fail = |e: SpecError| UserError::new(format!("capability spec: {e}"));
-            let (name, args) = split_entry(entry, &path).map_err(fail)?;
-            match self.entries.get(name) {
-                Some(Entry::ToolSearch) => {
-                    if let Some(first) = &tool_search_at {
-                        return Err(fail(SpecError::at(
-                            &path,
-                            format!("ToolSearch appears twice (first at {first}): keep one"),
-                        )));
-                    }
-                    loaded.tool_search = Some(builtins::tool_search(args, &path).map_err(fail)?);
-                    tool_search_at = Some(path);
+            let (name, _) = split_entry(entry, &path).map_err(fail)?;
+            // The agent takes one tool search and one bridge configuration.
+            if matches!(name, "ToolSearch" | "ToolSearchBridge") {
+                if let Some(first) = first_at.get(name) {
+                    return Err(fail(SpecError::at(
+                        &path,
+                        format!("{name} appears twice (first at {first}): keep one"),
+                    )));
                 }
-                _ => loaded.capabilities.push(self.build_entry(entry, &path).map_err(fail)?),
+                first_at.insert(name, path.clone());
             }
+            loaded.capabilities.push(self.build_entry(entry, &path).map_err(fail)?);
         }
         Ok(loaded)
     }
@@ -495,17 +473,13 @@ impl<D: Clone + Send + Sync + 'static> CapabilityRegistry<D> {
     fn build_entry(&self, entry: &Value, path: &str) -> Result<BoxedCapability<D>, SpecError> {
         let (name, value) = split_entry(entry, path)?;
         match self.entries.get(name) {
-            Some(Entry::Capability(build)) => {
+            Some(build) => {
                 let args = SpecArgs { name, value, path: path.to_string(), registry: self };
                 build(&args).map_err(|mut e| {
                     e.path.get_or_insert_with(|| path.to_string());
                     e
                 })
             }
-            Some(Entry::ToolSearch) => Err(SpecError::at(
-                path,
-                "ToolSearch configures the agent's tool search and cannot be nested in another capability: put it at the top level of the spec",
-            )),
             None => Err(SpecError::at(path, self.unknown(name))),
         }
     }
