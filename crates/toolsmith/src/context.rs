@@ -24,6 +24,8 @@ pub struct ModelInfo {
     pub api: Arc<str>,
     /// Whether the model takes tools' return schemas in a field of their own.
     pub native_tool_return_schemas: bool,
+    /// The server-side tool search the model runs (see [`Model::tool_search_support`](crate::model::Model::tool_search_support)).
+    pub tool_search: crate::model::ToolSearchSupport,
 }
 
 /// Information about the current call to a tool, a `prepare` function or a capability hook.

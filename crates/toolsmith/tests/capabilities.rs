@@ -810,8 +810,15 @@ fn spec_errors_name_the_offending_entry() {
     let e = err(r#"["ToolSearch", {"ToolSearch": {}}]"#);
     assert!(e.contains("capabilities[1]: ToolSearch appears twice (first at capabilities[0])"), "{e}");
 
-    let e = err(r#"[{"ToolSearch": {"strategy": "bm25"}}]"#);
-    assert!(e.contains("'bm25' and 'regex' are not supported"), "{e}");
+    // `bm25` / `regex` name the provider's own search: a model that cannot run it is refused.
+    let spec = CapabilitySpec::from_json(r#"[{"ToolSearch": {"strategy": "bm25"}}]"#).unwrap();
+    let e = Agent::builder(TestModel::default()).capabilities_from_spec(&spec, &registry()).build().unwrap_err();
+    assert!(
+        e.to_string().contains("`SearchStrategy::NativeBm25` runs on the provider's side, and model 'test' cannot run"),
+        "{e}"
+    );
+    let spec = CapabilitySpec::from_json(r#"[{"ToolSearch": {"strategy": "local_bm25"}}]"#).unwrap();
+    Agent::builder(TestModel::default()).capabilities_from_spec(&spec, &registry()).build().unwrap();
 
     let e = err(r#"[{"SetToolMetadata": [1]}]"#);
     assert!(e.contains("SetToolMetadata takes the metadata as a mapping"), "{e}");

@@ -480,21 +480,20 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
             toolsets.push(Arc::new(ts));
         }
         let model: Arc<dyn DynModel> = self.model;
+        // The model's own code (what it says about itself): a panic is a build error.
+        let mut model_info = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| model.info())).map_err(|p| {
+            UserError::new(format!(
+                "the model panicked in `name`, `system` or `context_window` while the agent was built: {}",
+                crate::error::panic_message(p)
+            ))
+        })?;
+        model_info.context_window = self.context_window.or(model_info.context_window);
+        if let Some(config) = &tool_search {
+            config.check_model(&model_info)?;
+        }
         Ok(Agent {
             inner: Arc::new(AgentInner {
-                model_info: {
-                    // The model's own code (`name`, `system`, `context_window`): a panic is a
-                    // build error.
-                    let mut info = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| model.info()))
-                        .map_err(|p| {
-                            UserError::new(format!(
-                                "the model panicked in `name`, `system` or `context_window` while the agent was built: {}",
-                                crate::error::panic_message(p)
-                            ))
-                        })?;
-                    info.context_window = self.context_window.or(info.context_window);
-                    info
-                },
+                model_info,
                 model,
                 streaming: self.streaming,
                 capabilities,

@@ -31,6 +31,9 @@ pub(crate) struct ToolIndex<D> {
     /// Whether the capabilities' `prepare_output_tools` withdrew the output tool this step (a
     /// call to it is then a call to an unknown tool).
     pub(crate) output_withdrawn: bool,
+    /// The provider searches the deferred tools (sent with `defer_loading`) this step: `Some`,
+    /// with the strategy asked for by name if any.
+    pub(crate) native_search: Option<Option<crate::model::NativeSearchStrategy>>,
 }
 
 impl<D> Default for ToolIndex<D> {
@@ -43,6 +46,7 @@ impl<D> Default for ToolIndex<D> {
             search: false,
             bridge: false,
             output_withdrawn: false,
+            native_search: None,
         }
     }
 }

@@ -16,7 +16,8 @@ use super::{Shown, ToolIndex, duplicate_error};
 use crate::context::RunContext;
 use crate::error::{AgentRunError, UserError};
 use crate::execution::StepConfig;
-use crate::search::{self, Catalogue, SEARCH_TOOL_NAME};
+use crate::model::{NativeSearchStrategy, ToolSearchSupport};
+use crate::search::{self, Catalogue, SEARCH_TOOL_NAME, SearchStrategy};
 use crate::tool::{ToolDefinition, ToolKind};
 use crate::toolset::ToolsetTool;
 use crate::validation::Validator;
@@ -188,13 +189,27 @@ impl<D: Clone + Send + Sync + 'static> ToolIndex<D> {
             let shown = vec![Shown::Visible; tools.len()];
             return Ok(ToolIndex { tools, shown, ..ToolIndex::default() });
         };
+        let config = inner.tool_search.clone().unwrap_or_default();
+        // The provider's own search, where the model has one (or where it was asked for by name:
+        // the agent checked the model when it was built): every tool is sent, the deferred ones
+        // with `defer_loading`, and the provider loads them as the model searches.
+        let native = match config.strategy {
+            SearchStrategy::Default if ctx.model.tool_search != ToolSearchSupport::None => Some(None),
+            SearchStrategy::NativeBm25 => Some(Some(NativeSearchStrategy::Bm25)),
+            SearchStrategy::NativeRegex => Some(Some(NativeSearchStrategy::Regex)),
+            _ => None,
+        };
+        if native.is_some() {
+            let tools: Vec<ToolsetTool<D>> = lists.iter().flat_map(|l| l.iter().cloned()).collect();
+            let shown = vec![Shown::Visible; tools.len()];
+            return Ok(ToolIndex { tools, shown, native_search: native, ..ToolIndex::default() });
+        }
         let discovered = Arc::new(search::discovered_in(&ctx.messages));
         let mut found: Vec<u32> = discovered.iter().filter_map(|n| shape.deferred_names.get(n).copied()).collect();
         found.sort_unstable();
         let mut tools: Vec<ToolsetTool<D>> = Vec::with_capacity(shape.ordinary.len() + found.len() + 1);
         tools.extend(shape.ordinary.iter().map(|&p| tool(&lists, p).clone()));
         tools.extend(found.iter().map(|&i| tool(&lists, shape.deferred[i as usize]).clone()));
-        let config = inner.tool_search.clone().unwrap_or_default();
         let catalogue = shape.catalogue.clone();
         let handler: crate::tool::Handler<D> =
             Arc::new(move |ctx, args| search::search_invocation(&config, &catalogue, &discovered, ctx, &args));

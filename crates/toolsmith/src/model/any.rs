@@ -122,6 +122,10 @@ impl Model for AnyModel {
         self.info.native_tool_return_schemas
     }
 
+    fn tool_search_support(&self) -> super::ToolSearchSupport {
+        self.info.tool_search
+    }
+
     async fn request(
         &self,
         messages: &[ModelMessage],

@@ -98,6 +98,11 @@ impl Model for FallbackModel {
         self.models.iter().all(|m| m.native_tool_return_schemas())
     }
 
+    /// The least of the models' (a request may go to any of them).
+    fn tool_search_support(&self) -> super::ToolSearchSupport {
+        self.models.iter().map(|m| m.tool_search_support()).min().unwrap_or_default()
+    }
+
     async fn request(
         &self,
         messages: &[ModelMessage],

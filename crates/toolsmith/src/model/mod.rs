@@ -22,6 +22,7 @@ pub use any::AnyModel;
 pub use fallback::{FallbackModel, is_api_error};
 pub use function::{AgentInfo, FunctionModel, StreamDelta};
 pub use profile::{Encoding, ModelProfile, UnknownEncoding};
+
 pub use return_schemas::prepare_return_schemas;
 pub use stream::{
     ModelStream, ModelStreamEvent, ResponseAssembler, StreamingModel, collect_stream, single_response_stream,
@@ -31,6 +32,33 @@ pub use tool_choice::{ResolvedToolChoice, check_static_tool_choice, resolve_tool
 
 use crate::messages::{ModelMessage, ModelResponse};
 use crate::tool::ToolDefinition;
+
+/// The tool search a model's provider runs server-side (see [`Model::tool_search_support`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[non_exhaustive]
+pub enum ToolSearchSupport {
+    /// None: the agent's own `search_tools` searches.
+    #[default]
+    None,
+    /// The provider searches tools sent with `defer_loading`, with its own algorithm (OpenAI
+    /// Responses' tool search).
+    Server,
+    /// The provider searches them and takes a named strategy, BM25 or regex (Anthropic's
+    /// `tool_search_tool_bm25` / `tool_search_tool_regex`).
+    Named,
+}
+
+/// A server-side tool search strategy the agent asks for by name
+/// ([`SearchStrategy::NativeBm25`](crate::search::SearchStrategy::NativeBm25) and
+/// [`NativeRegex`](crate::search::SearchStrategy::NativeRegex)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum NativeSearchStrategy {
+    /// Natural-language queries ranked with BM25.
+    Bm25,
+    /// Regular-expression queries.
+    Regex,
+}
 
 /// What the model is offered for one request.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -48,6 +76,10 @@ pub struct ModelRequestParameters {
     /// The tools that exist but are withheld from the model this step (deferred loading, not
     /// discovered yet): not in `function_tools`, not callable.
     pub withheld_tools: WithheldTools,
+    /// The server-side search strategy the agent asks for by name, when it does: the
+    /// deferred tools are then in `function_tools` (with `defer_loading`) and the provider must
+    /// search them with this strategy.
+    pub native_search_strategy: Option<NativeSearchStrategy>,
 }
 
 /// Which tools are withheld from the model (see
@@ -199,6 +231,14 @@ pub trait Model: Send + Sync + 'static {
         false
     }
 
+    /// The tool search the model's provider runs server-side over tools sent with
+    /// `defer_loading`: with [`SearchStrategy::Default`](crate::search::SearchStrategy::Default)
+    /// the agent then sends its deferred catalogue to the model instead of its own
+    /// `search_tools`. By default none.
+    fn tool_search_support(&self) -> ToolSearchSupport {
+        ToolSearchSupport::None
+    }
+
     /// Answers one request.
     fn request(
         &self,
@@ -227,6 +267,7 @@ impl<M: Model> DynModel for M {
             context_window: self.context_window(),
             api: Arc::from(self.api()),
             native_tool_return_schemas: self.native_tool_return_schemas(),
+            tool_search: self.tool_search_support(),
         }
     }
     fn request_boxed<'a>(

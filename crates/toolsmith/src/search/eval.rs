@@ -54,6 +54,8 @@ pub fn strategy_name(strategy: &SearchStrategy) -> String {
         SearchStrategy::Bm25 => "bm25".into(),
         SearchStrategy::Regex => "regex".into(),
         SearchStrategy::Custom(c) => format!("custom:{}", c.label()),
+        SearchStrategy::NativeBm25 => "native_bm25".into(),
+        SearchStrategy::NativeRegex => "native_regex".into(),
     }
 }
 

@@ -70,7 +70,10 @@ const BLANK_QUERY: &str = "Please provide at least one non-empty search query.";
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum SearchStrategy {
-    /// Keyword overlap, with tools not yet discovered ranked first (Pydantic AI's default).
+    /// Pydantic AI's default: the provider's server-side search where the model has one
+    /// ([`Model::tool_search_support`](crate::model::Model::tool_search_support): Anthropic,
+    /// OpenAI Responses), the deferred tools then sent with `defer_loading`; elsewhere keyword
+    /// overlap, with tools not yet discovered ranked first, in the agent's `search_tools`.
     #[default]
     Default,
     /// Keyword overlap only: the same best match is returned again.
@@ -85,6 +88,13 @@ pub enum SearchStrategy {
     Regex,
     /// A function of yours: see [`custom`].
     Custom(CustomSearch),
+    /// The provider's server-side BM25 search (Anthropic's `tool_search_tool_bm25`), asked for
+    /// by name: an agent whose model cannot run it is refused when it is built. ([`Bm25`](Self::Bm25)
+    /// is toolsmith's own, run locally.)
+    NativeBm25,
+    /// The provider's server-side regex search (Anthropic's `tool_search_tool_regex`), asked
+    /// for by name (see [`NativeBm25`](Self::NativeBm25); [`Regex`](Self::Regex) is local).
+    NativeRegex,
 }
 
 /// Configuration of tool search.
@@ -113,6 +123,23 @@ impl Default for ToolSearch {
 }
 
 impl ToolSearch {
+    /// A strategy the provider runs must be one the model can run.
+    pub(crate) fn check_model(&self, model: &crate::context::ModelInfo) -> Result<(), crate::UserError> {
+        let named = match self.strategy {
+            SearchStrategy::NativeBm25 => "NativeBm25",
+            SearchStrategy::NativeRegex => "NativeRegex",
+            _ => return Ok(()),
+        };
+        if model.tool_search == crate::model::ToolSearchSupport::Named {
+            return Ok(());
+        }
+        Err(crate::UserError::new(format!(
+            "tool search strategy `SearchStrategy::{named}` runs on the provider's side, and model '{}' cannot run a named tool search strategy (Anthropic models with tool search can): use `SearchStrategy::{}` for toolsmith's own, or `SearchStrategy::Default`",
+            model.name,
+            if named == "NativeBm25" { "Bm25" } else { "Regex" }
+        )))
+    }
+
     /// A custom search function of the run context must take the agent's dependency type.
     pub(crate) fn check_context<D: 'static>(&self) -> Result<(), crate::UserError> {
         if let SearchStrategy::Custom(custom) = &self.strategy
@@ -294,6 +321,9 @@ impl Catalogue {
                 let compiled = patterns.into_iter().map(|p| regex::compile(p)).collect::<Result<Vec<_>, _>>()?;
                 let index = self.regex_index();
                 round_robin(compiled.iter().map(|re| index.search(re, max_results)), max_results)
+            }
+            SearchStrategy::NativeBm25 | SearchStrategy::NativeRegex => {
+                return Err(ModelRetry::new("this search runs on the model provider's side"));
             }
             SearchStrategy::Custom(custom) => {
                 if queries.iter().all(|q| q.trim().is_empty()) {

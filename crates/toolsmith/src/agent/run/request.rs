@@ -250,6 +250,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             allow_text_output: inner.step.output.allows_text(),
             instructions,
             withheld_tools: self.tools.as_ref().map(|t| t.withheld()).unwrap_or_default(),
+            native_search_strategy: self.tools.as_ref().and_then(|t| t.native_search.flatten()),
         };
         crate::model::prepare_return_schemas(&mut params, inner.model_info.native_tool_return_schemas);
         let step = self.state.run_step;

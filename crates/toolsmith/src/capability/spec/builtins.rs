@@ -76,8 +76,14 @@ struct ThreadArgs {
 #[serde(rename_all = "snake_case")]
 enum StrategyArg {
     Keywords,
+    /// The provider's BM25 (Anthropic's), as in Pydantic AI.
     Bm25,
+    /// The provider's regex search (Anthropic's), as in Pydantic AI.
     Regex,
+    /// toolsmith's own BM25.
+    LocalBm25,
+    /// toolsmith's own regex search.
+    LocalRegex,
 }
 
 #[derive(Deserialize)]
@@ -220,12 +226,10 @@ pub(super) fn tool_search(args: &Value, path: &str) -> Result<ToolSearch, SpecEr
     match a.strategy {
         None => {}
         Some(StrategyArg::Keywords) => config = config.strategy(SearchStrategy::Keywords),
-        Some(StrategyArg::Bm25 | StrategyArg::Regex) => {
-            return Err(SpecError::at(
-                path,
-                "ToolSearch: the provider-native strategies 'bm25' and 'regex' are not supported; use 'keywords' or leave `strategy` out",
-            ));
-        }
+        Some(StrategyArg::Bm25) => config = config.strategy(SearchStrategy::NativeBm25),
+        Some(StrategyArg::Regex) => config = config.strategy(SearchStrategy::NativeRegex),
+        Some(StrategyArg::LocalBm25) => config = config.strategy(SearchStrategy::Bm25),
+        Some(StrategyArg::LocalRegex) => config = config.strategy(SearchStrategy::Regex),
     }
     if let Some(n) = a.max_results {
         if n == 0 {

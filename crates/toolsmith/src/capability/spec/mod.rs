@@ -31,7 +31,7 @@
 //! | `Instrumentation` | `include_content`, `include_binary_content`, `use_aggregated_usage_attribute_names`, `include_model_request_parameters`: bool; `version`: 2 to 6; `event_mode`: `attributes` (the only mode) | — |
 //! | `PrepareTools`, `PrepareOutputTools`, `ProcessHistory` | `function`: a name registered with [`CapabilityRegistry::register_prepare_tools`], [`register_prepare_output_tools`](CapabilityRegistry::register_prepare_output_tools), [`register_history_processor`](CapabilityRegistry::register_history_processor) | `function` |
 //! | `ThreadExecutor` | `max_threads`: integer | `max_threads` |
-//! | `ToolSearch` | `strategy`: `keywords` (or absent for the default); `max_results`; `tool_description`; `parameter_description` | — |
+//! | `ToolSearch` | `strategy`: absent (the provider's search where the model has one, else keywords), `keywords`, `bm25` / `regex` (the provider's, by name: Anthropic), `local_bm25` / `local_regex` (toolsmith's); `max_results`; `tool_description`; `parameter_description` | — |
 //! | `ToolSearchBridge` | `enabled`: `auto`, `on`, `off`; `threshold_pct`, `search_default_limit`, `max_search_limit`, `core_tools`, `context_window` (or `true` / `"auto"` alone) | — |
 //!
 //! `ToolSearch` and `ToolSearchBridge` build the [`ToolSearch`](crate::search::ToolSearch) and

@@ -339,7 +339,13 @@ impl AnthropicModel {
         };
         if !tools.is_empty() {
             let mut list: Vec<Value> = Vec::new();
-            if native_search && let Some(kind) = self.tool_search {
+            // The strategy the agent asked for by name, else the model's.
+            let kind = match params.native_search_strategy {
+                Some(crate::model::NativeSearchStrategy::Regex) => Some(NativeToolSearch::Regex),
+                Some(_) => Some(NativeToolSearch::Bm25),
+                None => self.tool_search,
+            };
+            if native_search && let Some(kind) = kind {
                 list.push(kind.tool());
             }
             list.extend(tools.iter().map(|t| {
@@ -648,6 +654,13 @@ impl Model for AnthropicModel {
 
     fn api(&self) -> &str {
         "anthropic-messages"
+    }
+
+    fn tool_search_support(&self) -> crate::model::ToolSearchSupport {
+        match self.tool_search {
+            Some(_) => crate::model::ToolSearchSupport::Named,
+            None => crate::model::ToolSearchSupport::None,
+        }
     }
 
     async fn request(

@@ -528,6 +528,14 @@ impl Model for OpenAIResponsesModel {
         "openai-responses"
     }
 
+    fn tool_search_support(&self) -> crate::model::ToolSearchSupport {
+        if self.native_tool_search {
+            crate::model::ToolSearchSupport::Server
+        } else {
+            crate::model::ToolSearchSupport::None
+        }
+    }
+
     async fn request(
         &self,
         messages: &[ModelMessage],
