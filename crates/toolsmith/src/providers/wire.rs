@@ -54,21 +54,37 @@ pub(crate) fn retry_text(content: &Value, for_tool: bool) -> String {
 /// Responses input items share them): system and user messages, retry feedback as a user
 /// message, and tool results (returns and tool retry prompts) as `tool_result(call_id, text)`
 /// shapes them.
+///
+/// A tool return that holds files (only where the API takes them in a tool result: the history
+/// went through [`move_tool_files`](crate::messages::move_tool_files) otherwise) is given to
+/// `tool_result` as the content `user_content` makes of its items: text and files in order.
 pub(crate) fn openai_request_items(
     parts: &[crate::messages::ModelRequestPart],
     user_content: impl Fn(&crate::messages::UserPromptContent) -> Result<Value, ModelError>,
-    tool_result: impl Fn(&str, String) -> Value,
+    tool_result: impl Fn(&str, Value) -> Value,
     out: &mut Vec<Value>,
 ) -> Result<(), ModelError> {
-    use crate::messages::ModelRequestPart;
+    use crate::messages::{ModelRequestPart, ReturnItem, UserContent, UserPromptContent};
     for part in parts {
         out.push(match part {
             ModelRequestPart::SystemPrompt(p) => json!({"role": "system", "content": p.content}),
             ModelRequestPart::UserPrompt(p) => json!({"role": "user", "content": user_content(&p.content)?}),
-            ModelRequestPart::ToolReturn(p) => tool_result(&p.tool_call_id, tool_return_text(p)),
+            ModelRequestPart::ToolReturn(p) => match p.items() {
+                Some((items, _)) => {
+                    let items = items
+                        .into_iter()
+                        .map(|i| match i {
+                            ReturnItem::Text(t) => UserContent::Text(t),
+                            ReturnItem::File(m) => UserContent::Media(m),
+                        })
+                        .collect();
+                    tool_result(&p.tool_call_id, user_content(&UserPromptContent::Parts(items))?)
+                }
+                None => tool_result(&p.tool_call_id, tool_return_text(p).into()),
+            },
             ModelRequestPart::RetryFeedback(p) => json!({"role": "user", "content": feedback_text(p)}),
             ModelRequestPart::RetryPrompt(p) => match &p.tool_call_id {
-                Some(id) if p.tool_name.is_some() => tool_result(id, retry_prompt_text(p)),
+                Some(id) if p.tool_name.is_some() => tool_result(id, retry_prompt_text(p).into()),
                 _ => json!({"role": "user", "content": retry_prompt_text(p)}),
             },
         });

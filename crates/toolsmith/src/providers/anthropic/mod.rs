@@ -44,7 +44,7 @@ use serde_json::{Map, Value, json};
 
 use crate::error::UserError;
 use crate::messages::{
-    MediaContent, ModelMessage, ModelRequestPart, ModelResponse, ModelResponsePart, TextPart, ThinkingPart,
+    MediaContent, ModelMessage, ModelRequestPart, ModelResponse, ModelResponsePart, ReturnItem, TextPart, ThinkingPart,
     ToolCallPart, ToolReturnPart, UserContent, UserPromptContent, generate_tool_call_id,
 };
 use crate::model::{Model, ModelError, ModelRequestParameters, ModelSettings, ResolvedToolChoice};
@@ -384,7 +384,7 @@ impl AnthropicModel {
 
     /// A `tool_result` block; with native search (`deferred`: the request's deferred tools), a
     /// search's return lists the deferred tools it found as `tool_reference` blocks.
-    fn tool_result(&self, part: &ToolReturnPart, deferred: Option<&HashSet<&str>>) -> Value {
+    fn tool_result(&self, part: &ToolReturnPart, deferred: Option<&HashSet<&str>>) -> Result<Value, ModelError> {
         let mut block = Map::new();
         block.insert("type".into(), "tool_result".into());
         block.insert("tool_use_id".into(), part.tool_call_id.clone().into());
@@ -399,14 +399,28 @@ impl AnthropicModel {
                     names.iter().map(|n| json!({"type": "tool_reference", "tool_name": n})).collect();
                 block.insert("content".into(), Value::Array(refs));
             }
-            None => {
-                block.insert("content".into(), wire::tool_return_text(part).into());
-            }
+            None => match part.items() {
+                // Files (images, documents) go in the result, next to the text.
+                Some((items, _)) => {
+                    let mut content = Vec::with_capacity(items.len());
+                    for item in items {
+                        match item {
+                            ReturnItem::Text(text) => content.push(json!({"type": "text", "text": text})),
+                            ReturnItem::File(m) => content
+                                .extend(map_user_content(&UserPromptContent::Parts(vec![UserContent::Media(m)]))?),
+                        }
+                    }
+                    block.insert("content".into(), Value::Array(content));
+                }
+                None => {
+                    block.insert("content".into(), wire::tool_return_text(part).into());
+                }
+            },
         }
         if wire::tool_return_is_error(part) {
             block.insert("is_error".into(), true.into());
         }
-        Value::Object(block)
+        Ok(Value::Object(block))
     }
 
     fn map_messages(
@@ -423,7 +437,7 @@ impl AnthropicModel {
                         match part {
                             ModelRequestPart::SystemPrompt(_) => {}
                             ModelRequestPart::UserPrompt(p) => blocks.extend(map_user_content(&p.content)?),
-                            ModelRequestPart::ToolReturn(p) => blocks.push(self.tool_result(p, deferred)),
+                            ModelRequestPart::ToolReturn(p) => blocks.push(self.tool_result(p, deferred)?),
                             ModelRequestPart::RetryFeedback(p) => {
                                 blocks.push(json!({"type": "text", "text": wire::feedback_text(p)}))
                             }

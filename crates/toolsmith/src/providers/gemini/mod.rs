@@ -39,7 +39,7 @@ use serde_json::{Map, Value, json};
 
 use crate::error::UserError;
 use crate::messages::{
-    MediaContent, ModelMessage, ModelRequestPart, ModelResponse, ModelResponsePart, TextPart, ThinkingPart,
+    MediaContent, ModelMessage, ModelRequestPart, ModelResponse, ModelResponsePart, ReturnItem, TextPart, ThinkingPart,
     ToolCallPart, ToolOutcome, ToolReturnPart, UserContent, UserPromptContent, generate_tool_call_id,
 };
 use crate::model::{Model, ModelError, ModelRequestParameters, ModelSettings, ResolvedToolChoice};
@@ -230,6 +230,10 @@ impl GeminiModel {
             })
         }));
         let messages = wire::localize_native_searches(messages, |_| false);
+        // Gemini 3 takes images, PDFs and plain text inline in a function response; other files
+        // (and every file for older models) follow in a user message.
+        let inline = self.needs_signature();
+        let messages = crate::messages::move_tool_files(&messages, |m| inline && in_function_response(m));
         body.insert("contents".into(), Value::Array(self.map_messages(&messages)?));
         if !system.is_empty() {
             body.insert("systemInstruction".into(), json!({"parts": [{"text": system.join("\n\n")}]}));
@@ -286,6 +290,24 @@ impl GeminiModel {
     }
 
     fn tool_response(&self, part: &ToolReturnPart) -> Value {
+        if let Some((items, was_list)) = part.items() {
+            // The files kept here are named in the response and sent in its `parts`.
+            let mut texts = Vec::with_capacity(items.len());
+            let mut files = Vec::new();
+            for item in items {
+                match item {
+                    ReturnItem::Text(t) => texts.push(Value::String(t)),
+                    ReturnItem::File(m) => {
+                        texts.push(Value::String(format!("See file {}.", m.identifier())));
+                        files.push(map_media(&m));
+                    }
+                }
+            }
+            let output = if was_list { Value::Array(texts) } else { texts.pop().unwrap_or_default() };
+            let mut response = self.function_response(&part.tool_name, &part.tool_call_id, json!({"output": output}));
+            response["functionResponse"]["parts"] = Value::Array(files);
+            return response;
+        }
         let response = match part.outcome {
             ToolOutcome::Success => match &part.content {
                 Value::Object(_) => part.content.clone(),
@@ -527,6 +549,13 @@ fn map_user_content(content: &UserPromptContent) -> Vec<Value> {
         }
     }
     out
+}
+
+/// Whether Gemini 3 takes this file inline in a function response (Pydantic AI's list: PNG,
+/// JPEG and WebP images, PDF and plain text, as inline data).
+fn in_function_response(m: &MediaContent) -> bool {
+    matches!(m, MediaContent::Binary(b)
+        if matches!(b.media_type.as_str(), "image/png" | "image/jpeg" | "image/webp" | "application/pdf" | "text/plain"))
 }
 
 fn map_media(m: &MediaContent) -> Value {

@@ -230,6 +230,8 @@ impl OpenAIChatModel {
         let mut body = Map::new();
         body.insert("model".into(), self.name.clone().into());
         let messages = wire::localize_native_searches(messages, |_| false);
+        // A `tool` message holds text only: files a tool returned follow in a user message.
+        let messages = crate::messages::move_tool_files(&messages, |_| false);
         body.insert("messages".into(), Value::Array(map_messages(&messages, params)?));
 
         let choice = wire::tool_choice(settings, params)?;
@@ -460,7 +462,7 @@ fn map_messages(messages: &[ModelMessage], params: &ModelRequestParameters) -> R
             ModelMessage::Request(request) => wire::openai_request_items(
                 &request.parts,
                 map_user_content,
-                |id, text| json!({"role": "tool", "tool_call_id": id, "content": text}),
+                |id, content| json!({"role": "tool", "tool_call_id": id, "content": content}),
                 &mut out,
             )?,
             ModelMessage::Response(response) => {
@@ -600,7 +602,9 @@ impl Model for OpenAIChatModel {
         settings: Option<&ModelSettings>,
         params: &ModelRequestParameters,
     ) -> Result<ModelResponse, ModelError> {
-        let messages = self.inline_media_urls(messages, settings).await?;
+        // Files tool results hold move to a user message first, where URLs may need a download.
+        let messages = crate::messages::move_tool_files(messages, |_| false);
+        let messages = self.inline_media_urls(&messages, settings).await?;
         let body = self.request_body(&messages, settings, params, false)?;
         self.http.request_json(&self.url(), &body, settings_timeout(settings), |v| self.parse_response(v)).await
     }
@@ -613,7 +617,9 @@ impl StreamingModel for OpenAIChatModel {
         settings: Option<&ModelSettings>,
         params: &ModelRequestParameters,
     ) -> Result<ModelStream, ModelError> {
-        let messages = self.inline_media_urls(messages, settings).await?;
+        // Files tool results hold move to a user message first, where URLs may need a download.
+        let messages = crate::messages::move_tool_files(messages, |_| false);
+        let messages = self.inline_media_urls(&messages, settings).await?;
         let body = self.request_body(&messages, settings, params, true)?;
         self.http
             .stream(

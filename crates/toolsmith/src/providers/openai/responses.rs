@@ -279,7 +279,7 @@ impl OpenAIResponsesModel {
                 ModelMessage::Request(request) => wire::openai_request_items(
                     &request.parts,
                     map_user_content,
-                    |id, text| json!({"type": "function_call_output", "call_id": id, "output": text}),
+                    |id, output| json!({"type": "function_call_output", "call_id": id, "output": output}),
                     &mut out,
                 )?,
                 ModelMessage::Response(response) => {
