@@ -77,3 +77,25 @@ async fn an_exhausted_output_budget_says_what_was_wrong_with_the_last_answer() {
     let err = agent.run("hi").await.unwrap_err().to_string();
     assert!(err.contains("n must be prime"), "{err}");
 }
+
+#[tokio::test]
+async fn an_output_that_is_not_an_object_is_the_response_field_of_the_output_tool() {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let s = seen.clone();
+    let model = FunctionModel::sync(move |_, info| {
+        *s.lock().unwrap() = Some(info.output_tools[0].parameters_json_schema.as_ref().clone());
+        ModelResponse::new(vec![ModelResponsePart::ToolCall(ToolCallPart::new(
+            "final_result",
+            json!({"response": [3, "4"]}),
+            "o1",
+        ))])
+    });
+    let agent = Agent::builder(model).output_type::<Vec<i64>>().build().unwrap();
+    let result = agent.run("numbers").await.unwrap();
+    // A tool takes an object: the list is its `response` (validated laxly, as any output).
+    assert_eq!(result.output(), &vec![3, 4]);
+    let schema = seen.lock().unwrap().clone().unwrap();
+    assert_eq!(schema["type"], "object");
+    assert_eq!(schema["required"], json!(["response"]));
+    assert_eq!(schema["properties"]["response"]["type"], "array");
+}

@@ -18,12 +18,15 @@ const DEFAULT_OUTPUT_DESCRIPTION: &str = "The final response which ends this con
 pub enum OutputSpec {
     /// Plain text ends the run.
     Text,
-    /// The model calls the `final_result` output tool; its arguments are the output.
+    /// The model calls the `final_result` output tool; its arguments are the output (or, for
+    /// an output that is not an object, their `response` field: a tool takes an object).
     Structured {
         /// The output tool's definition.
         tool: ToolDefinition,
         /// The validator of its arguments (lax, with defaults filled in).
         validator: Validator,
+        /// Whether the output is the arguments' `response` field.
+        wrapped: bool,
     },
     /// Either of the above, or deferred tool requests.
     WithDeferred(Box<OutputSpec>),
@@ -31,6 +34,10 @@ pub enum OutputSpec {
 
 impl OutputSpec {
     pub(crate) fn structured(schema: Value, description: Option<String>) -> Result<Self, UserError> {
+        // A tool's arguments are an object: another output (a string, a number, a list, an enum)
+        // is the `response` field of one, as Pydantic AI does.
+        let wrapped = !is_object_schema(&schema);
+        let schema = if wrapped { wrap_response(schema) } else { schema };
         let validator = Validator::compile_with(
             &schema,
             crate::validation::Options { fill_defaults: true, nullable_optionals: true },
@@ -43,7 +50,7 @@ impl OutputSpec {
         };
         let mut tool = ToolDefinition::new(OUTPUT_TOOL_NAME, schema).with_kind(ToolKind::Output);
         tool.description = Some(description.unwrap_or_else(|| DEFAULT_OUTPUT_DESCRIPTION.to_string()));
-        Ok(OutputSpec::Structured { tool, validator })
+        Ok(OutputSpec::Structured { tool, validator, wrapped })
     }
 
     pub(crate) fn with_deferred(self) -> Self {
@@ -81,19 +88,66 @@ impl OutputSpec {
     /// Validates the output given as JSON text (parsed already).
     pub(crate) fn validate_parsed(&self, value: &Value) -> Result<Value, Vec<ErrorDetail>> {
         match self.base() {
-            OutputSpec::Structured { validator, .. } => validator.validate_parsed(value),
+            OutputSpec::Structured { validator, wrapped, .. } => {
+                validator.validate_parsed(value).map(|v| unwrap(v, *wrapped))
+            }
             _ => Ok(value.clone()),
         }
     }
 
     pub(crate) fn validate(&self, args: &Value) -> Result<Value, Vec<ErrorDetail>> {
         match self.base() {
-            OutputSpec::Structured { validator, .. } => match args {
+            OutputSpec::Structured { validator, wrapped, .. } => match args {
                 Value::String(raw) => validator.validate_str(raw),
                 other => validator.validate(other),
-            },
+            }
+            .map(|v| unwrap(v, *wrapped)),
             _ => Ok(args.clone()),
         }
+    }
+}
+
+/// Whether a schema is an object's (directly, or a `$ref` to one in its `$defs`).
+fn is_object_schema(schema: &Value) -> bool {
+    if schema.get("type").and_then(Value::as_str) == Some("object") {
+        return true;
+    }
+    let target = schema
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix("#/$defs/"))
+        .and_then(|name| schema.get("$defs")?.get(name));
+    target.is_some_and(|t| t.get("type").and_then(Value::as_str) == Some("object"))
+}
+
+/// `{"type": "object", "properties": {"response": schema}, "required": ["response"]}`, the
+/// schema's `$defs` kept at the top so its references still resolve.
+fn wrap_response(mut schema: Value) -> Value {
+    let defs = schema.as_object_mut().and_then(|m| m.remove("$defs"));
+    let description = schema.as_object_mut().and_then(|m| m.remove("description"));
+    if let Some(m) = schema.as_object_mut() {
+        m.remove("$schema");
+        m.remove("title");
+    }
+    let mut wrapper = serde_json::json!({
+        "type": "object",
+        "properties": {"response": schema},
+        "required": ["response"],
+    });
+    if let Some(d) = defs {
+        wrapper["$defs"] = d;
+    }
+    if let Some(d) = description {
+        wrapper["description"] = d;
+    }
+    wrapper
+}
+
+/// The output of validated arguments: their `response` field when the output is wrapped.
+fn unwrap(value: Value, wrapped: bool) -> Value {
+    match value {
+        Value::Object(mut m) if wrapped => m.remove("response").unwrap_or(Value::Null),
+        other => other,
     }
 }
 
