@@ -162,3 +162,22 @@ async fn a_tool_returning_an_image_gets_it_to_the_model_as_an_image() {
         json!([{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": data()}}])
     );
 }
+
+#[tokio::test]
+async fn openai_chat_does_not_download_a_url_a_tool_returned() {
+    // A document URL needs a download for Chat Completions: from a tool (an MCP server, a page
+    // it read), the address could be anything, internal ones included. Refused before any request.
+    let server = MockServer::start().await;
+    Mock::given(method("POST")).respond_with(json_response("openai", "chat_text.json")).mount(&server).await;
+    let model =
+        OpenAIChatModel::builder("gpt-4o").base_url(format!("{}/v1", server.uri())).api_key(KEY).build().unwrap();
+    let file = json!({"kind": "document-url", "url": "http://169.254.169.254/latest/meta-data/"});
+    let err = Model::request(&model, &history(file), None, &params()).await.unwrap_err();
+    assert_eq!(err.kind, "UserError");
+    assert!(
+        err.message.contains("tool 'snapshot' returned the URL http://169.254.169.254/latest/meta-data/"),
+        "{}",
+        err.message
+    );
+    assert!(requests(&server).await.is_empty());
+}

@@ -503,6 +503,31 @@ fn map_messages(messages: &[ModelMessage], params: &ModelRequestParameters) -> R
     Ok(out)
 }
 
+/// A URL a tool returned that Chat Completions would need downloaded is refused: the client
+/// would fetch whatever address a tool (an MCP server, a page it read) put there, internal
+/// ones included. A user's own URLs are downloaded; a tool returns the file's bytes instead.
+fn refuse_tool_urls(messages: &[ModelMessage]) -> Result<(), ModelError> {
+    for request in messages.iter().filter_map(ModelMessage::as_request) {
+        for part in &request.parts {
+            let ModelRequestPart::ToolReturn(r) = part else { continue };
+            for file in r.files() {
+                if let (true, MediaContent::AudioUrl(u) | MediaContent::DocumentUrl(u) | MediaContent::ImageUrl(u)) =
+                    (needs_download(&file), &file)
+                {
+                    return Err(ModelError::new(
+                        "UserError",
+                        format!(
+                            "tool '{}' returned the URL {} as a file, which Chat Completions takes only inline: it is not downloaded on a tool's say-so; return the file's bytes (`BinaryContent`) instead",
+                            r.tool_name, u.url
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Whether a URL must be downloaded to go to Chat Completions: audio and documents always (the
 /// API takes them only inline), images when the prompt asks for it with `force_download`.
 fn needs_download(m: &MediaContent) -> bool {
@@ -602,7 +627,9 @@ impl Model for OpenAIChatModel {
         settings: Option<&ModelSettings>,
         params: &ModelRequestParameters,
     ) -> Result<ModelResponse, ModelError> {
-        // Files tool results hold move to a user message first, where URLs may need a download.
+        // Files tool results hold move to a user message first (URLs a tool gave are not
+        // downloaded: see `refuse_tool_urls`).
+        refuse_tool_urls(messages)?;
         let messages = crate::messages::move_tool_files(messages, |_| false);
         let messages = self.inline_media_urls(&messages, settings).await?;
         let body = self.request_body(&messages, settings, params, false)?;
@@ -617,7 +644,9 @@ impl StreamingModel for OpenAIChatModel {
         settings: Option<&ModelSettings>,
         params: &ModelRequestParameters,
     ) -> Result<ModelStream, ModelError> {
-        // Files tool results hold move to a user message first, where URLs may need a download.
+        // Files tool results hold move to a user message first (URLs a tool gave are not
+        // downloaded: see `refuse_tool_urls`).
+        refuse_tool_urls(messages)?;
         let messages = crate::messages::move_tool_files(messages, |_| false);
         let messages = self.inline_media_urls(&messages, settings).await?;
         let body = self.request_body(&messages, settings, params, true)?;
