@@ -26,6 +26,8 @@ pub struct ModelInfo {
     pub native_tool_return_schemas: bool,
     /// The server-side tool search the model runs (see [`Model::tool_search_support`](crate::model::Model::tool_search_support)).
     pub tool_search: crate::model::ToolSearchSupport,
+    /// The native tools the model's provider runs (see [`Model::native_tool_support`](crate::model::Model::native_tool_support)).
+    pub native_tools: crate::native::NativeToolKinds,
 }
 
 /// Information about the current call to a tool, a `prepare` function or a capability hook.

@@ -43,6 +43,7 @@ pub mod error;
 pub mod execution;
 pub mod messages;
 pub mod model;
+pub mod native;
 pub mod providers;
 mod run;
 pub mod search;

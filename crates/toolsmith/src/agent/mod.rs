@@ -491,6 +491,10 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
         if let Some(config) = &tool_search {
             config.check_model(&model_info)?;
         }
+        crate::native::check_support(
+            &capabilities.native_tools().map_err(|e| UserError::new(e.to_string()))?,
+            &model_info,
+        )?;
         Ok(Agent {
             inner: Arc::new(AgentInner {
                 model_info,

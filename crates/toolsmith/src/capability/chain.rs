@@ -400,6 +400,15 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
         }
     }
 
+    /// The native tools of every capability, in order.
+    pub(crate) fn native_tools(&self) -> Result<Vec<crate::native::NativeTool>, AgentRunError> {
+        let mut out = Vec::new();
+        for c in &self.caps {
+            out.extend(sync_guard(&**c, "native_tools", || c.native_tools())?);
+        }
+        Ok(out)
+    }
+
     /// The capabilities' instructions, in order.
     pub(crate) async fn instructions(&self, ctx: &RunContext<D>) -> Result<Vec<String>, AgentRunError> {
         let mut out = Vec::new();

@@ -322,6 +322,9 @@ impl<D: Clone + Send + Sync + 'static> Capability<D> for CombinedCapability<D> {
     fn wraps_event_stream(&self) -> bool {
         self.caps.iter().any(|c| c.0.wraps_event_stream())
     }
+    fn native_tools(&self) -> Vec<NativeTool> {
+        self.caps.iter().flat_map(|c| c.0.native_tools()).collect()
+    }
     fn hooks_stage(&self, stage: HookStage) -> bool {
         self.caps.iter().any(|c| c.0.hooks_stage(stage))
     }

@@ -40,6 +40,7 @@ macro_rules! for_each_hook {
             fn hook_timeout(&self, hook: &str) -> Option<Duration>;
             fn wrapper_toolset(&self, toolset: BoxedToolset<D>) -> Option<BoxedToolset<D>>;
             fn model_settings(&self, ctx: &RunContext<D>) -> Option<ModelSettings>;
+            fn native_tools(&self) -> Vec<NativeTool>;
             fn wrap_event_stream(&self, ctx: &RunContext<D>, events: EventBoxStream) -> EventBoxStream;
         }
         $callback! { async [$($extra)*]
@@ -234,6 +235,7 @@ pub(super) mod hook_types {
     pub(crate) use crate::error::AgentRunError;
     pub(crate) use crate::messages::ModelResponse;
     pub(crate) use crate::model::ModelSettings;
+    pub(crate) use crate::native::NativeTool;
     pub(crate) use crate::run::RunOutput;
     pub(crate) use crate::tool::{ToolDefinition, ToolError, ToolOutput};
     pub(crate) use crate::toolset::BoxedToolset;

@@ -58,6 +58,7 @@ mod dynamic;
 mod handle_deferred;
 mod hooks;
 mod instrumentation;
+mod native_tool;
 mod next;
 mod ordering;
 #[cfg(feature = "otel")]

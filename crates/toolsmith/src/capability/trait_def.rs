@@ -91,6 +91,13 @@ pub trait Capability<D>: Send + Sync + 'static {
         None
     }
 
+    /// Tools the model's provider runs itself, added to every request (see
+    /// [`native`](crate::native)). A model that cannot run one is refused when the agent is
+    /// built.
+    fn native_tools(&self) -> Vec<crate::native::NativeTool> {
+        Vec::new()
+    }
+
     /// Resolves deferred calls inline: return results for some or all of them and the run goes
     /// on with those; calls left unresolved pass to the next capability, then end the run as
     /// deferred requests.

@@ -126,6 +126,10 @@ impl Model for AnyModel {
         self.info.tool_search
     }
 
+    fn native_tool_support(&self) -> crate::native::NativeToolKinds {
+        self.info.native_tools
+    }
+
     async fn request(
         &self,
         messages: &[ModelMessage],

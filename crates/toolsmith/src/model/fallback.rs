@@ -98,6 +98,13 @@ impl Model for FallbackModel {
         self.models.iter().all(|m| m.native_tool_return_schemas())
     }
 
+    /// The kinds every model runs (a request may go to any of them).
+    fn native_tool_support(&self) -> crate::native::NativeToolKinds {
+        let mut kinds = self.models.iter().map(|m| m.native_tool_support());
+        let first = kinds.next().unwrap_or_default();
+        kinds.fold(first, |a, b| a.intersection(b))
+    }
+
     /// The least of the models' (a request may go to any of them).
     fn tool_search_support(&self) -> super::ToolSearchSupport {
         self.models.iter().map(|m| m.tool_search_support()).min().unwrap_or_default()

@@ -80,6 +80,9 @@ pub struct ModelRequestParameters {
     /// deferred tools are then in `function_tools` (with `defer_loading`) and the provider must
     /// search them with this strategy.
     pub native_search_strategy: Option<NativeSearchStrategy>,
+    /// The tools the provider runs itself, asked for by the capabilities (see
+    /// [`native`](crate::native)).
+    pub native_tools: Vec<crate::native::NativeTool>,
 }
 
 /// Which tools are withheld from the model (see
@@ -239,6 +242,12 @@ pub trait Model: Send + Sync + 'static {
         ToolSearchSupport::None
     }
 
+    /// The [native tools](crate::native) the model's provider runs (by default none): an agent
+    /// whose capabilities ask for another is refused when it is built.
+    fn native_tool_support(&self) -> crate::native::NativeToolKinds {
+        crate::native::NativeToolKinds::NONE
+    }
+
     /// Answers one request.
     fn request(
         &self,
@@ -268,6 +277,7 @@ impl<M: Model> DynModel for M {
             api: Arc::from(self.api()),
             native_tool_return_schemas: self.native_tool_return_schemas(),
             tool_search: self.tool_search_support(),
+            native_tools: self.native_tool_support(),
         }
     }
     fn request_boxed<'a>(

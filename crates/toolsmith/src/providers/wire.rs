@@ -117,6 +117,17 @@ pub(crate) fn retry_prompt_text(part: &RetryPromptPart) -> String {
     retry_text(&part.content, part.tool_name.is_some())
 }
 
+/// Appends `tools` to the body's `tools` list (made when missing).
+pub(crate) fn push_tools(body: &mut Map<String, Value>, tools: Vec<Value>) {
+    if tools.is_empty() {
+        return;
+    }
+    match body.entry("tools").or_insert_with(|| Value::Array(Vec::new())) {
+        Value::Array(list) => list.extend(tools),
+        other => *other = Value::Array(tools),
+    }
+}
+
 /// A `data:` URL.
 pub(crate) fn data_url(media_type: &str, base64: &str) -> String {
     format!("data:{media_type};base64,{base64}")

@@ -251,6 +251,12 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             instructions,
             withheld_tools: self.tools.as_ref().map(|t| t.withheld()).unwrap_or_default(),
             native_search_strategy: self.tools.as_ref().and_then(|t| t.native_search.flatten()),
+            native_tools: {
+                // Capabilities made for this run may bring native tools of their own.
+                let tools = self.caps.native_tools()?;
+                crate::native::check_support(&tools, &inner.model_info).map_err(AgentRunError::User)?;
+                tools
+            },
         };
         crate::model::prepare_return_schemas(&mut params, inner.model_info.native_tool_return_schemas);
         let step = self.state.run_step;

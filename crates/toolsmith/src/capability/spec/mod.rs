@@ -32,6 +32,7 @@
 //! | `PrepareTools`, `PrepareOutputTools`, `ProcessHistory` | `function`: a name registered with [`CapabilityRegistry::register_prepare_tools`], [`register_prepare_output_tools`](CapabilityRegistry::register_prepare_output_tools), [`register_history_processor`](CapabilityRegistry::register_history_processor) | `function` |
 //! | `ThreadExecutor` | `max_threads`: integer | `max_threads` |
 //! | `ToolSearch` | `strategy`: absent (the provider's search where the model has one, else keywords), `keywords`, `bm25` / `regex` (the provider's, by name: Anthropic), `local_bm25` / `local_regex` (toolsmith's); `max_results`; `tool_description`; `parameter_description` | — |
+//! | `NativeTool` | a [native tool](crate::native) as Pydantic AI's JSON writes it: `kind` (`web_search`, `web_fetch`, `code_execution`, `image_generation`, `mcp_server`, `file_search`) and its fields | — |
 //! | `ToolSearchBridge` | `enabled`: `auto`, `on`, `off`; `threshold_pct`, `search_default_limit`, `max_search_limit`, `core_tools`, `context_window` (or `true` / `"auto"` alone) | — |
 //!
 //! `ToolSearch` and `ToolSearchBridge` build the [`ToolSearch`](crate::search::ToolSearch) and

@@ -61,6 +61,47 @@ use crate::usage::RequestUsage;
 pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
 const API_VERSION: &str = "2023-06-01";
 const TOOL_SEARCH_BETA: &str = "advanced-tool-use-2025-11-20";
+const WEB_FETCH_BETA: &str = "web-fetch-2025-09-10";
+const CODE_EXECUTION_BETA: &str = "code-execution-2025-08-25";
+
+/// A native tool as Anthropic's server tool, and the beta header it needs (`None` for a kind
+/// Anthropic does not run: the agent refused it when it was built).
+fn native_tool(tool: &crate::native::NativeTool) -> Option<(Value, Option<&'static str>)> {
+    use crate::native::NativeTool;
+    Some(match tool {
+        NativeTool::WebSearch(w) => {
+            let mut t = Map::new();
+            t.insert("type".into(), "web_search_20250305".into());
+            t.insert("name".into(), "web_search".into());
+            put(&mut t, "max_uses", w.max_uses);
+            put(&mut t, "allowed_domains", w.allowed_domains.clone());
+            put(&mut t, "blocked_domains", w.blocked_domains.clone());
+            if let Some(l) = &w.user_location {
+                let mut loc = serde_json::to_value(l).unwrap_or_else(|_| json!({}));
+                loc["type"] = "approximate".into();
+                t.insert("user_location".into(), loc);
+            }
+            (Value::Object(t), None)
+        }
+        NativeTool::WebFetch(f) => {
+            let mut t = Map::new();
+            t.insert("type".into(), "web_fetch_20250910".into());
+            t.insert("name".into(), "web_fetch".into());
+            put(&mut t, "max_uses", f.max_uses);
+            put(&mut t, "allowed_domains", f.allowed_domains.clone());
+            put(&mut t, "blocked_domains", f.blocked_domains.clone());
+            if f.enable_citations {
+                t.insert("citations".into(), json!({"enabled": true}));
+            }
+            put(&mut t, "max_content_tokens", f.max_content_tokens);
+            (Value::Object(t), Some(WEB_FETCH_BETA))
+        }
+        NativeTool::CodeExecution(_) => {
+            (json!({"type": "code_execution_20250825", "name": "code_execution"}), Some(CODE_EXECUTION_BETA))
+        }
+        _ => return None,
+    })
+}
 
 /// Which server-side tool search Anthropic runs over deferred tools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -370,6 +411,7 @@ impl AnthropicModel {
             }
             put(&mut body, "tool_choice", tool_choice);
         }
+        wire::push_tools(&mut body, params.native_tools.iter().filter_map(native_tool).map(|(t, _)| t).collect());
         if let Some(s) = settings {
             put(&mut body, "temperature", s.temperature);
             put(&mut body, "top_p", s.top_p);
@@ -670,6 +712,11 @@ impl Model for AnthropicModel {
         "anthropic-messages"
     }
 
+    fn native_tool_support(&self) -> crate::native::NativeToolKinds {
+        use crate::native::NativeToolKind::*;
+        crate::native::NativeToolKinds::of([WebSearch, WebFetch, CodeExecution])
+    }
+
     fn tool_search_support(&self) -> crate::model::ToolSearchSupport {
         match self.tool_search {
             Some(_) => crate::model::ToolSearchSupport::Named,
@@ -690,17 +737,28 @@ impl Model for AnthropicModel {
 }
 
 impl AnthropicModel {
+    /// The transport with the beta headers this request needs (tool search, native tools).
     fn http_for(&self, params: &ModelRequestParameters) -> std::borrow::Cow<'_, HttpTransport> {
+        let mut betas: Vec<&str> = Vec::new();
         if self.uses_tool_search(params) {
-            let mut http = self.http.as_ref().clone();
-            let beta = match http.headers.get("anthropic-beta").and_then(|v| v.to_str().ok()) {
-                Some(existing) if existing.contains(TOOL_SEARCH_BETA) => existing.to_string(),
-                Some(existing) => format!("{existing},{TOOL_SEARCH_BETA}"),
-                None => TOOL_SEARCH_BETA.to_string(),
-            };
-            if header(&mut http.headers, "anthropic-beta", &beta, false).is_ok() {
-                return std::borrow::Cow::Owned(http);
+            betas.push(TOOL_SEARCH_BETA);
+        }
+        betas.extend(params.native_tools.iter().filter_map(native_tool).filter_map(|(_, b)| b));
+        if betas.is_empty() {
+            return std::borrow::Cow::Borrowed(self.http.as_ref());
+        }
+        let mut http = self.http.as_ref().clone();
+        let mut beta = http.headers.get("anthropic-beta").and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();
+        for b in betas {
+            if !beta.split(',').any(|x| x.trim() == b) {
+                if !beta.is_empty() {
+                    beta.push(',');
+                }
+                beta.push_str(b);
             }
+        }
+        if header(&mut http.headers, "anthropic-beta", &beta, false).is_ok() {
+            return std::borrow::Cow::Owned(http);
         }
         std::borrow::Cow::Borrowed(self.http.as_ref())
     }

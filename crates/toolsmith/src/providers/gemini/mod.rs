@@ -270,9 +270,22 @@ impl GeminiModel {
         if !generation.is_empty() {
             body.insert("generationConfig".into(), Value::Object(generation));
         }
+        wire::push_tools(&mut body, params.native_tools.iter().filter_map(Self::native_tool).collect());
         let mut body = Value::Object(body);
         wire::merge_extra(&mut body, settings.and_then(|s| s.extra.as_ref()));
         Ok(body)
+    }
+
+    /// A native tool as a Gemini tool (`None` for a kind Gemini does not run: the agent refused
+    /// it when it was built).
+    fn native_tool(tool: &crate::native::NativeTool) -> Option<Value> {
+        use crate::native::NativeTool;
+        Some(match tool {
+            NativeTool::WebSearch(_) => json!({"google_search": {}}),
+            NativeTool::WebFetch(_) => json!({"url_context": {}}),
+            NativeTool::CodeExecution(_) => json!({"code_execution": {}}),
+            _ => return None,
+        })
     }
 
     fn needs_signature(&self) -> bool {
@@ -593,6 +606,11 @@ impl Model for GeminiModel {
 
     fn api(&self) -> &str {
         "gemini"
+    }
+
+    fn native_tool_support(&self) -> crate::native::NativeToolKinds {
+        use crate::native::NativeToolKind::*;
+        crate::native::NativeToolKinds::of([WebSearch, WebFetch, CodeExecution])
     }
 
     fn native_tool_return_schemas(&self) -> bool {

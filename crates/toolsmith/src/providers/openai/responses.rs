@@ -248,6 +248,7 @@ impl OpenAIResponsesModel {
         if stream {
             body.insert("stream".into(), true.into());
         }
+        wire::push_tools(&mut body, params.native_tools.iter().filter_map(native_tool).collect());
         let mut body = Value::Object(body);
         wire::merge_extra(&mut body, settings.and_then(|s| s.extra.as_ref()));
         Ok(body)
@@ -460,6 +461,59 @@ impl OpenAIResponsesModel {
     }
 }
 
+/// A native tool as a Responses tool (`None` for a kind Responses does not run: the agent
+/// refused it when it was built).
+fn native_tool(tool: &crate::native::NativeTool) -> Option<Value> {
+    use crate::native::NativeTool;
+    Some(match tool {
+        NativeTool::WebSearch(w) => {
+            let mut t = Map::new();
+            t.insert("type".into(), "web_search".into());
+            t.insert("search_context_size".into(), serde_json::to_value(w.search_context_size).unwrap_or_default());
+            if let Some(l) = &w.user_location {
+                let mut loc = serde_json::to_value(l).unwrap_or_else(|_| json!({}));
+                loc["type"] = "approximate".into();
+                t.insert("user_location".into(), loc);
+            }
+            if let Some(d) = &w.allowed_domains {
+                t.insert("filters".into(), json!({"allowed_domains": d}));
+            }
+            Value::Object(t)
+        }
+        NativeTool::CodeExecution(_) => json!({"type": "code_interpreter", "container": {"type": "auto"}}),
+        NativeTool::ImageGeneration(g) => {
+            let mut t = Map::new();
+            t.insert("type".into(), "image_generation".into());
+            put(&mut t, "output_format", g.output_format.clone());
+            put(&mut t, "size", g.size.clone());
+            put(&mut t, "quality", g.quality.clone());
+            Value::Object(t)
+        }
+        NativeTool::McpServer(m) => {
+            let mut t = Map::new();
+            t.insert("type".into(), "mcp".into());
+            t.insert("server_label".into(), m.id.clone().into());
+            t.insert("server_url".into(), m.url.clone().into());
+            put(&mut t, "server_description", m.description.clone());
+            put(&mut t, "allowed_tools", m.allowed_tools.clone());
+            put(&mut t, "authorization", m.authorization_token.clone());
+            if let Some(h) = &m.headers {
+                t.insert("headers".into(), serde_json::to_value(h).unwrap_or_default());
+            }
+            t.insert("require_approval".into(), "never".into());
+            Value::Object(t)
+        }
+        NativeTool::FileSearch(f) => {
+            let mut t = Map::new();
+            t.insert("type".into(), "file_search".into());
+            t.insert("vector_store_ids".into(), f.file_store_ids.clone().into());
+            put(&mut t, "max_num_results", f.max_num_results);
+            Value::Object(t)
+        }
+        _ => return None,
+    })
+}
+
 fn map_user_content(content: &UserPromptContent) -> Result<Value, ModelError> {
     let items = match content {
         UserPromptContent::Text(s) => return Ok(Value::String(s.clone())),
@@ -526,6 +580,11 @@ impl Model for OpenAIResponsesModel {
 
     fn api(&self) -> &str {
         "openai-responses"
+    }
+
+    fn native_tool_support(&self) -> crate::native::NativeToolKinds {
+        use crate::native::NativeToolKind::*;
+        crate::native::NativeToolKinds::of([WebSearch, CodeExecution, ImageGeneration, McpServer, FileSearch])
     }
 
     fn tool_search_support(&self) -> crate::model::ToolSearchSupport {
