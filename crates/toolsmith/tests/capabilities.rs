@@ -763,7 +763,10 @@ fn spec_errors_name_the_offending_entry() {
         e.starts_with("capability spec: capabilities[1]: unknown capability 'Thinkng' (did you mean 'Thinking'?)"),
         "{e}"
     );
-    assert!(e.contains("known capabilities: IncludeToolReturnSchemas, Instrumentation, NativeTool, PrefixTools"), "{e}");
+    assert!(
+        e.contains("known capabilities: IncludeToolReturnSchemas, Instrumentation, NativeTool, PrefixTools"),
+        "{e}"
+    );
 
     let e = err(r#"[{"PrefixTools": {"prefix": "ns", "capability": {"Nope": {}}}}]"#);
     assert!(e.starts_with("capability spec: capabilities[0].PrefixTools.capability: unknown capability 'Nope'"), "{e}");
