@@ -356,7 +356,10 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
         self
     }
 
-    /// A default timeout for every tool call; a call that takes longer is a retry.
+    /// A default timeout for the agent's own tools (those added with [`tool`](Self::tool) and
+    /// [`tools`](Self::tools)) that set none; a call that takes longer is a retry. Toolsets keep
+    /// their own ([`FunctionToolset::timeout`](crate::toolset::FunctionToolset::timeout), an MCP
+    /// toolset's), as in Pydantic AI, where an agent's `tool_timeout` is its function toolset's.
     pub fn tool_timeout(mut self, timeout: Duration) -> Self {
         if timeout.is_zero() {
             self.problems.push("tool_timeout must be greater than 0".to_string());
@@ -472,7 +475,12 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
             .or_else(|| crate::capability::ThreadExecutor::installed_default().map(|e| e.pool()))
             .unwrap_or_else(|| crate::tool::pool::BlockingPool::new(DEFAULT_BLOCKING_THREADS));
         let mut toolsets: Vec<Arc<dyn DynToolset<D>>> = Vec::with_capacity(self.toolsets.len() + 1);
-        toolsets.push(Arc::new(self.tools));
+        // The agent's timeout is its own tools' (their toolset's), not the other toolsets'.
+        let mut tools = self.tools;
+        if let Some(t) = self.tool_timeout {
+            tools.timeout = Some(tools.timeout.unwrap_or(t));
+        }
+        toolsets.push(Arc::new(tools));
         toolsets.extend(self.toolsets);
         let capability_toolsets_from = toolsets.len();
         for ts in capabilities.build_toolsets()? {
@@ -513,7 +521,6 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
                 step: StepConfig {
                     retries: self.retries,
                     output_retries: self.output_retries.unwrap_or(self.retries),
-                    tool_timeout: self.tool_timeout,
                     end_strategy: self.end_strategy,
                     parallel_mode: self.parallel_mode,
                     output: self.output,

@@ -1,7 +1,6 @@
 //! What the step executor needs of an agent.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use crate::execution::LayoutCache;
 use crate::run::OutputSpec;
@@ -38,7 +37,6 @@ pub enum ParallelMode {
 pub(crate) struct StepConfig<D> {
     pub(crate) retries: u32,
     pub(crate) output_retries: u32,
-    pub(crate) tool_timeout: Option<Duration>,
     pub(crate) end_strategy: EndStrategy,
     pub(crate) parallel_mode: ParallelMode,
     pub(crate) output: OutputSpec,

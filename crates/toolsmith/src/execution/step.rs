@@ -624,7 +624,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
             tool: tool.clone(),
             args,
             max_retries,
-            timeout: tool.def.timeout.or(tool.toolset_timeout).or(inner.tool_timeout),
+            timeout: tool.def.timeout.or(tool.toolset_timeout),
             ctx: c,
         };
         plans.push(if tool.def.kind == ToolKind::External {

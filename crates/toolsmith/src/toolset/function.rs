@@ -24,7 +24,7 @@ pub struct FunctionToolset<D> {
     tools: Vec<Tool<D>>,
     index: rustc_hash::FxHashMap<String, usize>,
     max_retries: Option<u32>,
-    timeout: Option<Duration>,
+    pub(crate) timeout: Option<Duration>,
     problems: Vec<String>,
     label: Arc<str>,
     /// Whether a tool has a `prepare` function (its definition may then change per step).
