@@ -54,6 +54,9 @@ pub mod tool;
 pub mod toolset;
 pub mod usage;
 pub mod validation;
+/// Local web back ends: a guarded page fetcher and a key-less web search (feature `web`).
+#[cfg(feature = "web")]
+pub mod web;
 
 pub use agent::{Agent, AgentBuilder, RunResult};
 pub use context::RunContext;
