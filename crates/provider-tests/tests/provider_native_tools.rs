@@ -6,7 +6,7 @@ mod provider_support;
 
 use serde_json::{Value, json};
 use toolsmith::capability::{CapabilityRegistry, CapabilitySpec};
-use toolsmith::native::{CodeExecution, McpServer, NativeTool, UserLocation, WebFetch, WebSearch};
+use toolsmith::native::{CodeExecution, FileSearch, McpServer, NativeTool, UserLocation, WebFetch, WebSearch};
 use toolsmith::prelude::*;
 use toolsmith::providers::{AnthropicModel, GeminiModel, OpenAIChatModel, OpenAIResponsesModel};
 use wiremock::matchers::method;
@@ -64,7 +64,13 @@ async fn openai_responses_gets_its_hosted_tools() {
         OpenAIResponsesModel::builder("gpt-5").base_url(format!("{}/v1", s.uri())).api_key(KEY).build().unwrap();
     let mut mcp = McpServer::new("deepwiki", "https://mcp.deepwiki.com/mcp");
     mcp.allowed_tools = Some(vec!["ask_question".into()]);
-    let body = first_body(&s, model, vec![search(), NativeTool::McpServer(mcp)]).await;
+    // Responses cannot limit the number of searches: `max_uses` is left unset here (see
+    // `a_limit_the_provider_cannot_apply_is_refused`).
+    let mut search = search();
+    if let NativeTool::WebSearch(w) = &mut search {
+        w.max_uses = None;
+    }
+    let body = first_body(&s, model, vec![search, NativeTool::McpServer(mcp)]).await;
     assert_eq!(
         body["tools"],
         json!([
@@ -83,7 +89,11 @@ async fn gemini_gets_its_grounding_tools() {
     let body = first_body(
         &s,
         model,
-        vec![search(), NativeTool::WebFetch(WebFetch::new()), NativeTool::CodeExecution(CodeExecution::default())],
+        vec![
+            NativeTool::WebSearch(WebSearch::new()),
+            NativeTool::WebFetch(WebFetch::new()),
+            NativeTool::CodeExecution(CodeExecution::default()),
+        ],
     )
     .await;
     assert_eq!(body["tools"], json!([{"google_search": {}}, {"url_context": {}}, {"code_execution": {}}]));
@@ -96,9 +106,20 @@ fn a_model_that_cannot_run_a_native_tool_is_refused_when_the_agent_is_built() {
     assert!(err.to_string().contains("model 'gpt-4o' cannot run the native tool `web_search`"), "{err}");
     let model =
         AnthropicModel::builder("claude-sonnet-4-5").base_url("http://127.0.0.1:9").api_key(KEY).build().unwrap();
-    let mcp = NativeTool::McpServer(McpServer::new("deepwiki", "https://mcp.deepwiki.com/mcp"));
-    let err = Agent::builder(model).capability(mcp).build().unwrap_err();
-    assert!(err.to_string().contains("cannot run the native tool `mcp_server`"), "{err}");
+    let files = NativeTool::FileSearch(FileSearch::new(["vs_1"]));
+    let err = Agent::builder(model).capability(files).build().unwrap_err();
+    assert!(err.to_string().contains("cannot run the native tool `file_search`"), "{err}");
+}
+
+#[test]
+fn a_limit_the_provider_cannot_apply_is_refused() {
+    let responses =
+        OpenAIResponsesModel::builder("gpt-5").base_url("http://127.0.0.1:9/v1").api_key(KEY).build().unwrap();
+    let err = Agent::builder(responses).capability(search()).build().unwrap_err();
+    assert!(err.to_string().contains("cannot apply `max_uses` of the native tool `web_search`"), "{err}");
+    let gemini = GeminiModel::builder("gemini-2.5-flash").base_url("http://127.0.0.1:9").api_key(KEY).build().unwrap();
+    let err = Agent::builder(gemini).capability(search()).build().unwrap_err();
+    assert!(err.to_string().contains("cannot apply `allowed_domains`"), "{err}");
 }
 
 #[test]

@@ -28,6 +28,9 @@ pub struct ModelInfo {
     pub tool_search: crate::model::ToolSearchSupport,
     /// The native tools the model's provider runs (see [`Model::native_tool_support`](crate::model::Model::native_tool_support)).
     pub native_tools: crate::native::NativeToolKinds,
+    /// The native tools' narrowing settings the provider cannot apply (see
+    /// [`Model::native_tool_unapplied_settings`](crate::model::Model::native_tool_unapplied_settings)).
+    pub native_unapplied: Arc<[(crate::native::NativeToolKind, &'static str)]>,
 }
 
 /// Information about the current call to a tool, a `prepare` function or a capability hook.

@@ -764,7 +764,7 @@ fn spec_errors_name_the_offending_entry() {
         "{e}"
     );
     assert!(
-        e.contains("known capabilities: IncludeToolReturnSchemas, Instrumentation, NativeTool, PrefixTools"),
+        e.contains("known capabilities: ImageGeneration, IncludeToolReturnSchemas, Instrumentation, MCP, NativeTool, PrefixTools"),
         "{e}"
     );
 

@@ -155,6 +155,22 @@ async fn streamable_http_agent_run_end_to_end() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_mcp_capability_connects_itself_when_the_model_cannot() {
+    // TestModel has no MCP connector: the capability's local toolset connects to the server over
+    // streamable HTTP, with the allowed tools applied, and the run calls it.
+    let server = everything_http();
+    let cap = toolsmith::capability::Mcp::<()>::new(&server.url)
+        .id("everything")
+        .header("x-test", "1")
+        .allowed_tools(["echo"])
+        .build()
+        .unwrap();
+    let agent = Agent::builder(TestModel::new()).capability(cap).build().unwrap();
+    let result = agent.run("echo something").await.unwrap();
+    assert!(result.output().starts_with(r#"{"echo":"Echo: "#), "{}", result.output());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn filesystem_read_outside_the_root_is_a_tool_error_and_a_retry() {
     let root = temp_dir("fs");
     std::fs::write(root.join("notes.txt"), "remember the milk").unwrap();

@@ -633,6 +633,14 @@ fn assistant_message(r: &ModelResponse, settings: &InstrumentationSettings) -> V
             // Thinking parts from version 3 on.
             ModelResponsePart::Thinking(t) => (settings.version >= InstrumentationVersion::V3)
                 .then(|| json!({"type": "thinking", "content": t.content})),
+            ModelResponsePart::NativeToolCall(c) => Some(json!({
+                "type": "tool_call", "id": c.tool_call_id, "name": c.tool_name, "builtin": true, "arguments": c.args,
+            })),
+            ModelResponsePart::NativeToolReturn(r) => Some(json!({
+                "type": "tool_call_response", "id": r.tool_call_id, "name": r.tool_name, "builtin": true,
+                "result": r.content,
+            })),
+            ModelResponsePart::File(f) => Some(user_part(&UserContent::Media(f.content.clone()), settings)),
         })
         .collect();
     json!({"role": "assistant", "parts": parts})

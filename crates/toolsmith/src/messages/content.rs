@@ -35,6 +35,13 @@ impl BinaryContent {
         }
     }
 
+    /// Wraps data that is already base64-encoded, or `None` when it is not valid base64.
+    pub fn from_base64(data: impl Into<String>, media_type: impl Into<String>) -> Option<Self> {
+        let data = data.into();
+        let bytes = base64::engine::general_purpose::STANDARD.decode(&data).ok()?;
+        Some(BinaryContent { data, ..BinaryContent::new(bytes, media_type) })
+    }
+
     /// The decoded bytes, or `None` when the stored data is not valid base64.
     pub fn bytes(&self) -> Option<Vec<u8>> {
         base64::engine::general_purpose::STANDARD.decode(&self.data).ok()
@@ -121,6 +128,12 @@ impl UserContent {
     /// A text item.
     pub fn text(text: impl Into<String>) -> Self {
         UserContent::Text(text.into())
+    }
+}
+
+impl From<BinaryContent> for MediaContent {
+    fn from(v: BinaryContent) -> Self {
+        MediaContent::Binary(v)
     }
 }
 

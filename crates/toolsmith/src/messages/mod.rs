@@ -226,6 +226,16 @@ pub enum ModelResponsePart {
     /// The model's reasoning.
     #[serde(rename = "thinking")]
     Thinking(ThinkingPart),
+    /// A call the provider made to one of its own tools (a [native tool](crate::native)), which
+    /// the agent does not execute (Pydantic AI's `NativeToolCallPart`).
+    #[serde(rename = "builtin-tool-call")]
+    NativeToolCall(ToolCallPart),
+    /// The result of a native tool's call, produced by the provider.
+    #[serde(rename = "builtin-tool-return")]
+    NativeToolReturn(NativeToolReturnPart),
+    /// A file the model produced (e.g. a generated image).
+    #[serde(rename = "file")]
+    File(FilePart),
 }
 
 /// A system prompt.
@@ -502,6 +512,84 @@ impl ThinkingPart {
     }
 }
 
+/// The result of a native tool's call, run by the model's provider (Pydantic AI's
+/// `NativeToolReturnPart`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct NativeToolReturnPart {
+    /// The native tool's kind (`web_search`, `code_execution`, ..., or `mcp_server:<id>`).
+    pub tool_name: String,
+    /// The result, as the provider gave it.
+    #[serde(default)]
+    pub content: Value,
+    /// The id of the call this answers.
+    pub tool_call_id: String,
+    /// A special kind of tool, when it is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_kind: Option<String>,
+    /// Metadata for the application, not sent to the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Value>,
+    /// When the result was received.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<Timestamp>,
+    /// How the call ended.
+    #[serde(default)]
+    pub outcome: ToolOutcome,
+    /// The provider that ran the tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_name: Option<String>,
+    /// Provider-specific details needed to send the result back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_details: Option<Value>,
+}
+
+impl NativeToolReturnPart {
+    /// A result of `provider`'s tool `tool_name` for the call `tool_call_id`.
+    pub fn new(
+        tool_name: impl Into<String>,
+        content: Value,
+        tool_call_id: impl Into<String>,
+        provider: impl Into<String>,
+    ) -> Self {
+        NativeToolReturnPart {
+            tool_name: tool_name.into(),
+            content,
+            tool_call_id: tool_call_id.into(),
+            tool_kind: None,
+            metadata: None,
+            timestamp: now(),
+            outcome: ToolOutcome::Success,
+            provider_name: Some(provider.into()),
+            provider_details: None,
+        }
+    }
+}
+
+/// A file the model produced, such as an image from a native image-generation tool.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct FilePart {
+    /// The file.
+    pub content: MediaContent,
+    /// The provider's id for the part.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The provider that produced it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_name: Option<String>,
+    /// Provider-specific details.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_details: Option<Value>,
+}
+
+impl FilePart {
+    /// A file part holding `content`.
+    pub fn new(content: impl Into<MediaContent>) -> Self {
+        FilePart { content: content.into(), id: None, provider_name: None, provider_details: None }
+    }
+}
+
 /// A call to a tool.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -539,6 +627,16 @@ impl ToolCallPart {
             provider_name: None,
             provider_details: None,
         }
+    }
+
+    /// A call `provider` made to its native tool `tool_name` (see [`ModelResponsePart::NativeToolCall`]).
+    pub fn native(
+        tool_name: impl Into<String>,
+        args: Value,
+        tool_call_id: impl Into<String>,
+        provider: impl Into<String>,
+    ) -> Self {
+        ToolCallPart { provider_name: Some(provider.into()), ..ToolCallPart::new(tool_name, args, tool_call_id) }
     }
 
     /// A call with a generated id (`pyd_ai_` followed by 32 hex digits, as Pydantic AI makes them).

@@ -105,6 +105,14 @@ impl Model for FallbackModel {
         kinds.fold(first, |a, b| a.intersection(b))
     }
 
+    /// Every model's (a request may go to any of them).
+    fn native_tool_unapplied_settings(&self) -> Vec<(crate::native::NativeToolKind, &'static str)> {
+        let mut all: Vec<_> = self.models.iter().flat_map(|m| m.native_tool_unapplied_settings()).collect();
+        all.sort_by_key(|(k, s)| (k.name(), *s));
+        all.dedup();
+        all
+    }
+
     /// The least of the models' (a request may go to any of them).
     fn tool_search_support(&self) -> super::ToolSearchSupport {
         self.models.iter().map(|m| m.tool_search_support()).min().unwrap_or_default()

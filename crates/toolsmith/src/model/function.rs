@@ -27,6 +27,8 @@ pub struct AgentInfo {
     pub model_settings: Option<ModelSettings>,
     /// The instructions for this request.
     pub instructions: Option<String>,
+    /// The native tools asked for (see [`FunctionModel::with_native_tools`]).
+    pub native_tools: Vec<crate::native::NativeTool>,
 }
 
 type Func =
@@ -92,6 +94,8 @@ pub struct FunctionModel {
     f: Func,
     stream: Option<StreamFunc>,
     name: String,
+    native: crate::native::NativeToolKinds,
+    unapplied: Vec<(crate::native::NativeToolKind, &'static str)>,
 }
 
 impl std::fmt::Debug for FunctionModel {
@@ -108,7 +112,13 @@ impl FunctionModel {
         F: Fn(&[ModelMessage], &AgentInfo) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<ModelResponse, ModelError>> + Send + 'static,
     {
-        FunctionModel { f: Arc::new(move |m, i| Box::pin(f(m, i))), stream: None, name: "function".into() }
+        FunctionModel {
+            f: Arc::new(move |m, i| Box::pin(f(m, i))),
+            stream: None,
+            name: "function".into(),
+            native: Default::default(),
+            unapplied: Vec::new(),
+        }
     }
 
     /// A model from a synchronous function that always answers.
@@ -123,6 +133,8 @@ impl FunctionModel {
             }),
             stream: None,
             name: "function".into(),
+            native: Default::default(),
+            unapplied: Vec::new(),
         }
     }
 
@@ -169,12 +181,31 @@ impl FunctionModel {
             }),
             stream: Some(stream),
             name: "function".into(),
+            native: Default::default(),
+            unapplied: Vec::new(),
         }
     }
 
     /// Sets the model's name.
     pub fn with_name(mut self, name: impl Into<String>) -> Self {
         self.name = name.into();
+        self
+    }
+
+    /// Says the model runs these [native tools](crate::native) (by default none); the function
+    /// sees the ones asked for in [`AgentInfo::native_tools`].
+    pub fn with_native_tools(mut self, kinds: crate::native::NativeToolKinds) -> Self {
+        self.native = kinds;
+        self
+    }
+
+    /// Says the model cannot apply these narrowing settings of its native tools (see
+    /// [`Model::native_tool_unapplied_settings`]).
+    pub fn with_unapplied_native_settings(
+        mut self,
+        settings: impl IntoIterator<Item = (crate::native::NativeToolKind, &'static str)>,
+    ) -> Self {
+        self.unapplied = settings.into_iter().collect();
         self
     }
 }
@@ -186,6 +217,14 @@ impl Model for FunctionModel {
 
     fn system(&self) -> &str {
         "function"
+    }
+
+    fn native_tool_support(&self) -> crate::native::NativeToolKinds {
+        self.native
+    }
+
+    fn native_tool_unapplied_settings(&self) -> Vec<(crate::native::NativeToolKind, &'static str)> {
+        self.unapplied.clone()
     }
 
     async fn request(
@@ -210,6 +249,7 @@ impl FunctionModel {
             output_tools: params.output_tools.clone(),
             model_settings: settings.cloned(),
             instructions: params.instructions.clone(),
+            native_tools: params.native_tools.clone(),
         }
     }
 }

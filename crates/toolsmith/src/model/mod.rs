@@ -248,6 +248,14 @@ pub trait Model: Send + Sync + 'static {
         crate::native::NativeToolKinds::NONE
     }
 
+    /// The settings that narrow what a native tool may do (`allowed_domains`, `blocked_domains`,
+    /// `max_uses`) which the provider cannot apply, by kind: a tool with one of them set is
+    /// treated as one the model does not run, so that a limit is never silently dropped. By
+    /// default none.
+    fn native_tool_unapplied_settings(&self) -> Vec<(crate::native::NativeToolKind, &'static str)> {
+        Vec::new()
+    }
+
     /// Answers one request.
     fn request(
         &self,
@@ -278,6 +286,7 @@ impl<M: Model> DynModel for M {
             native_tool_return_schemas: self.native_tool_return_schemas(),
             tool_search: self.tool_search_support(),
             native_tools: self.native_tool_support(),
+            native_unapplied: self.native_tool_unapplied_settings().into(),
         }
     }
     fn request_boxed<'a>(

@@ -13,9 +13,10 @@
 //! | `web_search` | `web_search_20250305` | `web_search` | `google_search` |
 //! | `web_fetch` | `web_fetch_20250910` | — | `url_context` |
 //! | `code_execution` | `code_execution_20250825` | `code_interpreter` | `code_execution` |
-//! | `image_generation` | — | `image_generation` | — |
-//! | `mcp_server` | — | `mcp` | — |
+//! | `image_generation` | — | `image_generation` | image output (`responseModalities`) on image models |
+//! | `mcp_server` | `mcp_servers` (MCP connector) | `mcp` | — |
 //! | `file_search` | — | `file_search` | — |
+//! | `memory` | `memory_20250818` (replaces the application's `memory` tool) | — | — |
 //!
 //! ```
 //! use toolsmith::native::{NativeTool, WebSearch};
@@ -171,20 +172,84 @@ impl WebFetch {
 pub struct CodeExecution {}
 
 /// Generate images (Pydantic AI's `ImageGenerationTool`; OpenAI Responses).
+///
+/// Every option is the provider's default when unset.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct ImageGeneration {
+    /// `generate`, `edit` or `auto` (OpenAI).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<String>,
+    /// `transparent`, `opaque` or `auto` (OpenAI; transparent needs `png` or `webp`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub background: Option<String>,
+    /// How closely to match input images, `high` or `low` (OpenAI).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_fidelity: Option<String>,
+    /// `auto` or `low` (OpenAI).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moderation: Option<String>,
+    /// The image model, e.g. `gpt-image-1` (OpenAI); not the agent's model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Compression, 0 to 100, for `jpeg` and `webp`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_compression: Option<u8>,
     /// `png`, `webp` or `jpeg`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_format: Option<String>,
-    /// `1024x1024`, `1024x1536`, `1536x1024` or `auto`.
+    /// Partial images streamed while generating, 0 to 3 (OpenAI).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub size: Option<String>,
+    pub partial_images: Option<u8>,
     /// `low`, `medium`, `high` or `auto`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quality: Option<String>,
+    /// OpenAI: `1024x1024`, `1024x1536`, `1536x1024` or `auto`; Gemini: `1K`, `2K` or `4K`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<String>,
+    /// The aspect ratio, e.g. `16:9` (Gemini; OpenAI maps `1:1`, `2:3` and `3:2` to sizes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aspect_ratio: Option<String>,
 }
+
+impl ImageGeneration {
+    /// The provider's defaults.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The output format (`png`, `webp` or `jpeg`).
+    pub fn output_format(mut self, format: impl Into<String>) -> Self {
+        self.output_format = Some(format.into());
+        self
+    }
+
+    /// The size.
+    pub fn size(mut self, size: impl Into<String>) -> Self {
+        self.size = Some(size.into());
+        self
+    }
+
+    /// The quality.
+    pub fn quality(mut self, quality: impl Into<String>) -> Self {
+        self.quality = Some(quality.into());
+        self
+    }
+
+    /// The aspect ratio.
+    pub fn aspect_ratio(mut self, ratio: impl Into<String>) -> Self {
+        self.aspect_ratio = Some(ratio.into());
+        self
+    }
+}
+
+/// Keep memories across conversations in a `memory` function tool the application defines,
+/// with the provider's own memory tool definition (Pydantic AI's `MemoryTool`; Anthropic).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct Memory {}
 
 /// An MCP server the provider calls itself (Pydantic AI's `MCPServerTool`; OpenAI Responses).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -259,6 +324,8 @@ pub enum NativeTool {
     McpServer(McpServer),
     /// Search stored files.
     FileSearch(FileSearch),
+    /// Keep memories in the application's `memory` tool.
+    Memory(Memory),
 }
 
 impl NativeTool {
@@ -271,8 +338,43 @@ impl NativeTool {
             NativeTool::ImageGeneration(_) => NativeToolKind::ImageGeneration,
             NativeTool::McpServer(_) => NativeToolKind::McpServer,
             NativeTool::FileSearch(_) => NativeToolKind::FileSearch,
+            NativeTool::Memory(_) => NativeToolKind::Memory,
         }
     }
+}
+
+impl NativeTool {
+    /// The settings set on the tool that narrow what it may do (domain filters, use limits), which
+    /// a model must apply to run it; settings that only tune results are not among them.
+    pub fn restricting_settings(&self) -> Vec<&'static str> {
+        let (allowed, blocked, max_uses) = match self {
+            NativeTool::WebSearch(w) => (&w.allowed_domains, &w.blocked_domains, w.max_uses),
+            NativeTool::WebFetch(f) => (&f.allowed_domains, &f.blocked_domains, f.max_uses),
+            _ => return Vec::new(),
+        };
+        let mut out = Vec::new();
+        if allowed.is_some() {
+            out.push("allowed_domains");
+        }
+        if blocked.is_some() {
+            out.push("blocked_domains");
+        }
+        if max_uses.is_some() {
+            out.push("max_uses");
+        }
+        out
+    }
+
+    /// Whether `model` runs this tool with every narrowing setting it has.
+    pub fn runs_on(&self, model: &crate::context::ModelInfo) -> bool {
+        unapplied(self, model).is_none() && model.native_tools.contains(self.kind())
+    }
+}
+
+/// The first narrowing setting of `tool` that `model` cannot apply.
+fn unapplied(tool: &NativeTool, model: &crate::context::ModelInfo) -> Option<&'static str> {
+    let kind = tool.kind();
+    tool.restricting_settings().into_iter().find(|s| model.native_unapplied.contains(&(kind, *s)))
 }
 
 /// The kind of a [`NativeTool`].
@@ -291,6 +393,8 @@ pub enum NativeToolKind {
     McpServer,
     /// `file_search`.
     FileSearch,
+    /// `memory`.
+    Memory,
 }
 
 impl NativeToolKind {
@@ -303,6 +407,7 @@ impl NativeToolKind {
             NativeToolKind::ImageGeneration => "image_generation",
             NativeToolKind::McpServer => "mcp_server",
             NativeToolKind::FileSearch => "file_search",
+            NativeToolKind::Memory => "memory",
         }
     }
 
@@ -343,14 +448,23 @@ impl NativeToolKinds {
 
 /// Every tool of `tools` is one the model runs, or the error naming the first it does not.
 pub(crate) fn check_support(tools: &[NativeTool], model: &crate::context::ModelInfo) -> Result<(), crate::UserError> {
-    match tools.iter().find(|t| !model.native_tools.contains(t.kind())) {
-        None => Ok(()),
-        Some(t) => Err(crate::UserError::new(format!(
+    if let Some(t) = tools.iter().find(|t| !model.native_tools.contains(t.kind())) {
+        return Err(crate::UserError::new(format!(
             "model '{}' cannot run the native tool `{}`: its provider does not run it (Model::native_tool_support); use a model that does, or a function tool",
             model.name,
             t.kind()
-        ))),
+        )));
     }
+    for t in tools {
+        if let Some(setting) = unapplied(t, model) {
+            return Err(crate::UserError::new(format!(
+                "model '{}' cannot apply `{setting}` of the native tool `{}` (Model::native_tool_unapplied_settings): unset it, use a model that applies it, or give the tool a local fallback with NativeOrLocalTool",
+                model.name,
+                t.kind()
+            )));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -595,6 +595,9 @@ fn empty_answer(response: &ModelResponse) -> String {
             crate::messages::ModelResponsePart::Text(_) => "text",
             crate::messages::ModelResponsePart::ToolCall(_) => "tool call",
             crate::messages::ModelResponsePart::Thinking(_) => "thinking",
+            crate::messages::ModelResponsePart::NativeToolCall(_) => "native tool call",
+            crate::messages::ModelResponsePart::NativeToolReturn(_) => "native tool result",
+            crate::messages::ModelResponsePart::File(_) => "file",
         })
         .collect();
     format!("the model's last answer had no text and no tool call, only: {}", kinds.join(", "))

@@ -200,12 +200,6 @@ pub(super) fn register<D: Clone + Send + Sync + 'static>(registry: CapabilityReg
             }
             Ok(BoxedCapability::new(ThreadExecutor::new(a.max_threads)))
         })
-        .register("NativeTool", |args| {
-            // `{NativeTool: {kind: web_search, max_uses: 3}}`, as Pydantic AI's JSON writes one.
-            let tool: crate::native::NativeTool = serde_json::from_value(args.value().clone())
-                .map_err(|e| args.error(format!("invalid arguments for NativeTool: {e}{}", field_hint(&e))))?;
-            Ok(BoxedCapability::new(tool))
-        })
         .register("ToolSearch", |args| Ok(BoxedCapability::new(tool_search(args.value(), args.path())?)))
         .register("ToolSearchBridge", |args| {
             let config: BridgeConfig = serde_json::from_value(args.value().clone())

@@ -32,7 +32,11 @@
 //! | `PrepareTools`, `PrepareOutputTools`, `ProcessHistory` | `function`: a name registered with [`CapabilityRegistry::register_prepare_tools`], [`register_prepare_output_tools`](CapabilityRegistry::register_prepare_output_tools), [`register_history_processor`](CapabilityRegistry::register_history_processor) | `function` |
 //! | `ThreadExecutor` | `max_threads`: integer | `max_threads` |
 //! | `ToolSearch` | `strategy`: absent (the provider's search where the model has one, else keywords), `keywords`, `bm25` / `regex` (the provider's, by name: Anthropic), `local_bm25` / `local_regex` (toolsmith's); `max_results`; `tool_description`; `parameter_description` | — |
-//! | `NativeTool` | a [native tool](crate::native) as Pydantic AI's JSON writes it: `kind` (`web_search`, `web_fetch`, `code_execution`, `image_generation`, `mcp_server`, `file_search`) and its fields | — |
+//! | `NativeTool` | a [native tool](crate::native) as Pydantic AI's JSON writes it: `kind` (`web_search`, `web_fetch`, `code_execution`, `image_generation`, `mcp_server`, `file_search`, `memory`) and its fields, flat or under `tool` | — |
+//! | `WebSearch` | [`WebSearch`](super::WebSearch): `search_context_size`, `user_location`, `allowed_domains`, `blocked_domains`, `max_uses`; `native`: bool; `local`: `true` / `duckduckgo` (the default) or `false` | — |
+//! | `WebFetch` | [`WebFetch`](super::WebFetch): `allowed_domains`, `blocked_domains`, `max_uses`, `enable_citations`, `max_content_tokens`; `native`, `local`: bool | — |
+//! | `ImageGeneration` | [`ImageGeneration`](super::ImageGeneration): the image settings of the native tool; `native`: bool | — |
+//! | `MCP` | [`Mcp`](super::Mcp): `url`, `id`, `authorization_token`, `headers`, `allowed_tools`, `description`; `native`, `local`: bool | `url` |
 //! | `ToolSearchBridge` | `enabled`: `auto`, `on`, `off`; `threshold_pct`, `search_default_limit`, `max_search_limit`, `core_tools`, `context_window` (or `true` / `"auto"` alone) | — |
 //!
 //! `ToolSearch` and `ToolSearchBridge` build the [`ToolSearch`](crate::search::ToolSearch) and
@@ -75,6 +79,7 @@
 //! ```
 
 mod builtins;
+mod native_entries;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -337,7 +342,7 @@ impl<D: Clone + Send + Sync + 'static> Default for CapabilityRegistry<D> {
 impl<D: Clone + Send + Sync + 'static> CapabilityRegistry<D> {
     /// A registry of the built-in names.
     pub fn new() -> Self {
-        builtins::register(Self::empty())
+        native_entries::register(builtins::register(Self::empty()))
     }
 
     /// A registry without any name.

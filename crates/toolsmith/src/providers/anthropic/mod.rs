@@ -33,6 +33,7 @@
 //!   are issued by Anthropic's server.
 
 use std::collections::HashSet;
+mod native;
 mod stream;
 
 use stream::AnthropicStream;
@@ -61,47 +62,6 @@ use crate::usage::RequestUsage;
 pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
 const API_VERSION: &str = "2023-06-01";
 const TOOL_SEARCH_BETA: &str = "advanced-tool-use-2025-11-20";
-const WEB_FETCH_BETA: &str = "web-fetch-2025-09-10";
-const CODE_EXECUTION_BETA: &str = "code-execution-2025-08-25";
-
-/// A native tool as Anthropic's server tool, and the beta header it needs (`None` for a kind
-/// Anthropic does not run: the agent refused it when it was built).
-fn native_tool(tool: &crate::native::NativeTool) -> Option<(Value, Option<&'static str>)> {
-    use crate::native::NativeTool;
-    Some(match tool {
-        NativeTool::WebSearch(w) => {
-            let mut t = Map::new();
-            t.insert("type".into(), "web_search_20250305".into());
-            t.insert("name".into(), "web_search".into());
-            put(&mut t, "max_uses", w.max_uses);
-            put(&mut t, "allowed_domains", w.allowed_domains.clone());
-            put(&mut t, "blocked_domains", w.blocked_domains.clone());
-            if let Some(l) = &w.user_location {
-                let mut loc = serde_json::to_value(l).unwrap_or_else(|_| json!({}));
-                loc["type"] = "approximate".into();
-                t.insert("user_location".into(), loc);
-            }
-            (Value::Object(t), None)
-        }
-        NativeTool::WebFetch(f) => {
-            let mut t = Map::new();
-            t.insert("type".into(), "web_fetch_20250910".into());
-            t.insert("name".into(), "web_fetch".into());
-            put(&mut t, "max_uses", f.max_uses);
-            put(&mut t, "allowed_domains", f.allowed_domains.clone());
-            put(&mut t, "blocked_domains", f.blocked_domains.clone());
-            if f.enable_citations {
-                t.insert("citations".into(), json!({"enabled": true}));
-            }
-            put(&mut t, "max_content_tokens", f.max_content_tokens);
-            (Value::Object(t), Some(WEB_FETCH_BETA))
-        }
-        NativeTool::CodeExecution(_) => {
-            (json!({"type": "code_execution_20250825", "name": "code_execution"}), Some(CODE_EXECUTION_BETA))
-        }
-        _ => return None,
-    })
-}
 
 /// Which server-side tool search Anthropic runs over deferred tools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -411,7 +371,16 @@ impl AnthropicModel {
             }
             put(&mut body, "tool_choice", tool_choice);
         }
-        wire::push_tools(&mut body, params.native_tools.iter().filter_map(native_tool).map(|(t, _)| t).collect());
+        let native = native::request(&params.native_tools);
+        wire::push_tools(&mut body, native.tools);
+        if native.memory
+            && let Value::Array(tools) = body.entry("tools").or_insert_with(|| Value::Array(Vec::new()))
+        {
+            native::use_memory_tool(tools)?;
+        }
+        if !native.mcp_servers.is_empty() {
+            body.insert("mcp_servers".into(), Value::Array(native.mcp_servers));
+        }
         if let Some(s) = settings {
             put(&mut body, "temperature", s.temperature);
             put(&mut body, "top_p", s.top_p);
@@ -531,6 +500,12 @@ impl AnthropicModel {
                                 }
                             }
                             ModelResponsePart::Thinking(_) => {}
+                            // Its own server tools' calls and results go back as they came;
+                            // another provider's, and files the model made, are not sent.
+                            ModelResponsePart::NativeToolCall(_) | ModelResponsePart::NativeToolReturn(_) => {
+                                blocks.extend(native::replay(part))
+                            }
+                            ModelResponsePart::File(_) => {}
                         }
                     }
                     let n = response.parts.len();
@@ -557,6 +532,7 @@ impl AnthropicModel {
         let content = shape.array(v, "content", "content")?;
         let mut parts = Vec::new();
         let mut raw = Vec::new();
+        let mut mcp_calls = Vec::new();
         for (n, block) in content.iter().enumerate() {
             let path = format!("content[{n}]");
             shape.object(block, &path)?;
@@ -592,7 +568,17 @@ impl AnthropicModel {
                     t.provider_name = Some("anthropic".into());
                     parts.push(ModelResponsePart::Thinking(t));
                 }
-                _ => raw.push(json!({"after_part": parts.len(), "block": block})),
+                _ => match native::part_of(block, &mcp_calls) {
+                    Some(part) => {
+                        if let ModelResponsePart::NativeToolCall(c) = &part
+                            && c.tool_name.starts_with("mcp_server:")
+                        {
+                            mcp_calls.push((c.tool_call_id.clone(), c.tool_name.clone()));
+                        }
+                        parts.push(part);
+                    }
+                    None => raw.push(json!({"after_part": parts.len(), "block": block})),
+                },
             }
         }
         let mut response = ModelResponse::new(parts);
@@ -714,7 +700,7 @@ impl Model for AnthropicModel {
 
     fn native_tool_support(&self) -> crate::native::NativeToolKinds {
         use crate::native::NativeToolKind::*;
-        crate::native::NativeToolKinds::of([WebSearch, WebFetch, CodeExecution])
+        crate::native::NativeToolKinds::of([WebSearch, WebFetch, CodeExecution, McpServer, Memory])
     }
 
     fn tool_search_support(&self) -> crate::model::ToolSearchSupport {
@@ -743,7 +729,7 @@ impl AnthropicModel {
         if self.uses_tool_search(params) {
             betas.push(TOOL_SEARCH_BETA);
         }
-        betas.extend(params.native_tools.iter().filter_map(native_tool).filter_map(|(_, b)| b));
+        betas.extend(native::request(&params.native_tools).betas);
         if betas.is_empty() {
             return std::borrow::Cow::Borrowed(self.http.as_ref());
         }

@@ -18,6 +18,8 @@ pub(super) struct AnthropicStream {
     /// Server blocks being streamed: index -> (position, block, partial input JSON).
     raw: HashMap<u64, (usize, Value, String)>,
     raw_done: Vec<Value>,
+    /// The ids and tool names of the answer's MCP calls.
+    mcp_calls: Vec<(String, String)>,
     id: Option<String>,
     model: Option<String>,
     usage: Value,
@@ -35,6 +37,7 @@ impl AnthropicStream {
             assembler: Some(ResponseAssembler::new()),
             raw: HashMap::new(),
             raw_done: Vec::new(),
+            mcp_calls: Vec::new(),
             id: None,
             model: None,
             usage: Value::Object(Map::new()),
@@ -184,7 +187,17 @@ impl StreamProcessor for AnthropicStream {
                     {
                         block["input"] = input;
                     }
-                    self.raw_done.push(json!({"after_part": position, "block": block}));
+                    match super::native::part_of(&block, &self.mcp_calls) {
+                        Some(part) => {
+                            if let ModelResponsePart::NativeToolCall(c) = &part
+                                && c.tool_name.starts_with("mcp_server:")
+                            {
+                                self.mcp_calls.push((c.tool_call_id.clone(), c.tool_name.clone()));
+                            }
+                            a.push_part(Some(&key), part);
+                        }
+                        None => self.raw_done.push(json!({"after_part": position, "block": block})),
+                    }
                 } else {
                     out.extend(a.tool_call_end(&key, true));
                 }

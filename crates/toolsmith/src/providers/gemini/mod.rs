@@ -28,6 +28,7 @@
 //!   an end without `willContinue`. They become the usual `ToolCallStart`, `ToolCallArgsDelta`
 //!   (JSON text) and `ToolCallEnd` events.
 
+mod native;
 mod partial_args;
 mod schema;
 mod stream;
@@ -267,25 +268,14 @@ impl GeminiModel {
             put(&mut generation, "topP", s.top_p);
             put(&mut generation, "seed", s.seed);
         }
+        native::image_config(&params.native_tools, &mut generation);
         if !generation.is_empty() {
             body.insert("generationConfig".into(), Value::Object(generation));
         }
-        wire::push_tools(&mut body, params.native_tools.iter().filter_map(Self::native_tool).collect());
+        wire::push_tools(&mut body, params.native_tools.iter().filter_map(native::tool).collect());
         let mut body = Value::Object(body);
         wire::merge_extra(&mut body, settings.and_then(|s| s.extra.as_ref()));
         Ok(body)
-    }
-
-    /// A native tool as a Gemini tool (`None` for a kind Gemini does not run: the agent refused
-    /// it when it was built).
-    fn native_tool(tool: &crate::native::NativeTool) -> Option<Value> {
-        use crate::native::NativeTool;
-        Some(match tool {
-            NativeTool::WebSearch(_) => json!({"google_search": {}}),
-            NativeTool::WebFetch(_) => json!({"url_context": {}}),
-            NativeTool::CodeExecution(_) => json!({"code_execution": {}}),
-            _ => return None,
-        })
     }
 
     fn needs_signature(&self) -> bool {
@@ -398,6 +388,14 @@ impl GeminiModel {
                                 parts.push(p);
                             }
                             ModelResponsePart::Thinking(_) => {}
+                            // Its own code runs and files go back; another provider's are not sent.
+                            ModelResponsePart::NativeToolCall(_)
+                            | ModelResponsePart::NativeToolReturn(_)
+                            | ModelResponsePart::File(_) => {
+                                if own {
+                                    parts.extend(native::replay(part));
+                                }
+                            }
                         }
                     }
                     turns.push("model", parts);
@@ -408,6 +406,9 @@ impl GeminiModel {
     }
 
     pub(super) fn part_from_wire(&self, p: &Value) -> Option<ModelResponsePart> {
+        if let Some(part) = native::part_of(p) {
+            return Some(part);
+        }
         let signature = p.get("thoughtSignature").and_then(Value::as_str);
         if let Some(call) = p.get("functionCall") {
             let id = call
@@ -465,7 +466,8 @@ impl GeminiModel {
                 "`candidates` is missing"
             }));
         }
-        let parts: Vec<ModelResponsePart> = candidate
+        let mut parts: Vec<ModelResponsePart> = Vec::new();
+        parts.extend(candidate
             .and_then(|c| c.pointer("/content/parts"))
             .and_then(Value::as_array)
             .into_iter()
@@ -473,8 +475,10 @@ impl GeminiModel {
             .filter_map(|p| self.part_from_wire(p))
             .filter(
                 |p| !matches!(p, ModelResponsePart::Text(t) if t.content.is_empty() && t.provider_details.is_none()),
-            )
-            .collect();
+            ));
+        // The search the answer was grounded on follows it.
+        parts.extend(native::grounding(candidate));
+        native::link_results(&mut parts);
         let mut response = ModelResponse::new(parts);
         self.fill(&mut response, v, candidate.and_then(|c| c.get("finishReason")).and_then(Value::as_str));
         Ok(response)
@@ -610,7 +614,17 @@ impl Model for GeminiModel {
 
     fn native_tool_support(&self) -> crate::native::NativeToolKinds {
         use crate::native::NativeToolKind::*;
-        crate::native::NativeToolKinds::of([WebSearch, WebFetch, CodeExecution])
+        let images = native::makes_images(&self.name).then_some(ImageGeneration);
+        crate::native::NativeToolKinds::of([WebSearch, WebFetch, CodeExecution].into_iter().chain(images))
+    }
+
+    /// `google_search` and `url_context` take no domain filter and no limit.
+    fn native_tool_unapplied_settings(&self) -> Vec<(crate::native::NativeToolKind, &'static str)> {
+        use crate::native::NativeToolKind::{WebFetch, WebSearch};
+        [WebSearch, WebFetch]
+            .into_iter()
+            .flat_map(|k| [(k, "allowed_domains"), (k, "blocked_domains"), (k, "max_uses")])
+            .collect()
     }
 
     fn native_tool_return_schemas(&self) -> bool {

@@ -19,6 +19,8 @@ pub(super) struct GeminiStream {
     streamed: Option<StreamedCall>,
     last: Value,
     finish: Option<String>,
+    /// The last candidate that came with grounding metadata.
+    grounding: Option<Value>,
 }
 
 struct StreamedCall {
@@ -36,6 +38,7 @@ impl GeminiStream {
             calls: 0,
             streamed: None,
             last: Value::Null,
+            grounding: None,
             finish: None,
         }
     }
@@ -163,8 +166,16 @@ impl StreamProcessor for GeminiStream {
                         part.provider_details = t.provider_details;
                     }
                 }
+                Some(part) => {
+                    self.segment += 1;
+                    a.push_part(None, part);
+                }
                 None => {}
             }
+        }
+        // The search an answer was grounded on comes with its last chunks; the last one holds it all.
+        if let Some(c) = candidate.filter(|c| c.get("groundingMetadata").is_some()) {
+            self.grounding = Some(c.clone());
         }
         if let Some(f) = candidate.and_then(|c| c.get("finishReason")).and_then(Value::as_str) {
             self.finish = Some(f.to_string());
@@ -185,6 +196,8 @@ impl StreamProcessor for GeminiStream {
         let (parts, ends) = self.assembler.take().unwrap_or_default().finish(true);
         out.extend(ends);
         let mut response = ModelResponse::new(parts);
+        response.parts.extend(super::native::grounding(self.grounding.as_ref()));
+        super::native::link_results(&mut response.parts);
         self.model.fill(&mut response, &self.last, self.finish.as_deref());
         Ok(response)
     }

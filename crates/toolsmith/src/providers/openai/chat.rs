@@ -260,6 +260,19 @@ impl OpenAIChatModel {
         } else if matches!(choice, ResolvedToolChoice::None) && !params.function_tools.is_empty() {
             // Every tool was deferred: nothing to disable.
         }
+        // Search models search the web themselves (`web_search_options`).
+        if let Some(w) = params.native_tools.iter().find_map(|t| match t {
+            crate::native::NativeTool::WebSearch(w) => Some(w),
+            _ => None,
+        }) {
+            let mut options = Map::new();
+            options
+                .insert("search_context_size".into(), serde_json::to_value(w.search_context_size).unwrap_or_default());
+            if let Some(l) = &w.user_location {
+                options.insert("user_location".into(), json!({"type": "approximate", "approximate": l}));
+            }
+            body.insert("web_search_options".into(), Value::Object(options));
+        }
         if let Some(s) = settings {
             let field = match self.max_tokens_field {
                 MaxTokensField::MaxCompletionTokens => "max_completion_tokens",
@@ -619,6 +632,18 @@ impl Model for OpenAIChatModel {
 
     fn api(&self) -> &str {
         "openai-chat"
+    }
+
+    /// Web search on the search models (`*-search-preview`, `*-search-api`).
+    fn native_tool_support(&self) -> crate::native::NativeToolKinds {
+        let search = self.name.contains("-search-preview") || self.name.contains("-search-api");
+        crate::native::NativeToolKinds::of(search.then_some(crate::native::NativeToolKind::WebSearch))
+    }
+
+    /// `web_search_options` takes no domain filter and no limit.
+    fn native_tool_unapplied_settings(&self) -> Vec<(crate::native::NativeToolKind, &'static str)> {
+        use crate::native::NativeToolKind::WebSearch;
+        vec![(WebSearch, "allowed_domains"), (WebSearch, "blocked_domains"), (WebSearch, "max_uses")]
     }
 
     async fn request(

@@ -4,6 +4,7 @@
 
 mod chat;
 mod responses;
+mod responses_native;
 mod strict;
 
 use reqwest::header::HeaderMap;

@@ -248,7 +248,7 @@ impl OpenAIResponsesModel {
         if stream {
             body.insert("stream".into(), true.into());
         }
-        wire::push_tools(&mut body, params.native_tools.iter().filter_map(native_tool).collect());
+        wire::push_tools(&mut body, params.native_tools.iter().filter_map(super::responses_native::tool).collect());
         let mut body = Value::Object(body);
         wire::merge_extra(&mut body, settings.and_then(|s| s.extra.as_ref()));
         Ok(body)
@@ -316,6 +316,14 @@ impl OpenAIResponsesModel {
                                 item.insert("arguments".into(), wire::args_string(&c.args).into());
                                 out.push(Value::Object(item));
                             }
+                            // Its own hosted tools' items go back by id; another provider's,
+                            // and the files they made, are not sent.
+                            ModelResponsePart::NativeToolCall(_) | ModelResponsePart::NativeToolReturn(_) => {
+                                if own_response {
+                                    super::responses_native::replay(part, &mut out);
+                                }
+                            }
+                            ModelResponsePart::File(_) => {}
                             ModelResponsePart::Thinking(t) => {
                                 if let Some(id) = t.id.as_deref().filter(|id| id.starts_with("rs_"))
                                     && self.own(&t.provider_name)
@@ -390,7 +398,10 @@ impl OpenAIResponsesModel {
                     shape.opt_array(item, "summary", &format!("{path}.summary"))?;
                     parts.push(ModelResponsePart::Thinking(self.thinking_from_item(item)));
                 }
-                _ => raw.push(json!({"after_part": parts.len(), "item": item})),
+                _ => match super::responses_native::parts_of(item, &self.system) {
+                    Some(native) => parts.extend(native),
+                    None => raw.push(json!({"after_part": parts.len(), "item": item})),
+                },
             }
         }
         let has_calls = parts.iter().any(|p| matches!(p, ModelResponsePart::ToolCall(_)));
@@ -459,59 +470,6 @@ impl OpenAIResponsesModel {
             response.provider_details = Some(Value::Object(details));
         }
     }
-}
-
-/// A native tool as a Responses tool (`None` for a kind Responses does not run: the agent
-/// refused it when it was built).
-fn native_tool(tool: &crate::native::NativeTool) -> Option<Value> {
-    use crate::native::NativeTool;
-    Some(match tool {
-        NativeTool::WebSearch(w) => {
-            let mut t = Map::new();
-            t.insert("type".into(), "web_search".into());
-            t.insert("search_context_size".into(), serde_json::to_value(w.search_context_size).unwrap_or_default());
-            if let Some(l) = &w.user_location {
-                let mut loc = serde_json::to_value(l).unwrap_or_else(|_| json!({}));
-                loc["type"] = "approximate".into();
-                t.insert("user_location".into(), loc);
-            }
-            if let Some(d) = &w.allowed_domains {
-                t.insert("filters".into(), json!({"allowed_domains": d}));
-            }
-            Value::Object(t)
-        }
-        NativeTool::CodeExecution(_) => json!({"type": "code_interpreter", "container": {"type": "auto"}}),
-        NativeTool::ImageGeneration(g) => {
-            let mut t = Map::new();
-            t.insert("type".into(), "image_generation".into());
-            put(&mut t, "output_format", g.output_format.clone());
-            put(&mut t, "size", g.size.clone());
-            put(&mut t, "quality", g.quality.clone());
-            Value::Object(t)
-        }
-        NativeTool::McpServer(m) => {
-            let mut t = Map::new();
-            t.insert("type".into(), "mcp".into());
-            t.insert("server_label".into(), m.id.clone().into());
-            t.insert("server_url".into(), m.url.clone().into());
-            put(&mut t, "server_description", m.description.clone());
-            put(&mut t, "allowed_tools", m.allowed_tools.clone());
-            put(&mut t, "authorization", m.authorization_token.clone());
-            if let Some(h) = &m.headers {
-                t.insert("headers".into(), serde_json::to_value(h).unwrap_or_default());
-            }
-            t.insert("require_approval".into(), "never".into());
-            Value::Object(t)
-        }
-        NativeTool::FileSearch(f) => {
-            let mut t = Map::new();
-            t.insert("type".into(), "file_search".into());
-            t.insert("vector_store_ids".into(), f.file_store_ids.clone().into());
-            put(&mut t, "max_num_results", f.max_num_results);
-            Value::Object(t)
-        }
-        _ => return None,
-    })
 }
 
 fn map_user_content(content: &UserPromptContent) -> Result<Value, ModelError> {
@@ -585,6 +543,11 @@ impl Model for OpenAIResponsesModel {
     fn native_tool_support(&self) -> crate::native::NativeToolKinds {
         use crate::native::NativeToolKind::*;
         crate::native::NativeToolKinds::of([WebSearch, CodeExecution, ImageGeneration, McpServer, FileSearch])
+    }
+
+    /// The `web_search` tool takes domain filters but no limit on searches.
+    fn native_tool_unapplied_settings(&self) -> Vec<(crate::native::NativeToolKind, &'static str)> {
+        vec![(crate::native::NativeToolKind::WebSearch, "max_uses")]
     }
 
     fn tool_search_support(&self) -> crate::model::ToolSearchSupport {
@@ -767,7 +730,14 @@ impl StreamProcessor for ResponsesStream {
                         }
                     }
                     Some("message") => {}
-                    _ => self.raw.push(json!({"after_part": a.parts().len(), "item": item})),
+                    _ => match super::responses_native::parts_of(&item, &self.model.system) {
+                        Some(native) => {
+                            for part in native {
+                                a.push_part(None, part);
+                            }
+                        }
+                        None => self.raw.push(json!({"after_part": a.parts().len(), "item": item})),
+                    },
                 }
             }
             "response.completed" | "response.incomplete" => {
