@@ -50,6 +50,8 @@ pub mod search;
 mod serde_secs;
 pub mod settings;
 mod suggest;
+#[cfg(test)]
+mod test_support;
 pub mod tool;
 pub mod toolset;
 pub mod usage;

@@ -280,3 +280,23 @@ async fn test_model_names_unknown_and_withheld_tools_as_user_errors() {
     assert!(matches!(&withheld, AgentRunError::User(_)), "{withheld:?}");
     assert!(withheld.to_string().contains("'add_numbers' has visibility 'withheld'"), "{withheld}");
 }
+
+#[test]
+fn tools_added_before_the_dependency_type_are_reported_not_dropped() {
+    /// Ping.
+    #[tool]
+    fn ping() -> String {
+        "pong".into()
+    }
+    let err = Agent::builder(TestModel::default())
+        .tool(ping)
+        .capability(toolsmith::capability::ReinjectSystemPrompt::new())
+        .deps::<String>()
+        .build()
+        .unwrap_err();
+    assert!(err.to_string().contains("1 tool, 1 capability added before it would be lost"), "{err}");
+    // In the right order everything is kept.
+    let agent = Agent::builder(TestModel::default()).deps::<String>().tool(ping).build().unwrap();
+    let result = agent.run("hi").deps("x".to_string()).run_sync().unwrap();
+    assert!(result.output().contains("pong"));
+}

@@ -170,8 +170,41 @@ impl AgentBuilder<(), String> {
         }
     }
 
-    /// Sets the dependency type; tools taking `RunContext<T>` need `T` here.
+    /// Sets the dependency type; tools taking `RunContext<T>` need `T` here. Call it first: tools,
+    /// toolsets and capabilities are typed by the dependency type, so any added before it could
+    /// not be kept, and `build()` reports them as a [`UserError`] rather than dropping them.
+    ///
+    /// ```
+    /// use toolsmith::prelude::*;
+    ///
+    /// #[tool]
+    /// fn ping() -> String { "pong".into() }
+    ///
+    /// let err = Agent::builder(TestModel::default()).tool(ping).deps::<String>().build().unwrap_err();
+    /// assert!(err.to_string().contains("deps::<T>() must come before"));
+    /// ```
     pub fn deps<T: Clone + Send + Sync + 'static>(self) -> AgentBuilder<T, String> {
+        let mut problems = self.problems;
+        let lost = [
+            (self.tools.tool_names().len(), "tool"),
+            (self.toolsets.len(), "toolset"),
+            (self.capabilities.len(), "capability"),
+        ];
+        let lost: Vec<String> = lost
+            .iter()
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, what)| match (n, *what) {
+                (1, w) => format!("1 {w}"),
+                (n, "capability") => format!("{n} capabilities"),
+                (n, w) => format!("{n} {w}s"),
+            })
+            .collect();
+        if !lost.is_empty() {
+            problems.push(format!(
+                "AgentBuilder::deps::<T>() must come before the tools, toolsets and capabilities: {} added before it would be lost (their dependency type is `()`); call deps() right after Agent::builder()",
+                lost.join(", ")
+            ));
+        }
         AgentBuilder {
             model: self.model,
             streaming: self.streaming,
@@ -195,7 +228,7 @@ impl AgentBuilder<(), String> {
             tool_search: self.tool_search,
             bridge: self.bridge,
             context_window: self.context_window,
-            problems: self.problems,
+            problems,
             _o: PhantomData,
         }
     }

@@ -210,6 +210,10 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
         self.caps.is_empty()
     }
 
+    pub(crate) fn len(&self) -> usize {
+        self.caps.len()
+    }
+
     /// The capabilities as an agent runs them: sorted to satisfy their ordering constraints
     /// (a cycle or a missing requirement is an error), and told the agent's name and system
     /// prompts.

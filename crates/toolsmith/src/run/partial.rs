@@ -59,28 +59,12 @@ mod tests {
         /// Every prefix of a JSON document reads as something or nothing, never a panic; the
         /// whole document reads as itself.
         #[test]
-        fn every_prefix_of_a_document_parses(v in arb_json()) {
+        fn every_prefix_of_a_document_parses(v in crate::test_support::arb_json()) {
             let text = serde_json::to_string(&v).unwrap();
             for (i, _) in text.char_indices() {
                 let _ = parse_partial(&text[..i]);
             }
             prop_assert_eq!(parse_partial(&text), Some(v));
         }
-    }
-
-    fn arb_json() -> impl Strategy<Value = Value> {
-        let leaf = prop_oneof![
-            Just(Value::Null),
-            any::<bool>().prop_map(Value::Bool),
-            any::<i32>().prop_map(|i| json!(i)),
-            "[a-z é\"\\\\]{0,8}".prop_map(Value::String),
-        ];
-        leaf.prop_recursive(3, 24, 4, |inner| {
-            prop_oneof![
-                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
-                prop::collection::btree_map("[a-z]{1,4}", inner, 0..4)
-                    .prop_map(|m| Value::Object(m.into_iter().collect())),
-            ]
-        })
     }
 }

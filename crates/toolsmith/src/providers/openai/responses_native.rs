@@ -289,6 +289,26 @@ mod tests {
         (parts, out)
     }
 
+    proptest::proptest! {
+        /// Any JSON as an output item: read or left alone, never a panic, and whatever is read
+        /// writes back without a panic.
+        #[test]
+        fn any_item_is_read_without_panicking(item in crate::test_support::arb_json(), kind in 0usize..7) {
+            let mut item = item;
+            if let Value::Object(m) = &mut item {
+                let kinds = ["web_search_call", "code_interpreter_call", "image_generation_call", "mcp_list_tools",
+                             "mcp_call", "file_search_call", "message"];
+                m.insert("type".into(), kinds[kind].into());
+            }
+            if let Some(parts) = parts_of(&item, "openai") {
+                let mut out = Vec::new();
+                for p in &parts {
+                    replay(p, &mut out);
+                }
+            }
+        }
+    }
+
     #[test]
     fn hosted_tool_items_read_as_parts_and_go_back_by_id() {
         let (parts, out) = round_trip(json!({
