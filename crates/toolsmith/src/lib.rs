@@ -66,13 +66,34 @@ pub use error::{AgentRunError, UserError};
 pub use tool::{ModelRetry, Tool, ToolDefinition, ToolError, ToolReturn, ToolSpec};
 pub use toolsmith_macros::tool;
 
+/// The JSON Schema crate whose `JsonSchema` derive describes tool arguments and outputs, at the
+/// version toolsmith uses. Deriving through this path needs the crate named:
+/// `#[derive(toolsmith::schemars::JsonSchema)] #[schemars(crate = "toolsmith::schemars")]`.
+///
+/// ```
+/// #[derive(serde::Deserialize, toolsmith::schemars::JsonSchema)]
+/// #[schemars(crate = "toolsmith::schemars")]
+/// struct City {
+///     /// The city's name.
+///     name: String,
+/// }
+/// let schema = toolsmith::schemars::schema_for!(City);
+/// assert_eq!(schema.as_value()["properties"]["name"]["description"], "The city's name.");
+/// ```
+pub use schemars;
+
 /// Everything a typical agent program needs, in one import.
 pub mod prelude {
     pub use crate::agent::{Agent, Deferrable, EndStrategy, OutputSpec, RunResult};
     pub use crate::capability::{Capability, CapabilityOrdering, Hooks, ToolCallInfo};
     pub use crate::context::RunContext;
+    pub use crate::deferred::{DeferredToolRequests, DeferredToolResults, ExternalResult, ToolApproval};
     pub use crate::error::{AgentRunError, UserError};
-    pub use crate::messages::{ModelMessage, ModelRequest, ModelResponse};
+    pub use crate::execution::ParallelMode;
+    pub use crate::messages::{
+        ModelMessage, ModelRequest, ModelRequestPart, ModelResponse, ModelResponsePart, TextPart, ToolCallPart,
+        ToolReturnPart,
+    };
     pub use crate::model::{AgentInfo, FunctionModel, Model, ModelSettings, TestModel, ToolChoice};
     pub use crate::tool::{ApprovalRequired, CallDeferred, ModelRetry, Tool, ToolDefinition, ToolError, ToolReturn};
     pub use crate::toolset::{FunctionToolset, Toolset, ToolsetExt};

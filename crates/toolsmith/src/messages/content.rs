@@ -137,6 +137,12 @@ impl From<BinaryContent> for MediaContent {
     }
 }
 
+impl From<MediaContent> for UserContent {
+    fn from(v: MediaContent) -> Self {
+        UserContent::Media(v)
+    }
+}
+
 impl From<BinaryContent> for UserContent {
     fn from(v: BinaryContent) -> Self {
         UserContent::Media(MediaContent::Binary(v))

@@ -96,6 +96,8 @@ pub struct FunctionModel {
     name: String,
     native: crate::native::NativeToolKinds,
     unapplied: Vec<(crate::native::NativeToolKind, &'static str)>,
+    /// The parameters of the last request, shared by the model's clones.
+    last: Arc<std::sync::Mutex<Option<ModelRequestParameters>>>,
 }
 
 impl std::fmt::Debug for FunctionModel {
@@ -118,6 +120,7 @@ impl FunctionModel {
             name: "function".into(),
             native: Default::default(),
             unapplied: Vec::new(),
+            last: Arc::default(),
         }
     }
 
@@ -135,6 +138,7 @@ impl FunctionModel {
             name: "function".into(),
             native: Default::default(),
             unapplied: Vec::new(),
+            last: Arc::default(),
         }
     }
 
@@ -183,6 +187,7 @@ impl FunctionModel {
             name: "function".into(),
             native: Default::default(),
             unapplied: Vec::new(),
+            last: Arc::default(),
         }
     }
 
@@ -190,6 +195,12 @@ impl FunctionModel {
     pub fn with_name(mut self, name: impl Into<String>) -> Self {
         self.name = name.into();
         self
+    }
+
+    /// The parameters of the last request this model (or a clone of it, such as the one an
+    /// agent holds) was sent.
+    pub fn last_model_request_parameters(&self) -> Option<ModelRequestParameters> {
+        self.last.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// Says the model runs these [native tools](crate::native) (by default none); the function
@@ -233,6 +244,7 @@ impl Model for FunctionModel {
         settings: Option<&ModelSettings>,
         params: &ModelRequestParameters,
     ) -> Result<ModelResponse, ModelError> {
+        *self.last.lock().unwrap_or_else(|e| e.into_inner()) = Some(params.clone());
         let mut response = (self.f)(messages, &Self::info(settings, params)).await?;
         if response.model_name.is_none() {
             response.model_name = Some(format!("function:{}", self.name));
@@ -264,6 +276,7 @@ impl StreamingModel for FunctionModel {
         let Some(stream) = &self.stream else {
             return Ok(single_response_stream(self.request(messages, settings, params).await?));
         };
+        *self.last.lock().unwrap_or_else(|e| e.into_inner()) = Some(params.clone());
         let name = format!("function:{}", self.name);
         let deltas = stream(messages, &Self::info(settings, params));
         Ok(assemble(deltas)

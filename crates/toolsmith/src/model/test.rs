@@ -47,12 +47,36 @@ pub struct TestModel {
     seed: u64,
     custom_output_text: Option<String>,
     custom_output_args: Option<Value>,
+    /// The parameters of the last request, shared by the model's clones.
+    last: std::sync::Arc<std::sync::Mutex<Option<ModelRequestParameters>>>,
 }
 
 impl TestModel {
     /// A test model that calls every tool, with seed 0.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The parameters of the last request this model (or a clone of it, such as the one an
+    /// agent holds) was sent: the tools offered, the output tools, the instructions, the native
+    /// tools.
+    ///
+    /// ```
+    /// use toolsmith::prelude::*;
+    ///
+    /// #[tool]
+    /// fn ping() -> String { "pong".into() }
+    ///
+    /// let model = TestModel::new();
+    /// let agent = Agent::builder(model.clone()).instructions("Be brief.").tool(ping).build()?;
+    /// agent.run("hi").run_sync()?;
+    /// let params = model.last_model_request_parameters().unwrap();
+    /// assert_eq!(params.function_tools[0].name, "ping");
+    /// assert_eq!(params.instructions.as_deref(), Some("Be brief."));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn last_model_request_parameters(&self) -> Option<ModelRequestParameters> {
+        self.last.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// Calls only these tools, in this order, on the first request.
@@ -198,6 +222,7 @@ impl Model for TestModel {
         _settings: Option<&ModelSettings>,
         params: &ModelRequestParameters,
     ) -> Result<ModelResponse, ModelError> {
+        *self.last.lock().unwrap_or_else(|e| e.into_inner()) = Some(params.clone());
         let mut response = self.respond(messages, params)?;
         response.model_name = Some("test".into());
         Ok(response)
