@@ -776,3 +776,34 @@ async fn thinking_on_responses_sends_reasoning_effort_the_responses_way() {
     assert_eq!(body["store"], false, "the agent's own provider settings stay");
     assert!(body.get("reasoning_effort").is_none());
 }
+
+#[test]
+fn reasoning_models_are_not_sent_sampling_parameters_while_they_reason() {
+    let settings = ModelSettings::new().max_tokens(100).temperature(0.2);
+    let body = |name: &str, settings: &ModelSettings| {
+        let model = OpenAIChatModel::builder(name).api_key(KEY).build().unwrap();
+        model.request_body(&user("x"), Some(settings), &ModelRequestParameters::default(), false).unwrap()
+    };
+    // gpt-5 and the o-series always reason: no temperature, and max_completion_tokens.
+    for name in ["gpt-5", "gpt-5-mini", "o3", "o4-mini"] {
+        let b = body(name, &settings);
+        assert!(b.get("temperature").is_none(), "{name}: {b}");
+        assert_eq!(b["max_completion_tokens"], 100, "{name}");
+        assert!(b.get("max_tokens").is_none(), "{name}");
+    }
+    // gpt-4o does not reason; gpt-5.2 reasons only when asked.
+    assert_eq!(body("gpt-4o", &settings)["temperature"], 0.2);
+    assert_eq!(body("gpt-5.2", &settings)["temperature"], 0.2);
+    let mut asked = settings.clone();
+    asked.extra = Some(serde_json::json!({"reasoning_effort": "low"}));
+    assert!(body("gpt-5.2", &asked).get("temperature").is_none());
+    // The Responses API reads the effort from `reasoning.effort`.
+    let responses = OpenAIResponsesModel::builder("gpt-5.1").api_key(KEY).build().unwrap();
+    let mut off = settings.clone();
+    off.extra = Some(serde_json::json!({"reasoning": {"effort": "none"}}));
+    let b = responses.request_body(&user("x"), Some(&off), &ModelRequestParameters::default(), false).unwrap();
+    assert_eq!(b["temperature"], 0.2);
+    let o3 = OpenAIResponsesModel::builder("o3").api_key(KEY).build().unwrap();
+    let b = o3.request_body(&user("x"), Some(&settings), &ModelRequestParameters::default(), false).unwrap();
+    assert!(b.get("temperature").is_none(), "{b}");
+}

@@ -18,6 +18,10 @@
 //!   the full tool list (cache-friendly); several tools, or a restriction that still allows
 //!   text, are filtered client-side (the tool list changes, which breaks prompt caching) with
 //!   `required` or `auto`.
+//! - Reasoning models (o-series, GPT-5 families; `reasoning::reasons`) refuse sampling
+//!   parameters while they reason: `temperature`, `top_p` and the like are left out of such a
+//!   request, with a warning naming them. `max_tokens` goes in `max_completion_tokens` on
+//!   OpenAI's API ([`OpenAIChatModelBuilder::max_tokens_field`]).
 //! - Chat Completions has no native tool search: deferred tools are sent once the history
 //!   discovered them, and Anthropic's or OpenAI Responses' server-side searches in the history
 //!   are replayed as `search_tools` calls and returns (see the Anthropic adapter's notes).
@@ -289,6 +293,7 @@ impl OpenAIChatModel {
         }
         let mut body = Value::Object(body);
         wire::merge_extra(&mut body, settings.and_then(|s| s.extra.as_ref()));
+        super::reasoning::drop_sampling(&self.name, &mut body, "/reasoning_effort");
         Ok(body)
     }
 

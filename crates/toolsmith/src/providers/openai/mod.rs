@@ -3,6 +3,7 @@
 //! connection from the environment, the bearer-token transport and strict-mode schemas.
 
 mod chat;
+mod reasoning;
 mod responses;
 mod responses_native;
 mod strict;

@@ -251,6 +251,7 @@ impl OpenAIResponsesModel {
         wire::push_tools(&mut body, params.native_tools.iter().filter_map(super::responses_native::tool).collect());
         let mut body = Value::Object(body);
         wire::merge_extra(&mut body, settings.and_then(|s| s.extra.as_ref()));
+        super::reasoning::drop_sampling(&self.name, &mut body, "/reasoning/effort");
         Ok(body)
     }
 
