@@ -33,6 +33,8 @@
 //! # }
 //! ```
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 extern crate self as toolsmith;
 
 pub mod agent;
