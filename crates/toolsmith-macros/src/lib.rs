@@ -229,7 +229,7 @@ mod tests;
 
 use proc_macro::TokenStream;
 
-/// Turns a function into a tool: see the [crate documentation](crate) for the rules and options.
+/// Turns a function into a tool: see the [`toolsmith-macros` documentation](https://docs.rs/toolsmith-macros/latest/toolsmith_macros/) for the rules and options.
 ///
 /// ```
 /// use toolsmith::prelude::*;
