@@ -74,7 +74,7 @@ pub fn tool_error_text(e: &ToolError) -> String {
         },
         ToolError::ApprovalRequired(_) => "ApprovalRequired".into(),
         ToolError::CallDeferred(_) => "CallDeferred".into(),
-        ToolError::Failed { kind, message } => format!("{kind}: {message}"),
+        ToolError::Failed { kind, message, .. } => format!("{kind}: {message}"),
         e @ ToolError::RetriesExhausted { .. } => format!("UnexpectedModelBehavior: {e}"),
         other => format!("ToolError: {other}"),
     }
@@ -84,8 +84,8 @@ pub fn tool_error_text(e: &ToolError) -> String {
 /// answer held), which Pydantic AI's exceptions do not carry.
 fn run_error_text(e: &AgentRunError) -> String {
     match e {
-        AgentRunError::UnexpectedModelBehavior { message, .. } => format!("{}: {message}", e.kind()),
-        _ => format!("{}: {}", e.kind(), e.message()),
+        AgentRunError::UnexpectedModelBehavior { message, .. } => format!("{}: {message}", crate::reference_kind(e)),
+        _ => format!("{}: {}", crate::reference_kind(e), e.message()),
     }
 }
 

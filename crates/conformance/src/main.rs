@@ -322,13 +322,24 @@ impl<O: OutputJson> OutputJson for Deferrable<O> {
     }
 }
 
+/// The error's type as Pydantic AI names its exceptions (toolsmith's names are Rust's).
+pub(crate) fn reference_kind(e: &AgentRunError) -> &str {
+    match e.kind() {
+        "ModelHttpError" => "ModelHTTPError",
+        "ModelApiError" => "ModelAPIError",
+        "HookTimeout" => "HookTimeoutError",
+        "AllModelsFailed" => "FallbackExceptionGroup",
+        other => other,
+    }
+}
+
 fn record_out<O: OutputJson>(r: RunRecord<O>) -> RunOut {
     let (output, deferred, error) = match &r.result {
         Ok(o) => {
             let (v, d) = o.split();
             (v, d, None)
         }
-        Err(e) => (Value::Null, None, Some((e.kind().to_string(), e.message()))),
+        Err(e) => (Value::Null, None, Some((reference_kind(e).to_string(), e.message()))),
     };
     RunOut {
         output,

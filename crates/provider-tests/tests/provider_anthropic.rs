@@ -145,7 +145,7 @@ async fn stream_errors_end_the_stream_with_an_error() {
         last = Some(item);
     }
     let err = last.unwrap().unwrap_err();
-    assert_eq!(err.kind, "ModelAPIError");
+    assert_eq!(err.kind, "ModelApiError");
     assert!(err.message.contains("overloaded_error"), "{}", err.message);
 }
 
@@ -314,7 +314,7 @@ async fn overloaded_is_retried_and_auth_errors_are_reported() {
         .mount(&server)
         .await;
     let err = model(&server, "claude-sonnet-4-0").request(&user("hi"), None, &params()).await.unwrap_err();
-    assert_eq!(err.kind, "ModelHTTPError");
+    assert_eq!(err.kind, "ModelHttpError");
     assert!(err.message.contains("HTTP 401"), "{}", err.message);
     assert!(err.message.contains("invalid x-api-key"), "{}", err.message);
     assert!(!err.message.contains(KEY));

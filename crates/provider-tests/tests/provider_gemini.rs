@@ -239,7 +239,7 @@ async fn errors_and_base_urls() {
         .mount(&server)
         .await;
     let err = model(&server, "gemini-2.5-flash").request(&user("hi"), None, &params()).await.unwrap_err();
-    assert_eq!(err.kind, "ModelHTTPError");
+    assert_eq!(err.kind, "ModelHttpError");
     assert!(err.message.contains("HTTP 400"), "{}", err.message);
     assert!(err.message.contains("API key not valid"), "{}", err.message);
     assert!(!err.message.contains(KEY));

@@ -326,7 +326,7 @@ async fn redacted_errors_still_say_what_happened() {
         .mount(&server)
         .await;
     let err = error_of(&model(Provider::Chat, &server.uri(), &Opts::default()), false).await;
-    assert_eq!(err.kind, "ModelAPIError");
+    assert_eq!(err.kind, "ModelApiError");
     assert_eq!(err.message, "openai answered with an error: Invalid key [REDACTED]");
 }
 
@@ -357,7 +357,7 @@ async fn absurd_retry_after_values_never_panic() {
         let started = Instant::now();
         let err = error_of(&model(Provider::Chat, &server.uri(), &opts), false).await;
         assert!(started.elapsed() < Duration::from_secs(2), "{name}: {value}");
-        assert_eq!(err.kind, "ModelHTTPError", "{name}: {value}");
+        assert_eq!(err.kind, "ModelHttpError", "{name}: {value}");
         assert!(
             err.message.contains("longer than `RetryConfig::max_retry_after` (60.0 s)"),
             "{name}: {value}: {}",
@@ -396,14 +396,14 @@ async fn extreme_retry_configurations_never_panic_and_keep_to_the_timeout() {
         let started = Instant::now();
         let err = error_of(&model(Provider::Chat, &server.uri(), &opts), false).await;
         assert!(started.elapsed() < Duration::from_secs(3));
-        assert_eq!(err.kind, "ModelHTTPError", "{}", err.message);
+        assert_eq!(err.kind, "ModelHttpError", "{}", err.message);
     }
     // The longest timeouts are no deadline, not a panic.
     let mut settings = ModelSettings::new();
     for t in [Duration::MAX, Duration::from_secs(u64::MAX / 2), Duration::from_secs(1 << 40)] {
         settings.timeout = Some(t);
         let err = error_with(&model(Provider::Chat, &server.uri(), &Opts::default()), false, Some(&settings)).await;
-        assert_eq!(err.kind, "ModelHTTPError");
+        assert_eq!(err.kind, "ModelHttpError");
     }
 }
 
@@ -495,7 +495,7 @@ async fn a_body_that_never_ends_hits_the_total_timeout() {
             let err = error_of(&model(provider, base, &opts), stream).await;
             let took = started.elapsed();
             assert!(took >= Duration::from_millis(700) && took < Duration::from_millis(2500), "{provider:?}: {took:?}");
-            assert_eq!(err.kind, "ModelAPIError", "{provider:?}: {}", err.message);
+            assert_eq!(err.kind, "ModelApiError", "{provider:?}: {}", err.message);
             assert!(err.message.contains("did not end within the request's total timeout of 0.8 s"), "{}", err.message);
         }
     }
@@ -527,7 +527,7 @@ async fn a_server_that_stalls_hits_the_idle_timeout() {
             let started = Instant::now();
             let err = error_of(&model(provider, base, &opts), stream).await;
             assert!(started.elapsed() < Duration::from_millis(2000), "{provider:?}");
-            assert_eq!(err.kind, "ModelAPIError");
+            assert_eq!(err.kind, "ModelApiError");
             assert!(err.message.contains(says), "{provider:?}: {}", err.message);
         }
     }
@@ -593,7 +593,7 @@ async fn an_event_past_the_size_limit_fails_clearly() {
     let opts = Opts { max_event_size: Some(1024 * 1024), ..Opts::default() };
     for provider in PROVIDERS {
         let err = error_of(&model(provider, &base, &opts), true).await;
-        assert_eq!(err.kind, "ModelAPIError");
+        assert_eq!(err.kind, "ModelApiError");
         assert!(err.message.contains("an event larger than 1048576 bytes, the limit"), "{}", err.message);
     }
 }
@@ -644,7 +644,7 @@ async fn streams_cut_before_their_terminal_event_are_errors() {
         assert!(err.message.contains(says), "{provider:?}: {}", err.message);
         if provider != Provider::Chat {
             // Retryable: a FallbackModel (or the caller) may try again elsewhere.
-            assert_eq!(err.kind, "ModelAPIError", "{provider:?}");
+            assert_eq!(err.kind, "ModelApiError", "{provider:?}");
         }
     }
 }
@@ -671,7 +671,7 @@ async fn a_stream_cut_mid_answer_yields_the_deltas_then_the_error() {
         }
     };
     assert!(deltas > 0, "the deltas that arrived are still shown");
-    assert_eq!(err.kind, "ModelAPIError");
+    assert_eq!(err.kind, "ModelApiError");
     assert!(err.message.contains("no message_stop event"), "{}", err.message);
 }
 

@@ -494,15 +494,26 @@ async fn a_retry_after_beyond_the_bound_is_not_waited_for() {
         .respond_with(
             ResponseTemplate::new(429)
                 .insert_header("retry-after", "3600")
+                .insert_header("x-request-id", "req_7f3a")
                 .set_body_raw(fixture("openai", "error_429.json"), "application/json"),
         )
         .mount(&server)
         .await;
     let err = chat(&server).request(&user("hi"), None, &ModelRequestParameters::default()).await.unwrap_err();
-    assert_eq!(err.kind, "ModelHTTPError");
+    assert_eq!(err.kind, "ModelHttpError");
     assert!(err.message.contains("HTTP 429"), "{}", err.message);
     assert!(err.message.contains("Rate limit reached"), "{}", err.message);
     assert_eq!(requests(&server).await.len(), 1);
+    // The answer's facts, typed.
+    assert_eq!(err.status(), Some(429));
+    assert_eq!(err.retry_after(), Some(Duration::from_secs(3600)));
+    assert_eq!(err.request_id(), Some("req_7f3a"));
+    let http = err.http.as_deref().unwrap();
+    assert_eq!(http.error_type.as_deref(), Some("requests"));
+    assert_eq!(http.max_retry_after, Some(RetryConfig::default().max_retry_after));
+    assert!(http.provider_message().starts_with("Rate limit reached"), "{}", http.provider_message());
+    let source = std::error::Error::source(&err).expect("the HTTP error is the source");
+    assert_eq!(source.to_string(), err.message);
 }
 
 #[tokio::test]
@@ -522,7 +533,7 @@ async fn server_errors_exhaust_the_retries() {
         .build()
         .unwrap();
     let err = model.request(&user("hi"), None, &ModelRequestParameters::default()).await.unwrap_err();
-    assert_eq!(err.kind, "ModelHTTPError");
+    assert_eq!(err.kind, "ModelHttpError");
     assert!(err.message.contains("HTTP 500"), "{}", err.message);
     assert!(err.message.contains("after 2 retries"), "{}", err.message);
     assert_eq!(requests(&server).await.len(), 3);
@@ -537,7 +548,7 @@ async fn unauthorized_is_not_retried_and_never_shows_the_key() {
         .mount(&server)
         .await;
     let err = chat(&server).request(&user("hi"), None, &ModelRequestParameters::default()).await.unwrap_err();
-    assert_eq!(err.kind, "ModelHTTPError");
+    assert_eq!(err.kind, "ModelHttpError");
     assert!(err.message.contains("HTTP 401"), "{}", err.message);
     assert!(err.message.contains("Incorrect API key provided"), "{}", err.message);
     assert!(err.message.contains("check the API key"), "{}", err.message);
@@ -561,13 +572,13 @@ async fn timeouts_and_unreachable_servers_are_api_errors() {
     let mut settings = ModelSettings::new();
     settings.timeout = Some(Duration::from_millis(200));
     let err = model.request(&user("hi"), Some(&settings), &ModelRequestParameters::default()).await.unwrap_err();
-    assert_eq!(err.kind, "ModelAPIError");
+    assert_eq!(err.kind, "ModelApiError");
     assert!(err.message.contains("did not answer within 0.2 s"), "{}", err.message);
 
     let model =
         OpenAIChatModel::builder("m").base_url("http://127.0.0.1:9/v1").retry(RetryConfig::none()).build().unwrap();
     let err = model.request(&user("hi"), None, &ModelRequestParameters::default()).await.unwrap_err();
-    assert_eq!(err.kind, "ModelAPIError");
+    assert_eq!(err.kind, "ModelApiError");
     assert!(err.message.contains("could not reach the openai API"), "{}", err.message);
 }
 

@@ -192,6 +192,10 @@ pub enum AgentRunError {
         kind: String,
         /// The error's message.
         message: String,
+        /// The error the tool failed with, when it returned an error value (see
+        /// [`ToolError::caused_by`](crate::tool::ToolError::caused_by)).
+        #[source]
+        source: Option<SharedError>,
     },
     /// A tool panicked; the panic was caught and the agent stays usable.
     #[error(
@@ -273,18 +277,41 @@ pub enum AgentRunError {
     /// retry is possible, such as in `before_run`.
     #[error("{0}")]
     Retry(ModelRetry),
-    /// The model (or its provider) failed.
-    #[error("{message}")]
-    Model {
-        /// The error's type name (e.g. `ModelHTTPError`).
-        kind: String,
-        /// What went wrong.
-        message: String,
-    },
+    /// The model (or its provider) failed: its [`ModelError`](crate::model::ModelError) says
+    /// how ([`kind`](crate::model::ModelError::kind)), and for an HTTP error answer carries the
+    /// status, the provider's error type and message, the request id and the wait it asked for
+    /// ([`AgentRunError::model_error`], [`AgentRunError::status`]).
+    ///
+    /// ```
+    /// use toolsmith::prelude::*;
+    /// use toolsmith::model::{ModelErrorKind, ModelHttpError};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let model = FunctionModel::new(|_, _| async {
+    ///     Err(ModelHttpError::new(503, "openai", "gpt-4o", r#"{"error": {"message": "overloaded"}}"#).into())
+    /// });
+    /// let agent = Agent::builder(model).build().unwrap();
+    /// match agent.run("hi").await.unwrap_err() {
+    ///     AgentRunError::Model(e) => {
+    ///         assert_eq!(e.kind, ModelErrorKind::Http);
+    ///         assert_eq!(e.status(), Some(503));
+    ///         assert_eq!(e.http.unwrap().provider_message(), "overloaded");
+    ///     }
+    ///     other => panic!("unexpected {other}"),
+    /// }
+    /// # }
+    /// ```
+    #[error(transparent)]
+    Model(crate::model::ModelError),
 }
 
 impl AgentRunError {
-    /// The error's type name, as Pydantic AI names its exceptions.
+    /// The error's name: the variant's (`UnexpectedModelBehavior`, `UsageLimitExceeded`,
+    /// `HookTimeout`, ...), `UserError`, the tool's error type for
+    /// [`ToolFailed`](AgentRunError::ToolFailed) (`ToolError` unless the tool named it), and
+    /// the [`ModelErrorKind`](crate::model::ModelErrorKind) name for
+    /// [`Model`](AgentRunError::Model) (`ModelHttpError`, `ModelApiError`, ...).
     pub fn kind(&self) -> &str {
         match self {
             AgentRunError::User(_) => "UserError",
@@ -293,11 +320,11 @@ impl AgentRunError {
             AgentRunError::ToolFailed { kind, .. } => kind,
             AgentRunError::ToolPanicked { .. } => "ToolPanicked",
             AgentRunError::CapabilityPanicked { .. } => "CapabilityPanicked",
-            AgentRunError::HookTimeout { .. } => "HookTimeoutError",
+            AgentRunError::HookTimeout { .. } => "HookTimeout",
             AgentRunError::ModelPanicked { .. } => "ModelPanicked",
             AgentRunError::Panicked { .. } => "Panicked",
             AgentRunError::Retry(_) => "ModelRetry",
-            AgentRunError::Model { kind, .. } => kind,
+            AgentRunError::Model(e) => e.kind.name(),
         }
     }
 
@@ -307,6 +334,19 @@ impl AgentRunError {
             AgentRunError::ToolFailed { message, .. } => message.clone(),
             other => other.to_string(),
         }
+    }
+
+    /// The model's error, when the model (or its provider) failed.
+    pub fn model_error(&self) -> Option<&crate::model::ModelError> {
+        match self {
+            AgentRunError::Model(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The HTTP status of the provider's error answer, when the run ended with one.
+    pub fn status(&self) -> Option<u16> {
+        self.model_error().and_then(crate::model::ModelError::status)
     }
 
     /// Whether this is a capability's request to retry the model (see [`AgentRunError::Retry`]).
@@ -338,6 +378,47 @@ impl AgentRunError {
 impl From<ModelRetry> for AgentRunError {
     fn from(retry: ModelRetry) -> Self {
         AgentRunError::Retry(retry)
+    }
+}
+
+/// An error value shared by clones of the error that carries it: the cause of a tool's failure
+/// ([`AgentRunError::ToolFailed`], [`ToolError::Failed`](crate::tool::ToolError::Failed)).
+///
+/// It dereferences to the error itself, which the carrier's
+/// [`source`](std::error::Error::source) also returns, so it can be downcast to its type.
+#[derive(Clone)]
+pub struct SharedError(std::sync::Arc<dyn std::error::Error + Send + Sync>);
+
+impl SharedError {
+    /// Shares `error`.
+    pub fn new(error: impl std::error::Error + Send + Sync + 'static) -> Self {
+        SharedError(std::sync::Arc::new(error))
+    }
+}
+
+impl From<Box<dyn std::error::Error + Send + Sync>> for SharedError {
+    fn from(error: Box<dyn std::error::Error + Send + Sync>) -> Self {
+        SharedError(error.into())
+    }
+}
+
+impl std::ops::Deref for SharedError {
+    type Target = dyn std::error::Error + Send + Sync;
+
+    fn deref(&self) -> &Self::Target {
+        &*self.0
+    }
+}
+
+impl fmt::Debug for SharedError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl fmt::Display for SharedError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&*self.0, f)
     }
 }
 

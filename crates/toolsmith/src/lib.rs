@@ -54,6 +54,8 @@ pub mod settings;
 mod suggest;
 #[cfg(test)]
 mod test_support;
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini", feature = "mcp", feature = "web"))]
+mod tls;
 pub mod tool;
 pub mod toolset;
 pub mod usage;
@@ -64,7 +66,7 @@ pub mod web;
 
 pub use agent::{Agent, AgentBuilder, RunResult};
 pub use context::RunContext;
-pub use error::{AgentRunError, UserError};
+pub use error::{AgentRunError, SharedError, UserError};
 pub use tool::{ModelRetry, Tool, ToolDefinition, ToolError, ToolReturn, ToolSpec};
 pub use toolsmith_macros::tool;
 

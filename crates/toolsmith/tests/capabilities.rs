@@ -321,12 +321,12 @@ async fn several_closures_for_one_hook_run_in_order_and_wraps_nest() {
 
 #[tokio::test]
 async fn hooks_can_short_circuit_a_model_request_and_recover_from_model_errors() {
-    let failing = FunctionModel::new(|_, _| async { Err(toolsmith::model::ModelError::new("ModelHTTPError", "503")) });
+    let failing = FunctionModel::new(|_, _| async { Err(toolsmith::model::ModelError::new("ModelHttpError", "503")) });
     let hooks = Hooks::new().on_model_request_error(|_ctx, _request, error| async move {
         Ok(ModelResponse::text(format!("fallback after {}", error.kind())))
     });
     let agent = Agent::builder(failing).capability(hooks).build().unwrap();
-    assert_eq!(agent.run("go").await.unwrap().output(), "fallback after ModelHTTPError");
+    assert_eq!(agent.run("go").await.unwrap().output(), "fallback after ModelHttpError");
 
     let canned =
         Hooks::new().wrap_model_request(|_ctx, _request, _next| Box::pin(async { Ok(ModelResponse::text("cached")) }));

@@ -154,9 +154,9 @@ async fn after_run_changes_the_output_and_on_run_error_recovers() {
     let agent = Agent::builder(drafts(Arc::default())).capability(hooks).build().unwrap();
     assert_eq!(agent.run("write").await.unwrap().output(), "DRAFT 1");
 
-    let failing = FunctionModel::new(|_, _| async { Err(ModelError::new("ModelHTTPError", "status 503")) });
+    let failing = FunctionModel::new(|_, _| async { Err(ModelError::new("ModelHttpError", "status 503")) });
     let hooks = Hooks::new().on_run_error(|_ctx, error| async move {
-        assert_eq!(error.kind(), "ModelHTTPError");
+        assert_eq!(error.kind(), "ModelHttpError");
         Ok(RunOutput::Text("the service is busy, try later".into()))
     });
     let agent = Agent::builder(failing).capability(hooks).build().unwrap();

@@ -377,7 +377,7 @@ fn full_agent(cap: Panicky) -> Agent<(), Value> {
 
 /// A model that fails: the error hooks of the model request, the node and the run are called.
 fn failing_agent(cap: Panicky) -> Agent<(), String> {
-    let model = FunctionModel::new(|_, _| async { Err(ModelError::new("ModelHTTPError", "503 upstream")) });
+    let model = FunctionModel::new(|_, _| async { Err(ModelError::new("ModelHttpError", "503 upstream")) });
     Agent::builder(model).capability(cap).build().unwrap()
 }
 

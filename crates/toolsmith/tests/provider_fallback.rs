@@ -28,7 +28,7 @@ fn answering(text: &'static str) -> AnyModel {
 #[tokio::test]
 async fn falls_back_on_http_errors_in_order() {
     let calls = Arc::new(AtomicUsize::new(0));
-    let model = FallbackModel::new([failing("ModelHTTPError", calls.clone()), answering("from the second")]).unwrap();
+    let model = FallbackModel::new([failing("ModelHttpError", calls.clone()), answering("from the second")]).unwrap();
     assert_eq!(model.name(), "fallback:function:first,function:second");
     let agent = Agent::builder(model).build().unwrap();
     let result = agent.run("hi").await.unwrap();
@@ -55,14 +55,14 @@ async fn other_errors_are_returned_at_once() {
 #[tokio::test]
 async fn when_every_model_fails_the_errors_are_listed() {
     let calls = Arc::new(AtomicUsize::new(0));
-    let model = FallbackModel::new([failing("ModelHTTPError", calls.clone()), failing("ModelAPIError", calls.clone())])
+    let model = FallbackModel::new([failing("ModelHttpError", calls.clone()), failing("ModelApiError", calls.clone())])
         .unwrap();
     let agent = Agent::builder(model).build().unwrap();
     let err = agent.run("hi").await.unwrap_err();
     let text = err.to_string();
     assert!(text.contains("all 2 models of the FallbackModel failed"), "{text}");
-    assert!(text.contains("1. function:first: ModelHTTPError from the first model (ModelHTTPError)"), "{text}");
-    assert!(text.contains("2. function:first: ModelAPIError from the first model (ModelAPIError)"), "{text}");
+    assert!(text.contains("1. function:first: ModelHttpError from the first model (ModelHttpError)"), "{text}");
+    assert!(text.contains("2. function:first: ModelApiError from the first model (ModelApiError)"), "{text}");
     assert_eq!(calls.load(Ordering::SeqCst), 2);
     assert!(FallbackModel::new(Vec::<AnyModel>::new()).is_err());
 }

@@ -191,3 +191,27 @@ async fn a_validation_failure_that_ends_the_run_leaves_the_request_empty_as_noth
     assert_eq!(sent.load(Ordering::SeqCst), 0);
     assert_eq!(last_request(&record.messages), vec![]);
 }
+
+/// Reads a file the model names.
+#[tool]
+fn read_config(path: String) -> std::io::Result<String> {
+    std::fs::read_to_string(path)
+}
+
+#[tokio::test]
+async fn a_tools_error_value_stays_reachable_as_the_runs_error_source() {
+    let missing = "/nonexistent/toolsmith/config.toml";
+    let agent = Agent::builder(script(vec![calls(&[("read_config", json!({"path": missing}), "c1")])]))
+        .tool(read_config)
+        .build()
+        .unwrap();
+    let err = agent.run("read it").await.unwrap_err();
+    let AgentRunError::ToolFailed { tool, kind, source, .. } = &err else { panic!("unexpected {err:?}") };
+    assert_eq!((tool.as_str(), kind.as_str()), ("read_config", "ToolError"));
+    let source = source.as_deref().expect("the io::Error is kept");
+    let io = source.downcast_ref::<std::io::Error>().expect("an io::Error");
+    assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
+    // `source()` walks from the run's error to the tool's.
+    let chained = std::error::Error::source(&err).expect("a source");
+    assert!(chained.downcast_ref::<std::io::Error>().is_some());
+}

@@ -501,7 +501,7 @@ impl<D: Clone + Send + Sync + 'static> Capability<D> for Instrumentation {
                 Err(e @ ToolError::RetriesExhausted { .. }) => {
                     record_error(&span, "UnexpectedModelBehavior", &e.to_string())
                 }
-                Err(ToolError::Failed { kind, message }) => record_error(&span, kind, message),
+                Err(ToolError::Failed { kind, message, .. }) => record_error(&span, kind, message),
             }
             result
         }

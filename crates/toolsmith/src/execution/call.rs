@@ -98,8 +98,8 @@ pub(super) fn settle_error<D>(
             }
             deferred.calls.push(r.call.clone());
         }
-        ToolError::Failed { kind, message } => {
-            return Err(AgentRunError::ToolFailed { tool: name.clone(), kind, message });
+        ToolError::Failed { kind, message, source } => {
+            return Err(AgentRunError::ToolFailed { tool: name.clone(), kind, message, source });
         }
         ToolError::Panicked { message } => {
             return Err(AgentRunError::ToolPanicked { tool: name.clone(), message });
@@ -219,6 +219,7 @@ pub(super) async fn run_tool<D: Clone + Send + Sync + 'static>(
                         "`{}` could not start within its timeout: the blocking pool's {size} threads are busy, {overdue} of them with synchronous tools still running after their timeout (a synchronous tool cannot be stopped). Make long tools async, or give the agent a larger pool (`AgentBuilder::blocking_threads`, `ThreadExecutor::new`)",
                         r.call.tool_name
                     ),
+                    source: None,
                 });
             }
             Err(_) => return Err(timed_out()),

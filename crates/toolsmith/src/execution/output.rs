@@ -66,8 +66,8 @@ pub(crate) fn output_failure<D: Send + Sync + 'static>(caps: &Capabilities<D>, e
         return e;
     }
     match error {
-        ToolError::Failed { kind, message } => {
-            AgentRunError::ToolFailed { tool: OUTPUT_TOOL_NAME.into(), kind, message }
+        ToolError::Failed { kind, message, source } => {
+            AgentRunError::ToolFailed { tool: OUTPUT_TOOL_NAME.into(), kind, message, source }
         }
         ToolError::Panicked { message } => AgentRunError::ToolPanicked { tool: OUTPUT_TOOL_NAME.into(), message },
         other => AgentRunError::User(UserError::new(format!(

@@ -11,9 +11,9 @@ use crate::model::{Model, ModelError, ModelRequestParameters, ModelSettings};
 type FallbackOn = Arc<dyn Fn(&ModelError) -> bool + Send + Sync>;
 
 /// A model that tries several models in order: when one fails with an error that allows a
-/// fallback (by default an HTTP error or a connection failure, kinds `ModelHTTPError` and
-/// `ModelAPIError`), the next one is asked. When every model fails, the error (kind
-/// `FallbackExceptionGroup`) lists each model's error.
+/// fallback (by default an HTTP error or a connection failure, kinds `ModelErrorKind::Http` and
+/// `ModelErrorKind::Api`), the next one is asked. When every model fails, the error (kind
+/// `ModelErrorKind::AllModelsFailed`) lists each model's error.
 ///
 /// Each model keeps its own retries: a provider's 429 is retried with backoff first, and only
 /// an error that survives the retries moves on to the next model.
@@ -39,7 +39,7 @@ impl std::fmt::Debug for FallbackModel {
 
 /// The default fallback condition: HTTP errors and connection failures.
 pub fn is_api_error(error: &ModelError) -> bool {
-    matches!(error.kind.as_str(), "ModelHTTPError" | "ModelAPIError")
+    matches!(error.kind, super::ModelErrorKind::Http | super::ModelErrorKind::Api)
 }
 
 impl FallbackModel {
@@ -74,7 +74,7 @@ impl FallbackModel {
             .map(|(i, (name, e))| format!("{}. {name}: {} ({})", i + 1, e.message, e.kind))
             .collect();
         ModelError::new(
-            "FallbackExceptionGroup",
+            super::ModelErrorKind::AllModelsFailed,
             format!(
                 "all {} models of the FallbackModel failed: {}. Check the providers' keys and status, or add another model to the list",
                 errors.len(),

@@ -177,9 +177,10 @@ impl FunctionModel {
                     match events.into_iter().last() {
                         Some(Ok(ModelStreamEvent::Final(r))) => Ok(r),
                         Some(Err(e)) => Err(e),
-                        _ => {
-                            Err(ModelError::new("UnexpectedModelBehavior", "the stream function's stream ended early"))
-                        }
+                        _ => Err(ModelError::new(
+                            crate::model::ModelErrorKind::UnexpectedResponse,
+                            "the stream function's stream ended early",
+                        )),
                     }
                 })
             }),

@@ -3,6 +3,7 @@
 //! [`providers`](crate::providers).
 
 mod any;
+mod error;
 mod fallback;
 mod function;
 mod profile;
@@ -19,6 +20,7 @@ use futures::future::BoxFuture;
 pub use crate::context::ModelInfo;
 pub use crate::settings::{ModelSettings, ToolChoice};
 pub use any::AnyModel;
+pub use error::{ModelError, ModelErrorKind, ModelHttpError};
 pub use fallback::{FallbackModel, is_api_error};
 pub use function::{AgentInfo, FunctionModel, StreamDelta};
 pub use profile::{Encoding, ModelProfile, UnknownEncoding};
@@ -160,24 +162,6 @@ impl ModelRequestParameters {
     /// Every tool definition (function tools, then output tools).
     pub fn all_tools(&self) -> impl Iterator<Item = &ToolDefinition> {
         self.function_tools.iter().map(|t| &**t).chain(self.output_tools.iter())
-    }
-}
-
-/// An error from a model or its provider.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("{message}")]
-#[non_exhaustive]
-pub struct ModelError {
-    /// The error's type name (e.g. `ModelHTTPError`).
-    pub kind: String,
-    /// What went wrong.
-    pub message: String,
-}
-
-impl ModelError {
-    /// An error with a type name and a message.
-    pub fn new(kind: impl Into<String>, message: impl Into<String>) -> Self {
-        ModelError { kind: kind.into(), message: message.into() }
     }
 }
 

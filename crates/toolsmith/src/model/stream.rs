@@ -92,7 +92,7 @@ pub async fn collect_stream(mut stream: ModelStream) -> Result<ModelResponse, Mo
         }
     }
     Err(ModelError::new(
-        "UnexpectedModelBehavior",
+        crate::model::ModelErrorKind::UnexpectedResponse,
         "the model's stream ended before its final response; the connection may have been cut, try again",
     ))
 }

@@ -121,7 +121,7 @@ impl TestModel {
                 .map(|n| {
                     params.function_tools.iter().map(|t| &**t).find(|t| &t.name == n).ok_or_else(|| {
                         ModelError::new(
-                            "UserError",
+                            crate::model::ModelErrorKind::User,
                             if params.withheld_tools.contains(n) {
                                 format!(
                                     "Tool '{n}' has visibility 'withheld': it is not shown to the model until `search_tools` reveals it (or it is registered without deferred loading), so `TestModel` cannot call it"
@@ -191,7 +191,7 @@ impl TestModel {
         }
         if params.output_tools.is_empty() {
             return Err(ModelError::new(
-                "UserError",
+                crate::model::ModelErrorKind::User,
                 "TestModel has no output tool to call and text output is not allowed",
             ));
         }

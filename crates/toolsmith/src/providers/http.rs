@@ -19,7 +19,7 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use crate::error::UserError;
-use crate::model::{ModelError, ModelStream};
+use crate::model::{ModelError, ModelHttpError, ModelStream};
 use crate::providers::redact::Redactor;
 use crate::providers::sse::{SNIPPET_CHARS, SseEvent, SseParser, SseStream, StreamProcessor, drive, redact_error};
 
@@ -103,101 +103,10 @@ impl RetryConfig {
     }
 }
 
-/// An HTTP error from a provider: the status, the provider's message and the response body.
-///
-/// Converted into [`ModelError`] with kind `ModelHTTPError` (the message keeps the status and
-/// the provider's message). The body never contains the API key: an echo of it is redacted.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{provider} API returned HTTP {status} for model `{model_name}`: {}{}", self.provider_message(), self.hint())]
-#[non_exhaustive]
-pub struct ModelHttpError {
-    /// The HTTP status code.
-    pub status: u16,
-    /// The provider (`openai`, `anthropic`, `google`...).
-    pub provider: String,
-    /// The model that was asked.
-    pub model_name: String,
-    /// The response body (at most 4,000 characters).
-    pub body: String,
-    /// How many retries were made before giving up.
-    pub retries: u32,
-    /// The wait the provider asked for (`Retry-After`, `retry-after-ms`) when it was longer than
-    /// [`RetryConfig::max_retry_after`], so that the error was returned at once instead
-    /// ([`Duration::MAX`] for a value too large to represent).
-    pub retry_after: Option<Duration>,
-    /// The [`RetryConfig::max_retry_after`] in force, when `retry_after` is set.
-    pub max_retry_after: Option<Duration>,
-}
-
-impl ModelHttpError {
-    /// The provider's error message, read from the usual JSON shapes (`{"error": {"message"}}`,
-    /// `{"error": "..."}`, `{"message"}`), or the raw body.
-    pub fn provider_message(&self) -> String {
-        let parsed: Option<Value> = serde_json::from_str(&self.body).ok();
-        let from_json = parsed.as_ref().and_then(|v| {
-            let v = if let Some(arr) = v.as_array() { arr.first()? } else { v };
-            v.pointer("/error/message")
-                .or_else(|| v.get("error").filter(|e| e.is_string()))
-                .or_else(|| v.get("message"))
-                .or_else(|| v.get("detail"))
-                .and_then(Value::as_str)
-                .map(str::to_string)
-        });
-        match from_json {
-            Some(m) => m,
-            None if self.body.trim().is_empty() => "(empty body)".to_string(),
-            None => self.body.clone(),
-        }
-    }
-
-    fn hint(&self) -> String {
-        let retried = if self.retries > 0 { format!(" (after {} retries)", self.retries) } else { String::new() };
-        if let (Some(wait), Some(max)) = (self.retry_after, self.max_retry_after) {
-            return format!(
-                "{retried}. The provider asked to wait {} before retrying, longer than `RetryConfig::max_retry_after` ({}), so the error is returned at once; raise `max_retry_after` to wait",
-                show_duration(wait),
-                show_duration(max)
-            );
-        }
-        let what = match self.status {
-            400 | 422 => "the provider rejected the request; check the model settings and the tool schemas",
-            401 | 403 => "check the API key (the provider's environment variable or the builder's `.api_key(...)`)",
-            404 => "check the model name and the base URL",
-            408 | 409 | 429 => "the provider is rate limiting or busy; slow down or raise `RetryConfig::max_retries`",
-            500..=599 => "the provider failed; try again later or add a FallbackModel",
-            _ => "see the provider's message above",
-        };
-        format!("{retried}. {what}")
-    }
-}
-
-/// A duration for a message: seconds with one decimal, or "forever" past any real wait.
-fn show_duration(d: Duration) -> String {
-    if d >= Duration::from_secs(u64::from(u32::MAX)) {
-        "longer than a century".to_string()
-    } else {
-        format!("{:.1} s", d.as_secs_f64())
-    }
-}
-
-impl From<ModelHttpError> for ModelError {
-    fn from(e: ModelHttpError) -> Self {
-        ModelError::new("ModelHTTPError", e.to_string())
-    }
-}
-
-/// Installs the `ring` crypto provider for rustls, unless the application installed one.
-fn ensure_crypto_provider() {
-    if rustls::crypto::CryptoProvider::get_default().is_none() {
-        // Losing a race with another installer is fine: some provider is installed either way.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    }
-}
-
 /// Builds the default HTTP client.
 pub(crate) fn default_client() -> Result<reqwest::Client, UserError> {
-    ensure_crypto_provider();
-    reqwest::Client::builder()
+    crate::tls::client_builder()
+        .map_err(UserError::new)?
         .connect_timeout(Duration::from_secs(30))
         .build()
         .map_err(|e| UserError::new(format!("could not build the HTTP client: {}", error_chain(&e.without_url()))))
@@ -221,7 +130,7 @@ pub(crate) async fn download(
     let shown = url.split(['?', '#']).next().unwrap_or(url);
     let fail = |why: String| {
         ModelError::new(
-            "UserError",
+            crate::model::ModelErrorKind::User,
             format!(
                 "could not download {shown} to send it inline to {provider}: {why}; make the URL reachable from this \
                  process, or download the file yourself and pass it as BinaryContent"
@@ -345,6 +254,16 @@ fn parse_retry_after(headers: &HeaderMap) -> Option<Duration> {
     Some(wait.to_std().unwrap_or(Duration::ZERO))
 }
 
+/// The provider's id of a request, from the headers the providers send it in.
+fn request_id(headers: &HeaderMap) -> Option<String> {
+    ["x-request-id", "request-id", "x-amzn-requestid", "x-goog-request-id", "apim-request-id", "cf-ray"]
+        .iter()
+        .find_map(|name| headers.get(*name)?.to_str().ok())
+        .map(str::trim)
+        .filter(|id| !id.is_empty() && id.len() <= 200)
+        .map(str::to_string)
+}
+
 /// Which deadline passed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Expired {
@@ -429,7 +348,7 @@ impl HttpTransport {
     }
 
     fn api_error(&self, what: String) -> ModelError {
-        ModelError::new("ModelAPIError", what)
+        ModelError::new(crate::model::ModelErrorKind::Api, what)
     }
 
     /// The error for a deadline that passed while waiting for the answer's head, the rest of a
@@ -457,8 +376,9 @@ impl HttpTransport {
 
     /// Sends a JSON POST with retries, within the deadline, and returns the successful response.
     async fn send(&self, url: &str, body: &Value, deadline: &Deadline) -> Result<reqwest::Response, ModelError> {
-        let bytes = serde_json::to_vec(body)
-            .map_err(|e| ModelError::new("UserError", format!("could not serialise the request body: {e}")))?;
+        let bytes = serde_json::to_vec(body).map_err(|e| {
+            ModelError::new(crate::model::ModelErrorKind::User, format!("could not serialise the request body: {e}"))
+        })?;
         let mut attempt: u32 = 0;
         loop {
             let request = self
@@ -500,6 +420,7 @@ impl HttpTransport {
                         return Ok(response);
                     }
                     let retry_after = parse_retry_after(response.headers());
+                    let headers = response.headers().clone();
                     // An error body is read within the deadline, up to a bound; what could not
                     // be read is left out.
                     let text = self.read_text(response, deadline, MAX_ERROR_BODY_BYTES).await.unwrap_or_default();
@@ -516,17 +437,13 @@ impl HttpTransport {
                         }
                     }
                     let body = self.snippet(&text, 4000);
-                    let error = ModelHttpError {
-                        status: code,
-                        provider: self.provider.clone(),
-                        model_name: self.model_name.clone(),
-                        body,
-                        retries: attempt,
-                        retry_after: too_long.filter(|_| retryable && can_retry),
-                        max_retry_after: too_long
-                            .filter(|_| retryable && can_retry)
-                            .map(|_| self.retry.max_retry_after),
-                    };
+                    let mut error = ModelHttpError::new(code, &self.provider, &self.model_name, body);
+                    error.request_id = request_id(&headers);
+                    error.retries = attempt;
+                    error.retry_after = retry_after;
+                    if retryable && can_retry && too_long.is_some() {
+                        error.max_retry_after = Some(self.retry.max_retry_after);
+                    }
                     tracing::debug!(status = code, provider = %self.provider, "provider returned an HTTP error");
                     return Err(error.into());
                 }
@@ -590,7 +507,7 @@ impl HttpTransport {
                     snippet = "(empty body)".into();
                 }
                 ModelError::new(
-                    "UnexpectedModelBehavior",
+                    crate::model::ModelErrorKind::UnexpectedResponse,
                     format!(
                         "the {} API answered with something that is not JSON ({e}): {snippet}. Check that the base URL points at the API itself",
                         self.provider
@@ -768,19 +685,12 @@ mod tests {
     }
 
     #[test]
-    fn http_error_reads_provider_message() {
-        let e = ModelHttpError {
-            status: 401,
-            provider: "openai".into(),
-            model_name: "gpt-4o".into(),
-            body: r#"{"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}"#.into(),
-            retries: 0,
-            retry_after: None,
-            max_retry_after: None,
-        };
-        let m: ModelError = e.into();
-        assert_eq!(m.kind, "ModelHTTPError");
-        assert!(m.message.contains("HTTP 401"), "{}", m.message);
-        assert!(m.message.contains("Incorrect API key provided"), "{}", m.message);
+    fn request_ids_are_read_from_the_providers_headers() {
+        let mut h = HeaderMap::new();
+        assert_eq!(request_id(&h), None);
+        h.insert("request-id", HeaderValue::from_static("req_abc"));
+        assert_eq!(request_id(&h).as_deref(), Some("req_abc"));
+        h.insert("x-request-id", HeaderValue::from_static(" req_x "));
+        assert_eq!(request_id(&h).as_deref(), Some("req_x"));
     }
 }

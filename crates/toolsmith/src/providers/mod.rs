@@ -28,6 +28,7 @@ mod sse;
 #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
 mod wire;
 
+pub use crate::model::ModelHttpError;
 pub use infer::infer_model;
 
 #[cfg(feature = "anthropic")]
@@ -35,7 +36,7 @@ pub use anthropic::{ANTHROPIC_BASE_URL, AnthropicModel, AnthropicModelBuilder, N
 #[cfg(feature = "gemini")]
 pub use gemini::{GEMINI_BASE_URL, GeminiModel, GeminiModelBuilder, gemini_schema};
 #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
-pub use http::{ModelHttpError, RetryConfig};
+pub use http::RetryConfig;
 #[cfg(feature = "openai")]
 pub use openai::{
     MaxTokensField, OPENAI_BASE_URL, OpenAIChatModel, OpenAIChatModelBuilder, OpenAIResponsesModel,

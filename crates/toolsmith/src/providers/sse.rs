@@ -221,7 +221,7 @@ pub(crate) const SNIPPET_CHARS: usize = 300;
 pub(crate) fn parse_event_json(provider: &str, data: &str, redactor: &Redactor) -> Result<Value, ModelError> {
     serde_json::from_str(data).map_err(|e| {
         ModelError::new(
-            "UnexpectedModelBehavior",
+            crate::model::ModelErrorKind::UnexpectedResponse,
             format!(
                 "the {provider} stream sent an event that is not JSON ({e}): {}",
                 redactor.snippet(data, SNIPPET_CHARS)

@@ -182,7 +182,7 @@ pub(crate) fn tool_choice(
     settings: Option<&ModelSettings>,
     params: &ModelRequestParameters,
 ) -> Result<ResolvedToolChoice, ModelError> {
-    resolve_tool_choice(settings, params).map_err(|e| ModelError::new("UserError", e.message))
+    resolve_tool_choice(settings, params).map_err(|e| ModelError::new(crate::model::ModelErrorKind::User, e.message))
 }
 
 /// Deep-merges the provider-specific `extra` settings into a request body (objects merge,
@@ -217,7 +217,7 @@ pub(crate) fn put<T: Into<Value>>(map: &mut Map<String, Value>, key: &str, value
 
 /// A model error for content a provider cannot take.
 pub(crate) fn unsupported(provider: &str, what: &str, instead: &str) -> ModelError {
-    ModelError::new("UserError", format!("{provider} does not accept {what}: {instead}"))
+    ModelError::new(crate::model::ModelErrorKind::User, format!("{provider} does not accept {what}: {instead}"))
 }
 
 /// The arguments of a tool call as a JSON object (raw strings parsed; invalid JSON kept under
@@ -521,7 +521,7 @@ impl<'a> Shape<'a> {
     /// The error for a malformed answer: `problem` says what is wrong.
     pub(crate) fn error(&self, problem: impl std::fmt::Display) -> ModelError {
         ModelError::new(
-            "UnexpectedModelBehavior",
+            crate::model::ModelErrorKind::UnexpectedResponse,
             format!(
                 "the {} API sent a malformed {}: {problem}. It was: {}",
                 self.provider,

@@ -77,18 +77,33 @@ pub enum ToolError {
         kind: String,
         /// What went wrong.
         message: String,
+        /// The error the tool failed with, when it was an error value (reported by
+        /// [`source`](std::error::Error::source) here and on the run's error).
+        #[source]
+        source: Option<crate::error::SharedError>,
     },
 }
 
 impl ToolError {
     /// A failure that ends the run, with a message.
     pub fn failed(message: impl Into<String>) -> Self {
-        ToolError::Failed { kind: "ToolError".into(), message: message.into() }
+        ToolError::Failed { kind: "ToolError".into(), message: message.into(), source: None }
     }
 
     /// A failure from any error value; its text becomes the message.
     pub fn from_error(error: &(dyn std::error::Error + 'static)) -> Self {
         ToolError::failed(error.to_string())
+    }
+
+    /// A failure caused by `error`: its text becomes the message, and the error stays reachable
+    /// as the [`source`](std::error::Error::source) of this error and of the run's
+    /// [`AgentRunError::ToolFailed`](crate::AgentRunError::ToolFailed).
+    pub fn caused_by(error: impl std::error::Error + Send + Sync + 'static) -> Self {
+        ToolError::Failed {
+            kind: "ToolError".into(),
+            message: error.to_string(),
+            source: Some(crate::error::SharedError::new(error)),
+        }
     }
 }
 
@@ -119,17 +134,17 @@ impl From<&str> for ToolError {
 }
 impl From<Box<dyn std::error::Error + Send + Sync>> for ToolError {
     fn from(e: Box<dyn std::error::Error + Send + Sync>) -> Self {
-        ToolError::failed(e.to_string())
+        ToolError::Failed { kind: "ToolError".into(), message: e.to_string(), source: Some(e.into()) }
     }
 }
 impl From<std::io::Error> for ToolError {
     fn from(e: std::io::Error) -> Self {
-        ToolError::failed(e.to_string())
+        ToolError::caused_by(e)
     }
 }
 impl From<serde_json::Error> for ToolError {
     fn from(e: serde_json::Error) -> Self {
-        ToolError::failed(e.to_string())
+        ToolError::caused_by(e)
     }
 }
 impl From<std::convert::Infallible> for ToolError {

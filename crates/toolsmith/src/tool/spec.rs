@@ -178,6 +178,7 @@ pub fn typed_context<T: Clone + Send + Sync + 'static>(ctx: &dyn AnyRunContext) 
                 std::any::type_name::<T>(),
                 ctx.deps_type_name()
             ),
+            source: None,
         }),
     }
 }

@@ -902,22 +902,14 @@ impl StdError for RefusedAddress {}
 // ---------------------------------------------------------------------------------------------
 // HTTP
 
-/// Installs the `ring` crypto provider for rustls, unless the application installed one.
-fn ensure_crypto_provider() {
-    if rustls::crypto::CryptoProvider::get_default().is_none() {
-        // Losing a race with another installer is fine: some provider is installed either way.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    }
-}
-
 /// A client builder for the web back ends: the user agent, no automatic redirects, no proxies
 /// from the environment.
 pub(super) fn client_builder(user_agent: &str, owner: &str) -> Result<reqwest::ClientBuilder, UserError> {
-    ensure_crypto_provider();
     let user_agent = HeaderValue::from_str(user_agent).map_err(|_| {
         UserError::new(format!("{owner}::builder().user_agent(...) contains characters not allowed in an HTTP header"))
     })?;
-    Ok(reqwest::Client::builder()
+    Ok(crate::tls::client_builder()
+        .map_err(UserError::new)?
         .user_agent(user_agent)
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()

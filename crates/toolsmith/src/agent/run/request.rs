@@ -295,7 +295,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                                         super::partial::PartialOutput::new(&inner.step.output, caps, c.clone())
                                     });
                                     let mut last = Err(crate::model::ModelError::new(
-                                        "UnexpectedModelBehavior",
+                                        crate::model::ModelErrorKind::UnexpectedResponse,
                                         "the model's stream ended before its final response; the connection may have been cut, try again",
                                     ));
                                     while let Some(event) = stream.next().await {
@@ -340,9 +340,9 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                 if keep_answer && let Ok(r) = &result {
                     *answered.lock().unwrap_or_else(|p| p.into_inner()) = Some(r.clone());
                 }
-                result.map_err(|e| match e.kind.as_str() {
-                    "UserError" => AgentRunError::User(UserError::new(e.message)),
-                    _ => AgentRunError::Model { kind: e.kind, message: e.message },
+                result.map_err(|e| match e.kind {
+                    crate::model::ModelErrorKind::User => AgentRunError::User(UserError::new(e.message)),
+                    _ => AgentRunError::Model(e),
                 })
             })
         };

@@ -525,7 +525,7 @@ impl AnthropicModel {
         shape.object(v, "the answer")?;
         if v.get("type").and_then(Value::as_str) == Some("error") {
             return Err(ModelError::new(
-                "ModelAPIError",
+                crate::model::ModelErrorKind::Api,
                 format!("anthropic answered with an error: {}", error_text(&self.http.redactor, v)),
             ));
         }

@@ -103,7 +103,7 @@ pub(super) fn request(tools: &[NativeTool]) -> NativeRequest {
 pub(super) fn use_memory_tool(tools: &mut [Value]) -> Result<(), ModelError> {
     let Some(at) = tools.iter().position(|t| t.get("name").and_then(Value::as_str) == Some("memory")) else {
         return Err(ModelError::new(
-            "UserError",
+            crate::model::ModelErrorKind::User,
             "the native memory tool (NativeTool::Memory) needs a function tool named `memory` that keeps the memories: \
              add one to the agent",
         ));

@@ -219,7 +219,7 @@ impl StreamProcessor for AnthropicStream {
                 let kind =
                     self.redactor.snippet(v.pointer("/error/type").and_then(Value::as_str).unwrap_or("error"), 100);
                 return Err(ModelError::new(
-                    "ModelAPIError",
+                    crate::model::ModelErrorKind::Api,
                     format!("the anthropic stream reported an error ({kind}): {message}. Try again"),
                 ));
             }
@@ -232,7 +232,7 @@ impl StreamProcessor for AnthropicStream {
         if !self.stopped {
             // A stream cut cleanly mid-answer: what arrived is not the whole answer.
             return Err(ModelError::new(
-                "ModelAPIError",
+                crate::model::ModelErrorKind::Api,
                 "the anthropic stream ended before the answer did (no message_stop event): the connection was closed early; try again",
             ));
         }

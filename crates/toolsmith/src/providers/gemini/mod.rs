@@ -453,7 +453,7 @@ impl GeminiModel {
         if candidate.is_none() {
             if let Some(reason) = v.pointer("/promptFeedback/blockReason").and_then(Value::as_str) {
                 return Err(ModelError::new(
-                    "UnexpectedModelBehavior",
+                    crate::model::ModelErrorKind::UnexpectedResponse,
                     format!(
                         "Gemini blocked the prompt ({}); rephrase the request or adjust the safety settings",
                         self.http.snippet(reason, 100)

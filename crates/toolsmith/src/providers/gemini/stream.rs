@@ -103,7 +103,7 @@ impl StreamProcessor for GeminiStream {
             let message =
                 err.get("message").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| err.to_string());
             return Err(ModelError::new(
-                "ModelAPIError",
+                crate::model::ModelErrorKind::Api,
                 format!("the Gemini stream reported an error: {}", redactor.snippet(&message, ERROR_CHARS)),
             ));
         }
@@ -188,7 +188,7 @@ impl StreamProcessor for GeminiStream {
         if self.finish.is_none() {
             // A stream cut cleanly mid-answer: what arrived is not the whole answer.
             return Err(ModelError::new(
-                "ModelAPIError",
+                crate::model::ModelErrorKind::Api,
                 "the Gemini stream ended before the answer did (no candidate with a finishReason): the connection was closed early; try again",
             ));
         }

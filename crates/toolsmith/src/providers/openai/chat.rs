@@ -307,7 +307,7 @@ impl OpenAIChatModel {
             None | Some(Value::Null) => {
                 if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
                     return Err(ModelError::new(
-                        "ModelAPIError",
+                        crate::model::ModelErrorKind::Api,
                         format!(
                             "{} answered with an error: {}",
                             self.system,
@@ -533,7 +533,7 @@ fn refuse_tool_urls(messages: &[ModelMessage]) -> Result<(), ModelError> {
                     (needs_download(&file), &file)
                 {
                     return Err(ModelError::new(
-                        "UserError",
+                        crate::model::ModelErrorKind::User,
                         format!(
                             "tool '{}' returned the URL {} as a file, which Chat Completions takes only inline: it is not downloaded on a tool's say-so; return the file's bytes (`BinaryContent`) instead",
                             r.tool_name, u.url
@@ -755,7 +755,7 @@ impl StreamProcessor for ChatStream {
         let v = parse_event_json(&self.system, data, &self.redactor)?;
         if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
             return Err(ModelError::new(
-                "ModelAPIError",
+                crate::model::ModelErrorKind::Api,
                 format!(
                     "the {} stream reported an error: {}",
                     self.system,
@@ -848,7 +848,7 @@ impl StreamProcessor for ChatStream {
             // A server that stops mid-answer (llama-cpp-python drops a stream when another
             // request comes in) closes the connection cleanly: the parts so far are not an answer.
             return Err(ModelError::new(
-                "UnexpectedModelBehavior",
+                crate::model::ModelErrorKind::UnexpectedResponse,
                 format!(
                     "the {} stream ended before the answer did (no finish_reason, no [DONE]): the server closed it early; try again",
                     self.system

@@ -362,7 +362,7 @@ impl OpenAIResponsesModel {
         shape.object(v, "the answer")?;
         if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
             return Err(ModelError::new(
-                "ModelAPIError",
+                crate::model::ModelErrorKind::Api,
                 format!("{} answered with an error: {}", self.system, self.error_text(err)),
             ));
         }
@@ -752,13 +752,13 @@ impl StreamProcessor for ResponsesStream {
                     None => "the response failed without a message".to_string(),
                 };
                 return Err(ModelError::new(
-                    "ModelAPIError",
+                    crate::model::ModelErrorKind::Api,
                     format!("{} response failed: {message}", self.model.system),
                 ));
             }
             "error" => {
                 return Err(ModelError::new(
-                    "ModelAPIError",
+                    crate::model::ModelErrorKind::Api,
                     format!("the {} stream reported an error: {}", self.model.system, self.model.error_text(&v)),
                 ));
             }
@@ -771,7 +771,7 @@ impl StreamProcessor for ResponsesStream {
         if !self.completed {
             // A stream cut cleanly mid-answer: what arrived is not the whole answer.
             return Err(ModelError::new(
-                "ModelAPIError",
+                crate::model::ModelErrorKind::Api,
                 format!(
                     "the {} stream ended before the answer did (no response.completed, response.incomplete or response.failed event): the connection was closed early; try again",
                     self.model.system

@@ -169,7 +169,7 @@ impl McpError {
     pub fn into_tool_error(self) -> ToolError {
         match self {
             McpError::Server { message, .. } => ToolError::Retry(ModelRetry::new(message)),
-            other => ToolError::Failed { kind: "McpError".into(), message: other.to_string() },
+            other => ToolError::Failed { kind: "McpError".into(), message: other.to_string(), source: None },
         }
     }
 }

@@ -432,9 +432,7 @@ fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
 /// timeout, no idle connection pooling and only same-origin 307/308 redirects (as rmcp's own
 /// default client).
 fn http_client(connect_timeout: Duration) -> Result<reqwest::Client, String> {
-    // Installing fails only when a provider is already installed, which is as good.
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::builder()
+    crate::tls::client_builder()?
         .connect_timeout(connect_timeout)
         .pool_max_idle_per_host(0)
         .redirect(reqwest::redirect::Policy::custom(|attempt| {
