@@ -88,8 +88,8 @@ async fn streams_of_non_streaming_models_are_one_final_event() {
 fn infer_model_names() {
     let test = infer_model("test").unwrap();
     assert_eq!(test.system(), "test");
-    let err = infer_model("mistral:large").unwrap_err();
-    assert!(err.message.contains("unknown model provider `mistral`"), "{}", err.message);
+    let err = infer_model("cohere:command-r").unwrap_err();
+    assert!(err.message.contains("unknown model provider `cohere`"), "{}", err.message);
     let err = infer_model("llama3").unwrap_err();
     assert!(err.message.contains("provider:model"), "{}", err.message);
     let err = infer_model("openai:").unwrap_err();

@@ -12,8 +12,16 @@ use crate::model::{AnyModel, TestModel};
 /// | `openai-responses:gpt-5.2` | [`OpenAIResponsesModel`](crate::providers::OpenAIResponsesModel) | same |
 /// | `anthropic:claude-sonnet-4-5` | [`AnthropicModel`](crate::providers::AnthropicModel) | `ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL` |
 /// | `google:gemini-2.5-flash` (or `google-gla:`, `gemini:`) | [`GeminiModel`](crate::providers::GeminiModel) | `GEMINI_API_KEY` (or `GOOGLE_API_KEY`), `GEMINI_BASE_URL` |
-/// | `ollama:llama3.2` | `OpenAIChatModel` | `OLLAMA_BASE_URL` (default `http://localhost:11434/v1`) |
-/// | `groq:llama-3.3-70b-versatile` | `OpenAIChatModel` | `GROQ_API_KEY`, `GROQ_BASE_URL` |
+/// | `openrouter:openai/gpt-4o` | `OpenAIChatModel` with [`Preset::OpenRouter`](crate::providers::Preset) | `OPENROUTER_API_KEY`, `OPENROUTER_BASE_URL`, `OPENROUTER_APP_URL`, `OPENROUTER_APP_TITLE` |
+/// | `deepseek:deepseek-chat` | `Preset::DeepSeek` | `DEEPSEEK_API_KEY`, `DEEPSEEK_BASE_URL` |
+/// | `mistral:mistral-large-latest` | `Preset::Mistral` | `MISTRAL_API_KEY`, `MISTRAL_BASE_URL` |
+/// | `groq:llama-3.3-70b-versatile` | `Preset::Groq` | `GROQ_API_KEY`, `GROQ_BASE_URL` |
+/// | `together:meta-llama/Llama-3.3-70B-Instruct-Turbo` | `Preset::Together` | `TOGETHER_API_KEY`, `TOGETHER_BASE_URL` |
+/// | `fireworks:accounts/fireworks/models/llama-v3p1-8b-instruct` | `Preset::Fireworks` | `FIREWORKS_API_KEY`, `FIREWORKS_BASE_URL` |
+/// | `ollama:llama3.2` | `Preset::Ollama` | `OLLAMA_BASE_URL` (default `http://localhost:11434/v1`), optional `OLLAMA_API_KEY` |
+/// | `vllm:Qwen/Qwen3-8B` | `Preset::Vllm` | `VLLM_BASE_URL` (default `http://localhost:8000/v1`), optional `VLLM_API_KEY` |
+/// | `lmstudio:qwen3-8b` | `Preset::LmStudio` | `LMSTUDIO_BASE_URL` (default `http://localhost:1234/v1`) |
+/// | `azure:DEPLOYMENT` | [`OpenAIChatModel::azure`](crate::providers::OpenAIChatModel::azure) | `AZURE_OPENAI_ENDPOINT`, `AZURE_OPENAI_API_KEY`, `OPENAI_API_VERSION` |
 /// | `test` | [`TestModel`] | none |
 ///
 /// A name without a provider is accepted for the usual prefixes (`gpt-`, `o1`/`o3`/`o4`,
@@ -59,26 +67,35 @@ pub fn infer_model(name: &str) -> Result<AnyModel, UserError> {
     build(&provider, &model)
 }
 
+/// The OpenAI-compatible providers of [`Preset`](crate::providers::Preset), by name.
+pub(crate) const OPENAI_COMPATIBLE: &[&str] =
+    &["openrouter", "deepseek", "mistral", "groq", "together", "fireworks", "ollama", "vllm", "lmstudio"];
+
 #[allow(unused_variables)]
 fn build(provider: &str, model: &str) -> Result<AnyModel, UserError> {
     match provider {
         "test" => Ok(AnyModel::from_model(TestModel::default())),
-        "openai" | "openai-chat" | "ollama" | "groq" => {
+        "openai" | "openai-chat" => {
             #[cfg(feature = "openai")]
             {
-                let m = match provider {
-                    "ollama" => crate::providers::OpenAIChatModel::builder(model)
-                        .base_url(env_or("OLLAMA_BASE_URL", "http://localhost:11434/v1"))
-                        .provider_name("ollama")
-                        .build()?,
-                    "groq" => crate::providers::OpenAIChatModel::builder(model)
-                        .base_url(env_or("GROQ_BASE_URL", "https://api.groq.com/openai/v1"))
-                        .api_key(required_env("GROQ_API_KEY", "groq")?)
-                        .provider_name("groq")
-                        .build()?,
-                    _ => crate::providers::OpenAIChatModel::from_env(model)?,
-                };
-                Ok(AnyModel::new(m))
+                Ok(AnyModel::new(crate::providers::OpenAIChatModel::from_env(model)?))
+            }
+            #[cfg(not(feature = "openai"))]
+            Err(feature_off(provider, "openai"))
+        }
+        "azure" => {
+            #[cfg(feature = "openai")]
+            {
+                Ok(AnyModel::new(crate::providers::OpenAIChatModel::azure(model).from_env().build()?))
+            }
+            #[cfg(not(feature = "openai"))]
+            Err(feature_off(provider, "openai"))
+        }
+        p if OPENAI_COMPATIBLE.contains(&p) => {
+            #[cfg(feature = "openai")]
+            {
+                let preset: crate::providers::Preset = p.parse()?;
+                Ok(AnyModel::new(crate::providers::OpenAIChatModel::from_preset(preset, model)?))
             }
             #[cfg(not(feature = "openai"))]
             Err(feature_off(provider, "openai"))
@@ -108,7 +125,8 @@ fn build(provider: &str, model: &str) -> Result<AnyModel, UserError> {
             Err(feature_off(provider, "gemini"))
         }
         other => Err(UserError::new(format!(
-            "unknown model provider `{other}`: use one of openai, openai-responses, anthropic, google, ollama, groq or test (e.g. `openai:gpt-4o-mini`); for another OpenAI-compatible server use `openai:MODEL` with OPENAI_BASE_URL"
+            "unknown model provider `{other}`: use one of openai, openai-responses, anthropic, google, azure, {} or test (e.g. `openai:gpt-4o-mini`); for another OpenAI-compatible server use `openai:MODEL` with OPENAI_BASE_URL",
+            OPENAI_COMPATIBLE.join(", ")
         ))),
     }
 }

@@ -39,8 +39,8 @@ pub use gemini::{GEMINI_BASE_URL, GeminiModel, GeminiModelBuilder, gemini_schema
 pub use http::RetryConfig;
 #[cfg(feature = "openai")]
 pub use openai::{
-    MaxTokensField, OPENAI_BASE_URL, OpenAIChatModel, OpenAIChatModelBuilder, OpenAIResponsesModel,
-    OpenAIResponsesModelBuilder, openai_strict_schema,
+    AzureOpenAIBuilder, MaxTokensField, OPENAI_BASE_URL, OpenAIChatModel, OpenAIChatModelBuilder, OpenAIResponsesModel,
+    OpenAIResponsesModelBuilder, Preset, openai_strict_schema,
 };
 
 /// Parses server-sent events from `chunks` (see `__private::sse_events`).

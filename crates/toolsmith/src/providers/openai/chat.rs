@@ -32,6 +32,7 @@ use std::sync::Arc;
 use chrono::TimeZone;
 use serde_json::{Map, Value, json};
 
+use super::presets::{Preset, Quirks};
 use super::{OPENAI_BASE_URL, openai_options_from_env, openai_parameters, openai_transport};
 use crate::error::UserError;
 use crate::messages::{
@@ -115,23 +116,28 @@ pub enum MaxTokensField {
 /// ```
 #[derive(Debug, Clone)]
 pub struct OpenAIChatModel {
-    name: String,
-    base_url: String,
-    system: String,
-    http: Arc<HttpTransport>,
-    max_tokens_field: MaxTokensField,
-    tool_choice_forcing: bool,
+    pub(super) name: String,
+    pub(super) base_url: String,
+    pub(super) system: String,
+    pub(super) http: Arc<HttpTransport>,
+    pub(super) max_tokens_field: MaxTokensField,
+    pub(super) tool_choice_forcing: bool,
+    /// How the provider's API differs from OpenAI's (none for OpenAI).
+    pub(super) quirks: Quirks,
+    /// The query string of every request URL (Azure's `api-version=...`).
+    pub(super) query: Option<String>,
 }
 
 /// Builds an [`OpenAIChatModel`].
 #[derive(Clone)]
 pub struct OpenAIChatModelBuilder {
-    model: String,
-    opts: ConnectionOptions,
-    provider_name: String,
-    max_tokens_field: Option<MaxTokensField>,
-    tool_choice_forcing: bool,
-    from_env: bool,
+    pub(super) model: String,
+    pub(super) opts: ConnectionOptions,
+    pub(super) provider_name: Option<String>,
+    pub(super) max_tokens_field: Option<MaxTokensField>,
+    pub(super) tool_choice_forcing: bool,
+    pub(super) from_env: bool,
+    pub(super) preset: Option<Preset>,
 }
 
 impl std::fmt::Debug for OpenAIChatModelBuilder {
@@ -143,9 +149,28 @@ impl std::fmt::Debug for OpenAIChatModelBuilder {
 impl OpenAIChatModelBuilder {
     connection_builder_methods!();
 
-    /// The provider name reported in responses and errors (default `openai`).
+    /// The provider name reported in responses and errors (default `openai`, or the preset's).
     pub fn provider_name(mut self, name: impl Into<String>) -> Self {
-        self.provider_name = name.into();
+        self.provider_name = Some(name.into());
+        self
+    }
+
+    /// Talks to an OpenAI-compatible provider: its base URL, key, name and API differences
+    /// (see [`Preset`]). With [`from_env`](Self::from_env), the key and base URL come from the
+    /// preset's variables (`GROQ_API_KEY`, `GROQ_BASE_URL`...) instead of OpenAI's.
+    ///
+    /// ```
+    /// use toolsmith::providers::{OpenAIChatModel, Preset};
+    /// let model = OpenAIChatModel::builder("openai/gpt-4o-mini")
+    ///     .preset(Preset::OpenRouter)
+    ///     .api_key("sk-or-...")
+    ///     .header("X-Title", "My app")
+    ///     .build()?;
+    /// assert_eq!(model.base_url(), "https://openrouter.ai/api/v1");
+    /// # Ok::<(), toolsmith::UserError>(())
+    /// ```
+    pub fn preset(mut self, preset: Preset) -> Self {
+        self.preset = Some(preset);
         self
     }
 
@@ -164,7 +189,7 @@ impl OpenAIChatModelBuilder {
     }
 
     /// Reads the key and base URL missing from the builder from `OPENAI_API_KEY` and
-    /// `OPENAI_BASE_URL`.
+    /// `OPENAI_BASE_URL` (from the preset's variables with [`preset`](Self::preset)).
     pub fn from_env(mut self) -> Self {
         self.from_env = true;
         self
@@ -172,6 +197,9 @@ impl OpenAIChatModelBuilder {
 
     /// Builds the model. Without a base URL it talks to OpenAI's API and needs a key.
     pub fn build(self) -> Result<OpenAIChatModel, UserError> {
+        if let Some(preset) = self.preset {
+            return super::presets::build(self, preset);
+        }
         let opts = if self.from_env { openai_options_from_env(self.opts)? } else { self.opts };
         let base_url = opts.base_url.clone().unwrap_or_else(|| OPENAI_BASE_URL.to_string());
         let official = base_url.contains("api.openai.com");
@@ -180,11 +208,12 @@ impl OpenAIChatModelBuilder {
                 "OpenAI's API needs a key: pass it with `.api_key(...)` or use `OpenAIChatModel::from_env` with OPENAI_API_KEY set",
             ));
         }
-        let http = openai_transport(&opts, &self.provider_name, &self.model)?;
+        let provider_name = self.provider_name.unwrap_or_else(|| "openai".into());
+        let http = openai_transport(&opts, &provider_name, &self.model)?;
         Ok(OpenAIChatModel {
             name: self.model,
             base_url: base_url.trim_end_matches('/').to_string(),
-            system: self.provider_name,
+            system: provider_name,
             http: Arc::new(http),
             max_tokens_field: self.max_tokens_field.unwrap_or(if official {
                 MaxTokensField::MaxCompletionTokens
@@ -192,6 +221,8 @@ impl OpenAIChatModelBuilder {
                 MaxTokensField::MaxTokens
             }),
             tool_choice_forcing: self.tool_choice_forcing,
+            quirks: Quirks::default(),
+            query: None,
         })
     }
 }
@@ -202,11 +233,26 @@ impl OpenAIChatModel {
         OpenAIChatModelBuilder {
             model: model.into(),
             opts: ConnectionOptions::default(),
-            provider_name: "openai".into(),
+            provider_name: None,
             max_tokens_field: None,
             tool_choice_forcing: true,
             from_env: false,
+            preset: None,
         }
+    }
+
+    /// The model on an OpenAI-compatible provider, with its key and base URL from the preset's
+    /// environment variables (see [`Preset`]). A hosted provider's missing key is a
+    /// [`UserError`] naming its variable.
+    ///
+    /// ```no_run
+    /// use toolsmith::providers::{OpenAIChatModel, Preset};
+    /// // MISTRAL_API_KEY (and optionally MISTRAL_BASE_URL) from the environment:
+    /// let model = OpenAIChatModel::from_preset(Preset::Mistral, "mistral-large-latest")?;
+    /// # Ok::<(), toolsmith::UserError>(())
+    /// ```
+    pub fn from_preset(preset: Preset, model: impl Into<String>) -> Result<Self, UserError> {
+        Self::builder(model).preset(preset).from_env().build()
     }
 
     /// The model with its key and base URL from `OPENAI_API_KEY` and `OPENAI_BASE_URL`.
@@ -220,7 +266,11 @@ impl OpenAIChatModel {
     }
 
     fn url(&self) -> String {
-        join_url(&self.base_url, "chat/completions")
+        let url = join_url(&self.base_url, "chat/completions");
+        match &self.query {
+            Some(query) => format!("{url}?{query}"),
+            None => url,
+        }
     }
 
     /// The request body for these messages and parameters (what is POSTed).
@@ -256,7 +306,8 @@ impl OpenAIChatModel {
             }
         };
         if !tools.is_empty() {
-            body.insert("tools".into(), Value::Array(tools.iter().map(|t| map_tool(t)).collect()));
+            let strict = !self.quirks.no_strict_tools;
+            body.insert("tools".into(), Value::Array(tools.iter().map(|t| map_tool(t, strict)).collect()));
             put(&mut body, "tool_choice", tool_choice);
             if let Some(p) = settings.and_then(|s| s.parallel_tool_calls) {
                 body.insert("parallel_tool_calls".into(), p.into());
@@ -294,6 +345,7 @@ impl OpenAIChatModel {
         let mut body = Value::Object(body);
         wire::merge_extra(&mut body, settings.and_then(|s| s.extra.as_ref()));
         super::reasoning::drop_sampling(&self.name, &mut body, "/reasoning_effort");
+        self.quirks.apply(&mut body);
         Ok(body)
     }
 
@@ -388,8 +440,11 @@ impl OpenAIChatModel {
     }
 }
 
-fn map_tool(def: &ToolDefinition) -> Value {
-    let (parameters, strict) = openai_parameters(def);
+/// A function tool; without `strict_mode` (a server that refuses strict definitions), with its
+/// own schema and no `strict` flag.
+fn map_tool(def: &ToolDefinition, strict_mode: bool) -> Value {
+    let (parameters, strict) =
+        if strict_mode { openai_parameters(def) } else { (def.parameters_json_schema.as_ref().clone(), None) };
     let mut f = Map::new();
     f.insert("name".into(), def.name.clone().into());
     put(&mut f, "description", def.description.clone());

@@ -1,8 +1,12 @@
 //! OpenAI: the Chat Completions adapter ([`OpenAIChatModel`], also for any OpenAI-compatible
-//! server) and the Responses adapter ([`OpenAIResponsesModel`]), with what they share: the
-//! connection from the environment, the bearer-token transport and strict-mode schemas.
+//! server, with [`Preset`]s for the usual ones and Azure OpenAI through
+//! [`OpenAIChatModel::azure`]) and the Responses adapter ([`OpenAIResponsesModel`]), with what
+//! they share: the connection from the environment, the bearer-token transport and strict-mode
+//! schemas.
 
+mod azure;
 mod chat;
+mod presets;
 mod reasoning;
 mod responses;
 mod responses_native;
@@ -11,7 +15,9 @@ mod strict;
 use reqwest::header::HeaderMap;
 use serde_json::Value;
 
+pub use azure::AzureOpenAIBuilder;
 pub use chat::{MaxTokensField, OpenAIChatModel, OpenAIChatModelBuilder};
+pub use presets::Preset;
 pub use responses::{OpenAIResponsesModel, OpenAIResponsesModelBuilder};
 pub use strict::openai_strict_schema;
 
