@@ -316,7 +316,7 @@ async fn azure_keeps_its_key_out_of_errors_that_echo_it() {
         .await;
     let m = azure(&server);
     let err = m.request(&user("hi"), None, &ModelRequestParameters::default()).await.unwrap_err();
-    assert_eq!(err.kind, "ModelHTTPError");
+    assert_eq!(err.kind, "ModelHttpError");
     assert!(err.message.contains("HTTP 401") && err.message.contains("azure"), "{}", err.message);
     assert!(err.message.contains("Access denied"), "{}", err.message);
     assert!(!err.message.contains(KEY), "the key leaked: {}", err.message);
@@ -368,6 +368,6 @@ async fn a_preset_keeps_the_connection_settings() {
         .build()
         .unwrap();
     let err = m.request(&user("hi"), None, &ModelRequestParameters::default()).await.unwrap_err();
-    assert_eq!(err.kind, "ModelAPIError");
+    assert_eq!(err.kind, "ModelApiError");
     assert!(err.message.contains("groq"), "{}", err.message);
 }

@@ -137,17 +137,3 @@ fn feature_off(provider: &str, feature: &str) -> UserError {
         "the `{provider}` provider needs toolsmith's `{feature}` feature: enable it in Cargo.toml (`toolsmith = {{ version = \"...\", features = [\"{feature}\"] }}`)"
     ))
 }
-
-#[allow(dead_code)]
-pub(crate) fn env_or(var: &str, default: &str) -> String {
-    std::env::var(var).ok().filter(|v| !v.trim().is_empty()).unwrap_or_else(|| default.to_string())
-}
-
-#[allow(dead_code)]
-pub(crate) fn required_env(var: &str, provider: &str) -> Result<String, UserError> {
-    std::env::var(var).ok().filter(|v| !v.trim().is_empty()).ok_or_else(|| {
-        UserError::new(format!(
-            "{var} is not set: export it with your {provider} API key, or pass the key to the model's builder with `.api_key(...)`"
-        ))
-    })
-}
