@@ -1,7 +1,7 @@
 //! The expansion of `#[tool]`: checks the function and generates the `ToolSpec` constant.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{ToTokens, quote, quote_spanned};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{
@@ -24,45 +24,100 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         }
     };
     let options = Options::parse(args);
+    let fn_name = options.as_ref().ok().and_then(|o| o.fn_name.clone());
     let tool = Tool::analyze(func);
     match (options, tool) {
         (Ok(options), Ok(tool)) => match tool.generate(&options) {
             Ok(tokens) => tokens,
-            Err(e) => fallback(e, tool.into_func()),
+            Err(e) => fallback(e, tool.into_func(), fn_name),
         },
         (Err(mut error), Err(failed)) => {
             let (e, func) = *failed;
             error.combine(e);
-            fallback(error, func)
+            fallback(error, func, fn_name)
         }
-        (Err(error), Ok(tool)) => fallback(error, tool.into_func()),
+        (Err(error), Ok(tool)) => fallback(error, tool.into_func(), fn_name),
         (Ok(_), Err(failed)) => {
             let (error, func) = *failed;
-            fallback(error, func)
+            fallback(error, func, fn_name)
+        }
+    }
+}
+
+/// The name the function keeps beside the constant: `fn_name = ...`, else `{name}_fn`.
+fn callable_ident(func: &ItemFn, fn_name: Option<Ident>) -> Ident {
+    fn_name.unwrap_or_else(|| format_ident!("{}_fn", func.sig.ident.unraw(), span = func.sig.ident.span()))
+}
+
+/// The function under its callable name, beside the constant: same visibility, the constant's
+/// `cfg`s, and a doc line pointing at the tool. It wraps the function as written, nested under
+/// its own name, so that the name still means the function in its body (a recursive tool). Not
+/// reported as dead code on its own: the constant calls it.
+fn callable_fn(func: &ItemFn, ident: &Ident, vis: &Visibility, const_attrs: &[Attribute]) -> TokenStream {
+    let mut inner = func.clone();
+    inner.vis = Visibility::Inherited;
+    let own = &func.sig.ident;
+    let mut sig = func.sig.clone();
+    sig.ident = ident.clone();
+    let mut args = Vec::new();
+    for (index, input) in sig.inputs.iter_mut().enumerate() {
+        if let FnArg::Typed(pat_type) = input {
+            pat_type.attrs.clear();
+            let name = match &*pat_type.pat {
+                Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() && p.ident != *own => p.ident.clone(),
+                _ => format_ident!("__toolsmith_arg{index}"),
+            };
+            *pat_type.pat = syn::parse_quote!(#name);
+            args.push(name);
+        }
+    }
+    let call = match sig.asyncness {
+        Some(_) => quote!(#own(#(#args),*).await),
+        None => quote!(#own(#(#args),*)),
+    };
+    let tool = own.unraw().to_string();
+    let doc = format!(
+        " The function of the tool `{tool}`, to call directly (in a unit test, say): `{tool}` itself is the tool's `ToolSpec`."
+    );
+    let cfgs = const_attrs.iter().filter(|a| a.path().is_ident("cfg"));
+    quote! {
+        #[doc = #doc]
+        #(#cfgs)*
+        #[allow(dead_code)]
+        #vis #sig {
+            #inner
+            #call
         }
     }
 }
 
 /// The errors, and a placeholder constant of the right type so that code using the tool does not
-/// report more errors. The function is kept inside it (minus parameter attributes that rustc
-/// would reject), so that errors in its body are still reported.
-fn fallback(error: syn::Error, mut func: ItemFn) -> TokenStream {
+/// report more errors. The function is kept beside it under its callable name (minus parameter
+/// attributes that rustc would reject), so that errors in its body are still reported and code
+/// calling it does not report more.
+fn fallback(error: syn::Error, mut func: ItemFn, fn_name: Option<Ident>) -> TokenStream {
     let error = error.to_compile_error();
     let (const_attrs, fn_attrs): (Vec<Attribute>, Vec<Attribute>) =
         std::mem::take(&mut func.attrs).into_iter().partition(is_const_attr);
     func.attrs = fn_attrs;
     let vis = std::mem::replace(&mut func.vis, Visibility::Inherited);
-    // A method cannot live in a block; its `self` is already reported.
-    let inner = if func.sig.receiver().is_none() { quote!(#[allow(dead_code)] #func) } else { quote!() };
+    // Only a function that can be called plainly; the others' errors are already reported.
+    let sig = &func.sig;
+    let plain = sig.receiver().is_none() && sig.abi.is_none() && sig.variadic.is_none();
+    let callable = if plain && !matches!(sig.safety, Safety::Unsafe(_)) {
+        callable_fn(&func, &callable_ident(&func, fn_name), &vis, &const_attrs)
+    } else {
+        quote!()
+    };
     let ident = &func.sig.ident;
     let name = ident.unraw().to_string();
     let pv = quote!(::toolsmith::__private);
     quote! {
         #error
+        #callable
         #(#const_attrs)*
         #[allow(non_upper_case_globals)]
         #vis const #ident: ::toolsmith::ToolSpec = {
-            #inner
             fn __toolsmith_schema() -> (#pv::serde_json::Value, ::core::option::Option<::std::string::String>) {
                 ::core::unreachable!()
             }
@@ -305,11 +360,11 @@ impl Tool {
     fn generate(&self, options: &Options) -> syn::Result<TokenStream> {
         let flatten = self.flatten(options)?;
         let pv = quote!(::toolsmith::__private);
-        let mut inner_fn = self.func.clone();
-        inner_fn.vis = Visibility::Inherited;
         let fn_ident = &self.func.sig.ident;
         let const_attrs = &self.const_attrs;
         let vis = &self.func.vis;
+        let callable = callable_ident(&self.func, options.fn_name.clone());
+        let callable_fn = callable_fn(&self.func, &callable, vis, const_attrs);
         let name = fn_ident.unraw().to_string();
 
         let description = match &self.doc.description {
@@ -416,7 +471,7 @@ impl Tool {
         let ctx_param = if ctx_arg.is_some() { quote!(__toolsmith_any_ctx) } else { quote!(_) };
         let args = ctx_arg.into_iter().chain(call_args);
         let span = self.output_span;
-        let mut callee = fn_ident.clone();
+        let mut callee = callable;
         callee.set_span(span);
         let call = quote_spanned!(span=> #callee(#(#args),*));
         // Spanned at the return type, so that an error type that does not convert into
@@ -460,10 +515,10 @@ impl Tool {
             quote!()
         };
         Ok(quote! {
+            #callable_fn
             #(#const_attrs)*
             #[allow(non_upper_case_globals)]
             #vis const #fn_ident: ::toolsmith::ToolSpec = {
-                #inner_fn
                 #args_struct
                 #deps_fns
                 fn __toolsmith_schema() -> (#pv::serde_json::Value, ::core::option::Option<::std::string::String>) {

@@ -34,9 +34,52 @@
 //! # }
 //! ```
 //!
-//! The function itself is kept unchanged inside the constant and called by the generated handler;
-//! because its name now denotes the constant, other code cannot call it directly. To use the same
-//! logic elsewhere, put it in an ordinary function and call that from the tool.
+//! ## Calling the function
+//!
+//! The function itself is kept, unchanged, beside the constant under the name `{name}_fn` (same
+//! visibility, `cfg` and place), and the tool calls it: `lookup` is the tool, `lookup_fn` the
+//! function. A unit test calls it with Rust values, and other code can share it. Inside the body,
+//! the function's own name still means the function, so a recursive tool calls itself.
+//! `#[tool(fn_name = other)]` picks another name, e.g. when `lookup_fn` is taken.
+//!
+//! To test the tool as the model uses it, through its argument schema and deserialisation,
+//! [`ToolSpec::call_json`](https://docs.rs/toolsmith/latest/toolsmith/struct.ToolSpec.html#method.call_json)
+//! calls it with JSON arguments and a context:
+//!
+//! ```
+//! use toolsmith::prelude::*;
+//! use toolsmith::tool::ToolOutput;
+//! use serde_json::json;
+//!
+//! /// Look up a city's population.
+//! #[tool]
+//! async fn population(ctx: RunContext<u64>, city: String) -> Result<u64, ModelRetry> {
+//!     match city.as_str() {
+//!         "Paris" => Ok(ctx.deps),
+//!         _ => Err(ModelRetry::new(format!("unknown city {city}"))),
+//!     }
+//! }
+//!
+//! #[cfg(test)]
+//! mod tests {
+//!     use super::*;
+//!
+//!     #[tokio::test]
+//!     async fn paris_is_known() {
+//!         let ctx = RunContext::with_deps(2_100_000);
+//!         assert_eq!(population_fn(ctx.clone(), "Paris".into()).await.unwrap(), 2_100_000);
+//!         assert!(population_fn(ctx.clone(), "Atlantis".into()).await.is_err());
+//!         let out = population.call_json(ctx, json!({"city": "Paris"})).await.unwrap();
+//!         assert_eq!(out, ToolOutput::Value(json!(2_100_000)));
+//!     }
+//! }
+//! # futures::executor::block_on(async {
+//! # let ctx = RunContext::with_deps(2_100_000);
+//! # assert_eq!(population_fn(ctx.clone(), "Paris".into()).await.unwrap(), 2_100_000);
+//! # let out = population.call_json(ctx, json!({"city": "Paris"})).await.unwrap();
+//! # assert_eq!(out, ToolOutput::Value(json!(2_100_000)));
+//! # });
+//! ```
 //!
 //! ## Parameters
 //!
@@ -125,6 +168,7 @@
 //! | `metadata = r#"{"k": "v"}"#`              | metadata, a JSON object (checked at compile time)                       |
 //! | `require_parameter_descriptions`, `= bool`| building the tool fails if a parameter has no description               |
 //! | `flatten = bool`                          | force (`true`) or prevent (`false`) the single-struct form              |
+//! | `fn_name = ident`                         | the name of the function kept beside the tool (default: `{name}_fn`)     |
 //!
 //! ```
 //! # use toolsmith::prelude::*;

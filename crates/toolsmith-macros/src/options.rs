@@ -7,7 +7,7 @@ use syn::{Expr, ExprLit, ExprUnary, Lit, LitBool, LitStr, UnOp};
 
 /// The names accepted in `#[tool(...)]`, for the "unknown option" error.
 const VALID: &str = "name, description, retries, timeout, strict, sequential, requires_approval, \
-                     defer_loading, include_return_schema, metadata, require_parameter_descriptions, flatten";
+                     defer_loading, include_return_schema, metadata, require_parameter_descriptions, flatten, fn_name";
 
 /// The parsed options. Each is `None` when not given.
 #[derive(Default)]
@@ -25,6 +25,8 @@ pub(crate) struct Options {
     pub require_parameter_descriptions: Option<bool>,
     /// `flatten = bool`, with the span of the option for errors.
     pub flatten: Option<(bool, Span)>,
+    /// `fn_name = ident`: the name the function keeps beside the constant.
+    pub fn_name: Option<syn::Ident>,
 }
 
 impl Options {
@@ -98,6 +100,10 @@ impl Options {
             "flatten" => {
                 let value = flag(meta)?;
                 set(meta, &mut self.flatten, (value, ident.span()))
+            }
+            "fn_name" => {
+                let ident: syn::Ident = meta.value()?.parse()?;
+                set(meta, &mut self.fn_name, ident)
             }
             "metadata" => {
                 let lit: LitStr = meta.value()?.parse()?;

@@ -48,6 +48,8 @@ fn valid_tools_expand_without_errors() {
         ("metadata = r#\"{\"a\": [1, {\"b\": null}]}\"#, timeout = 0.25, flatten = true", "fn f(x: Alias) {}"),
         ("timeout = \"250ms\"", "fn f() {}"),
         ("timeout = \"2m\"", "fn f() {}"),
+        ("fn_name = f_impl", "fn f() {}"),
+        ("fn_name = r#f2", "fn r#type() {}"),
     ] {
         assert_eq!(errors(args, item), Vec::<String>::new(), "#[tool({args})] {item}");
     }
@@ -63,11 +65,11 @@ fn expansion_shape() {
     for expected in [
         "# [doc = \" Get me foobar.\"]",
         "# [allow (non_upper_case_globals)] pub (crate) const foobar : :: toolsmith :: ToolSpec = {",
-        "# [inline] async fn foobar (ctx : RunContext < String > , a : i64 , b : String)",
+        "# [allow (dead_code)] pub (crate) async fn foobar_fn (ctx : RunContext < String > , a : i64 , b : String) -> Result < String , ModelRetry > { # [inline] async fn foobar (ctx : RunContext < String > , a : i64 , b : String) -> Result < String , ModelRetry > { todo ! () } foobar (ctx , a , b) . await }",
         "struct __ToolArgs { # [schemars (description = \"apple pie\")] a : i64 , b : String , }",
         ":: toolsmith :: __private :: typed_context :: < String > (__toolsmith_any_ctx)",
         ":: toolsmith :: __private :: Invocation :: Async (:: std :: boxed :: Box :: pin (async move {",
-        ":: toolsmith :: __private :: result_output (foobar (__toolsmith_ctx , __toolsmith_parsed . a , __toolsmith_parsed . b) . await)",
+        ":: toolsmith :: __private :: result_output (foobar_fn (__toolsmith_ctx , __toolsmith_parsed . a , __toolsmith_parsed . b) . await)",
         "ToolSpec :: __new (\"foobar\" , :: core :: option :: Option :: Some (\"Get me foobar.\") , & [\"b\"] ,",
         "DepsReq :: Typed { id : __toolsmith_deps_id , name : __toolsmith_deps_name }",
         "retries : :: core :: option :: Option :: Some (3u32) , timeout : :: core :: option :: Option :: Some (:: core :: time :: Duration :: new (5u64 , 0u32)) ,",
@@ -77,7 +79,7 @@ fn expansion_shape() {
 
     let out = run("", "fn norm(p: Point) -> f64 { 0.0 }").to_string();
     assert!(out.contains("model_schema :: < Point > ()"), "{out}");
-    assert!(out.contains("Invocation :: Blocking (:: std :: boxed :: Box :: new (move || :: toolsmith :: __private :: value_output (norm (__toolsmith_arg))))"), "{out}");
+    assert!(out.contains("Invocation :: Blocking (:: std :: boxed :: Box :: new (move || :: toolsmith :: __private :: value_output (norm_fn (__toolsmith_arg))))"), "{out}");
     assert!(out.contains("DepsReq :: Any"), "{out}");
     assert!(!out.contains("__ToolArgs"), "{out}");
 
@@ -86,8 +88,8 @@ fn expansion_shape() {
 
     let out = run("", "fn f(ctx: RunContext<()>, /// doc\n x: i64) -> ToolReturn { todo!() }").to_string();
     assert!(out.contains("AnyRunContext :: unit (__toolsmith_any_ctx)"), "{out}");
-    assert!(out.contains("return_output (f (__toolsmith_ctx , __toolsmith_parsed . x))"), "{out}");
-    assert!(out.contains("fn f (ctx : RunContext < () > , x : i64)"), "parameter docs are removed: {out}");
+    assert!(out.contains("return_output (f_fn (__toolsmith_ctx , __toolsmith_parsed . x))"), "{out}");
+    assert!(out.contains("fn f_fn (ctx : RunContext < () > , x : i64)"), "parameter docs are removed: {out}");
     assert!(out.contains("& [] ,"), "{out}");
 
     let out = run("", "fn f() -> Result<ToolReturn, String> { todo!() }").to_string();
@@ -148,11 +150,20 @@ fn errors_leave_a_placeholder_constant_around_the_function() {
         out.contains("# [doc = \" Doc.\"] # [cfg (test)] # [allow (non_upper_case_globals)] pub const f : :: toolsmith :: ToolSpec = {"),
         "{out}"
     );
-    assert!(out.contains("# [allow (dead_code)] # [inline] fn f (x : & str , y : i64) { }"), "{out}");
+    assert!(
+        out.contains("# [cfg (test)] # [allow (dead_code)] pub fn f_fn (x : & str , y : i64) { # [inline] fn f (x : & str , y : i64) { } f (x , y) }"),
+        "the function stays callable beside the placeholder: {out}"
+    );
     assert!(out.contains(":: core :: unreachable ! ()"), "{out}");
     // A method is not kept: it cannot live in a block.
     let out = run("", "fn f(&self) {}").to_string();
     assert!(!out.contains("fn f"), "{out}");
+    // The name given with `fn_name` is kept when another option is wrong.
+    let out = run("fn_name = g, retry = 1", "fn f() {}").to_string();
+    assert!(!out.contains("fn g"), "unparsed options give the default name: {out}");
+    assert!(out.contains("fn f_fn"), "{out}");
+    let out = run("fn_name = g", "fn f(x: &str) {}").to_string();
+    assert!(out.contains("fn g (x : & str)"), "{out}");
     // Something that is not a function is left as it is.
     let out = run("", "struct S;").to_string();
     assert!(out.ends_with("struct S ;"), "{out}");
@@ -164,8 +175,11 @@ fn option_errors() {
     assert_eq!(
         unknown,
         "unknown option `retry`; valid options are: name, description, retries, timeout, strict, sequential, \
-         requires_approval, defer_loading, include_return_schema, metadata, require_parameter_descriptions, flatten"
+         requires_approval, defer_loading, include_return_schema, metadata, require_parameter_descriptions, flatten, \
+         fn_name"
     );
+    assert_eq!(error("fn_name = \"g\"", "fn f() {}"), "expected identifier");
+    assert_eq!(error("fn_name = g, fn_name = h", "fn f() {}"), "this option is given twice");
     assert!(error("a::b = 1", "fn f() {}").starts_with("unknown option;"));
     for timeout in ["0", "0.0", "-1", "-2.5", "\"5\"", "\"5 days\"", "\"0ms\"", "x", "1e999", "1e30", "\"1e30s\""] {
         assert_eq!(
@@ -198,5 +212,35 @@ fn option_errors() {
     assert_eq!(
         error("flatten", "fn f(#[serde(default)] a: Point) {}"),
         "serde/schemars attributes on the parameter need the wrapper struct: remove `flatten`"
+    );
+}
+
+#[test]
+fn the_function_stays_callable_beside_the_constant() {
+    let out =
+        run("", "/// Doc.\n#[cfg(feature = \"x\")] #[deprecated] pub async fn lookup(city: String) -> String { city }")
+            .to_string();
+    let expected = "# [doc = \" The function of the tool `lookup`, to call directly (in a unit test, say): `lookup` itself is the tool's `ToolSpec`.\"] # [cfg (feature = \"x\")] # [allow (dead_code)] pub async fn lookup_fn (city : String) -> String { async fn lookup (city : String) -> String { city } lookup (city) . await }";
+    assert!(out.contains(expected), "{out}");
+    assert!(
+        out.contains("# [deprecated] # [allow (non_upper_case_globals)] pub const lookup : :: toolsmith :: ToolSpec"),
+        "{out}"
+    );
+    assert!(out.contains("value_output (lookup_fn (__toolsmith_parsed . city) . await)"), "{out}");
+
+    let out = run("fn_name = lookup_impl", "fn lookup() {}").to_string();
+    assert!(out.contains("fn lookup_impl ()"), "{out}");
+    assert!(out.contains("value_output (lookup_impl ())"), "{out}");
+    assert!(!out.contains("lookup_fn"), "{out}");
+
+    let out = run("", "fn r#type() {}").to_string();
+    assert!(out.contains("fn type_fn () { fn r#type () { } r#type () }"), "{out}");
+
+    // Patterns, and a parameter named like the function, get plain names in the wrapper; the
+    // function as written keeps its own, and its name means itself in its body.
+    let out = run("", "fn f(_: RunContext, mut f: i64, #[allow(unused)] y: i64) -> i64 { f(0) }").to_string();
+    assert!(
+        out.contains("fn f_fn (__toolsmith_arg0 : RunContext , __toolsmith_arg1 : i64 , y : i64) -> i64 { fn f (_ : RunContext , mut f : i64 , # [allow (unused)] y : i64) -> i64 { f (0) } f (__toolsmith_arg0 , __toolsmith_arg1 , y) }"),
+        "{out}"
     );
 }

@@ -109,9 +109,16 @@ pub(super) fn settle_error<D>(
     Ok(())
 }
 
+/// The rest of an async arguments validator, to await before the call goes on.
+pub(super) type PendingCheck = BoxFuture<'static, Result<(), ToolError>>;
+
 /// Validates raw arguments against the tool's schema (when it has a validator), then runs its
-/// arguments validator.
-pub(super) fn validate_args<D>(tool: &ToolsetTool<D>, ctx: &RunContext<D>, raw: &Value) -> Result<Value, ToolError> {
+/// arguments validator: an async one is returned to be awaited.
+pub(super) fn validate_args<D>(
+    tool: &ToolsetTool<D>,
+    ctx: &RunContext<D>,
+    raw: &Value,
+) -> Result<(Value, Option<PendingCheck>), ToolError> {
     let validated = match &tool.validator {
         Some(v) => match raw {
             Value::String(s) => v.validate_str(s),
@@ -125,10 +132,15 @@ pub(super) fn validate_args<D>(tool: &ToolsetTool<D>, ctx: &RunContext<D>, raw: 
         },
     }
     .map_err(ToolError::Validation)?;
-    if let Some(check) = &tool.args_validator {
-        check(ctx, &validated).map_err(ToolError::Retry)?;
-    }
-    Ok(validated)
+    let pending = match tool.args_validator.as_ref().map(|check| check(ctx, &validated)) {
+        None => None,
+        Some(ArgsCheck::Done(result)) => {
+            result?;
+            None
+        }
+        Some(ArgsCheck::Pending(fut)) => Some(fut),
+    };
+    Ok((validated, pending))
 }
 
 /// Validation of one call's arguments (taken from `r`: the validated ones replace them)
@@ -141,9 +153,16 @@ pub(super) async fn validate_call<D: Clone + Send + Sync + 'static>(
     let r = &*r;
     let core = |raw: Value| -> BoxFuture<'_, Result<Value, ToolError>> {
         // The tool's arguments validator is the tool's code: its panic is the tool's.
+        let panicked = |p| ToolError::Panicked { message: panic_message(p) };
         let result = std::panic::catch_unwind(AssertUnwindSafe(|| validate_args(&r.tool, &r.ctx, &raw)))
-            .unwrap_or_else(|p| Err(ToolError::Panicked { message: panic_message(p) }));
-        Box::pin(async move { result })
+            .unwrap_or_else(|p| Err(panicked(p)));
+        Box::pin(async move {
+            let (args, pending) = result?;
+            if let Some(check) = pending {
+                AssertUnwindSafe(check).catch_unwind().await.unwrap_or_else(|p| Err(panicked(p)))?;
+            }
+            Ok(args)
+        })
     };
     let info = ToolCallInfo { call: &r.call, def: &r.tool.def };
     caps.validate(0, &r.ctx, info, args, &core).await

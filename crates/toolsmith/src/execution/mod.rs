@@ -25,7 +25,7 @@ use crate::messages::{
 use crate::run::{AgentEvent, RunOutput, RunState};
 use crate::search::{self, SEARCH_TOOL_NAME, bridge};
 use crate::tool::pool::PoolTimeout;
-use crate::tool::{Invocation, ModelRetry, ToolDefinition, ToolError, ToolKind, ToolOutput, ToolReturn};
+use crate::tool::{ArgsCheck, Invocation, ModelRetry, ToolDefinition, ToolError, ToolKind, ToolOutput, ToolReturn};
 use crate::toolset::{DynToolset, ToolsetTool};
 use crate::usage::UsageLimits;
 use rustc_hash::{FxHashMap, FxHashSet};

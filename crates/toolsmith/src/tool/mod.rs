@@ -5,6 +5,8 @@
 //! made with [`macro@crate::tool`], with [`Tool::new`] from a closure over a typed argument
 //! struct, or with [`Tool::from_schema`] from a JSON schema.
 
+mod args_validator;
+mod call;
 mod definition;
 mod error;
 mod output;
@@ -22,6 +24,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+pub(crate) use args_validator::{ArgsCheck, ArgsValidatorFn};
 pub use definition::{ToolDefinition, ToolKind};
 pub use error::{ApprovalRequired, CallDeferred, ModelRetry, ToolError};
 pub use output::{ToolOutput, ToolReturn};
@@ -38,15 +41,18 @@ pub(crate) type Handler<D> = Arc<dyn Fn(RunContext<D>, Value) -> Invocation + Se
 pub type PrepareFn<D> =
     Arc<dyn Fn(RunContext<D>, ToolDefinition) -> BoxFuture<'static, Option<ToolDefinition>> + Send + Sync>;
 
-/// An arguments validator: runs after schema validation and before the tool (and before
-/// approval is asked for); an `Err` is a retry for the model.
-pub type ArgsValidatorFn<D> = Arc<dyn Fn(&RunContext<D>, &Value) -> Result<(), ModelRetry> + Send + Sync>;
-
 /// Dependency types an agent can have.
 pub trait Deps: Clone + Send + Sync + 'static {}
 impl<T: Clone + Send + Sync + 'static> Deps for T {}
 
 /// A tool: definition, handler and options.
+///
+/// An arguments validator checks a call's arguments after schema validation and before the tool
+/// runs (and before approval is asked for); its `Err(ModelRetry)` goes back to the model as a
+/// retry. [`Tool::args_validator_typed`] and [`Tool::args_validator_async`] receive the
+/// arguments as a Rust type, the tool's own argument struct for example;
+/// [`Tool::args_validator`] receives the raw JSON, for [`Tool::from_schema`] tools.
+/// [`Tool::call_json`] calls a tool outside a run, for tests.
 ///
 /// ```
 /// use toolsmith::prelude::*;
@@ -63,7 +69,11 @@ impl<T: Clone + Send + Sync + 'static> Deps for T {}
 ///     Ok::<_, ModelRetry>(args.text.to_uppercase())
 /// })
 /// .description("Shout the text.")
-/// .retries(2);
+/// .retries(2)
+/// .args_validator_typed(|_ctx, args: &Args| match args.text.is_empty() {
+///     true => Err(ModelRetry::new("`text` must not be empty")),
+///     false => Ok(()),
+/// });
 /// assert_eq!(shout.definition().parameters_json_schema["properties"]["text"]["type"], "string");
 /// ```
 pub struct Tool<D> {
@@ -425,16 +435,6 @@ impl<D> Tool<D> {
         Fut: Future<Output = Option<ToolDefinition>> + Send + 'static,
     {
         self.prepare = Some(Arc::new(move |ctx, def| Box::pin(f(ctx, def))));
-        self
-    }
-
-    /// Sets an arguments validator, run on the validated arguments before the tool runs (and
-    /// before approval is asked for). An `Err(ModelRetry)` is sent back to the model.
-    pub fn args_validator<F>(mut self, f: F) -> Self
-    where
-        F: Fn(&RunContext<D>, &Value) -> Result<(), ModelRetry> + Send + Sync + 'static,
-    {
-        self.args_validator = Some(Arc::new(f));
         self
     }
 }

@@ -78,6 +78,9 @@ impl SpecOptions {
 /// becomes a [`Tool`](crate::Tool) for any agent (or, for a tool that reads `RunContext<T>`, for
 /// agents whose dependencies are `T`; a mismatch is reported by the agent builder).
 ///
+/// The function itself stays callable beside it as `{name}_fn` (`add_fn` for `add`), and
+/// [`ToolSpec::call_json`] calls the tool with JSON arguments as a run does: both are for tests.
+///
 /// ```
 /// use toolsmith::prelude::*;
 ///
@@ -94,6 +97,7 @@ impl SpecOptions {
 /// let tool: Tool<()> = add.into();
 /// assert_eq!(tool.name(), "add");
 /// assert_eq!(tool.definition().description.as_deref(), Some("Add two integers."));
+/// assert_eq!(add_fn(2, 3), 5);
 /// ```
 #[derive(Clone, Copy)]
 pub struct ToolSpec {
