@@ -484,13 +484,26 @@ impl Tool {
                 quote_spanned!(span=> ::toolsmith::__private::return_result_output)
             }
         };
+        // An error type converts by `Into<ToolError>`, or else as any `std::error::Error`.
+        let convert = |result: TokenStream| match self.output {
+            Output::Result | Output::ReturnResult => quote_spanned! {span=>
+                #result.map_err(|__toolsmith_error| {
+                    #[allow(unused_imports)]
+                    use #pv::{ErrorViaInto as _, ErrorViaStd as _};
+                    (&&#pv::ErrorProbe::new(__toolsmith_error)).to_tool_error()
+                })
+            },
+            Output::Value | Output::Return => result,
+        };
         let invocation = if let Some(asyncness) = &self.func.sig.asyncness {
-            let output = quote_spanned!(span=> #output_fn(#call.await));
+            let result = convert(quote_spanned!(span=> #call.await));
+            let output = quote_spanned!(span=> #output_fn(#result));
             // A future that is not `Send` is reported at `async`.
             let future = quote_spanned!(asyncness.span=> ::std::boxed::Box::pin(async move { #output }));
             quote!(#pv::Invocation::Async(#future))
         } else {
-            let output = quote_spanned!(span=> #output_fn(#call));
+            let result = convert(quote_spanned!(span=> #call));
+            let output = quote_spanned!(span=> #output_fn(#result));
             quote!(#pv::Invocation::Blocking(::std::boxed::Box::new(move || #output)))
         };
 

@@ -62,3 +62,47 @@ pub fn sse_events<'c>(
 ) -> Result<Vec<(String, String)>, usize> {
     crate::providers::sse_events(chunks, max_event_size)
 }
+
+/// Turns a tool's error into a [`ToolError`] (autoref specialisation): a type with
+/// `Into<ToolError>` converts as it says; any other `std::error::Error` becomes a failure that
+/// keeps it as its source ([`ToolError::caused_by`]).
+pub struct ErrorProbe<E>(std::cell::Cell<Option<E>>);
+
+impl<E> ErrorProbe<E> {
+    /// A probe holding `error`.
+    pub fn new(error: E) -> Self {
+        ErrorProbe(std::cell::Cell::new(Some(error)))
+    }
+
+    fn take(&self) -> E {
+        // Each probe is made for one conversion, which takes its error once.
+        match self.0.take() {
+            Some(e) => e,
+            None => unreachable!("a tool error probe is converted once"),
+        }
+    }
+}
+
+/// The conversion of error types that say how they become a [`ToolError`].
+pub trait ErrorViaInto {
+    /// The tool error.
+    fn to_tool_error(&self) -> ToolError;
+}
+
+impl<E: Into<ToolError>> ErrorViaInto for &ErrorProbe<E> {
+    fn to_tool_error(&self) -> ToolError {
+        self.take().into()
+    }
+}
+
+/// The conversion of any other error type.
+pub trait ErrorViaStd {
+    /// The tool error.
+    fn to_tool_error(&self) -> ToolError;
+}
+
+impl<E: std::error::Error + Send + Sync + 'static> ErrorViaStd for ErrorProbe<E> {
+    fn to_tool_error(&self) -> ToolError {
+        ToolError::caused_by(self.take())
+    }
+}

@@ -215,3 +215,42 @@ async fn a_tools_error_value_stays_reachable_as_the_runs_error_source() {
     let chained = std::error::Error::source(&err).expect("a source");
     assert!(chained.downcast_ref::<std::io::Error>().is_some());
 }
+
+/// An error type of the application's own, with a cause.
+#[derive(Debug)]
+struct QuotaError {
+    cause: std::num::ParseIntError,
+}
+
+impl std::fmt::Display for QuotaError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the quota is not a number")
+    }
+}
+
+impl std::error::Error for QuotaError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.cause)
+    }
+}
+
+/// Reads the quota.
+#[tool]
+async fn quota(raw: String) -> Result<u32, QuotaError> {
+    let n: u32 = raw.parse().map_err(|cause| QuotaError { cause })?;
+    Ok(n)
+}
+
+#[tokio::test]
+async fn any_error_type_ends_the_run_with_its_chain() {
+    let agent =
+        Agent::builder(script(vec![calls(&[("quota", json!({"raw": "ten"}), "c1")])])).tool(quota).build().unwrap();
+    let err = agent.run("quota?").await.unwrap_err();
+    assert_eq!(err.to_string(), "tool 'quota' failed: the quota is not a number");
+    let source = std::error::Error::source(&err).expect("the tool's error");
+    assert!(source.downcast_ref::<QuotaError>().is_some());
+    let cause = source.source().expect("its own cause");
+    assert!(cause.downcast_ref::<std::num::ParseIntError>().is_some());
+    // The function itself stays callable.
+    assert_eq!(quota_fn("7".into()).await.unwrap(), 7);
+}

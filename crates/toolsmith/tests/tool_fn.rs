@@ -118,7 +118,7 @@ async fn call_json_reports_a_tool_the_agent_builder_would_reject() {
     // `age` reads `RunContext<Directory>`: with other dependencies it is a configuration error.
     let out = age.call_json(RunContext::detached(), json!({"name": "Ada"})).await;
     match out {
-        Err(ToolError::Failed { kind, message }) => {
+        Err(ToolError::Failed { kind, message, .. }) => {
             assert_eq!(kind, "UserError");
             assert!(message.starts_with("tool 'age' takes RunContext<"), "{message}");
         }

@@ -44,7 +44,7 @@ impl<D: Clone + Send + Sync + 'static> Tool<D> {
     /// ```
     pub async fn call_json(&self, ctx: RunContext<D>, args: Value) -> Result<ToolOutput, ToolError> {
         if let Some(problem) = &self.problem {
-            return Err(ToolError::Failed { kind: "UserError".into(), message: problem.clone() });
+            return Err(ToolError::Failed { kind: "UserError".into(), message: problem.clone(), source: None });
         }
         let args = self.validate_value(args).map_err(ToolError::Validation)?;
         if let Some(check) = &self.args_validator {
