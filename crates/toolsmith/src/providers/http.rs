@@ -11,6 +11,7 @@
 
 use std::collections::VecDeque;
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -127,18 +128,30 @@ pub struct ModelHttpError {
     pub retry_after: Option<Duration>,
     /// The [`RetryConfig::max_retry_after`] in force, when `retry_after` is set.
     pub max_retry_after: Option<Duration>,
+    /// The error's type when the provider names it in a header (AWS's `x-amzn-ErrorType`, such
+    /// as `ValidationException` or `AccessDeniedException`).
+    pub error_type: Option<String>,
 }
 
 impl ModelHttpError {
     /// The provider's error message, read from the usual JSON shapes (`{"error": {"message"}}`,
-    /// `{"error": "..."}`, `{"message"}`), or the raw body.
+    /// `{"error": "..."}`, `{"message"}`), or the raw body; after the error's type when the
+    /// provider names it in a header.
     pub fn provider_message(&self) -> String {
+        match &self.error_type {
+            Some(kind) => format!("{kind}: {}", self.body_message()),
+            None => self.body_message(),
+        }
+    }
+
+    fn body_message(&self) -> String {
         let parsed: Option<Value> = serde_json::from_str(&self.body).ok();
         let from_json = parsed.as_ref().and_then(|v| {
             let v = if let Some(arr) = v.as_array() { arr.first()? } else { v };
             v.pointer("/error/message")
                 .or_else(|| v.get("error").filter(|e| e.is_string()))
                 .or_else(|| v.get("message"))
+                .or_else(|| v.get("Message"))
                 .or_else(|| v.get("detail"))
                 .and_then(Value::as_str)
                 .map(str::to_string)
@@ -272,6 +285,36 @@ pub(crate) struct HttpTransport {
     pub(crate) idle_timeout: Option<Duration>,
     /// The largest server-sent event accepted.
     pub(crate) max_event_size: usize,
+    /// Signs each attempt of a request (providers whose signatures cover the time and the body).
+    pub(crate) signer: Option<Arc<dyn RequestSigner>>,
+}
+
+/// Signs one attempt of a request: adds its authentication headers (marked sensitive) to
+/// `headers`, which hold every header the transport sends, over the exact `body` bytes.
+/// Called again for each retry, so that a signature that covers the time stays fresh.
+pub(crate) trait RequestSigner: Send + Sync {
+    /// Adds the signature's headers for a POST of `body` to `url`; returns the values to keep
+    /// out of what the answer to this attempt is quoted in (the signature).
+    fn sign(&self, url: &str, headers: &mut HeaderMap, body: &[u8]) -> Result<Vec<String>, ModelError>;
+}
+
+/// Turns the bytes of a streamed answer into events, whatever their chunking (server-sent
+/// events, or another framing a provider streams in).
+pub(crate) trait EventDecoder: Send + 'static {
+    /// Reads a chunk, pushing the events it completes; an error says what was wrong with the
+    /// stream ("sent a frame whose checksum does not match"), which ends it.
+    fn feed(&mut self, chunk: &[u8], out: &mut VecDeque<SseEvent>) -> Result<(), String>;
+}
+
+impl EventDecoder for SseParser {
+    fn feed(&mut self, chunk: &[u8], out: &mut VecDeque<SseEvent>) -> Result<(), String> {
+        SseParser::feed(self, chunk, out).map_err(|too_large| {
+            format!(
+                "sent an event larger than {} bytes, the limit (the builder's `.max_event_size(...)`)",
+                too_large.max
+            )
+        })
+    }
 }
 
 impl std::fmt::Debug for HttpTransport {
@@ -461,12 +504,14 @@ impl HttpTransport {
             .map_err(|e| ModelError::new("UserError", format!("could not serialise the request body: {e}")))?;
         let mut attempt: u32 = 0;
         loop {
-            let request = self
-                .client
-                .post(url)
-                .headers(self.headers.clone())
-                .header(reqwest::header::CONTENT_TYPE, "application/json")
-                .body(bytes.clone());
+            let mut headers = self.headers.clone();
+            headers.insert(reqwest::header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            // This attempt's signature is kept out of what the server's answer is quoted in.
+            let mut signed = Redactor::none();
+            if let Some(signer) = &self.signer {
+                signed = Redactor::new(signer.sign(url, &mut headers, &bytes)?);
+            }
+            let request = self.client.post(url).headers(headers).body(bytes.clone());
             let can_retry = attempt < self.retry.max_retries;
             let backoff = self.retry.backoff(attempt);
             match deadline.wait(request.send()).await {
@@ -500,6 +545,14 @@ impl HttpTransport {
                         return Ok(response);
                     }
                     let retry_after = parse_retry_after(response.headers());
+                    // AWS names the error in a header (`ValidationException:http://...`).
+                    let error_type = response
+                        .headers()
+                        .get("x-amzn-errortype")
+                        .and_then(|v| v.to_str().ok())
+                        .and_then(|v| v.split(':').next())
+                        .map(|v| self.snippet(&signed.redact(v.trim()), 100))
+                        .filter(|v| !v.is_empty());
                     // An error body is read within the deadline, up to a bound; what could not
                     // be read is left out.
                     let text = self.read_text(response, deadline, MAX_ERROR_BODY_BYTES).await.unwrap_or_default();
@@ -515,7 +568,7 @@ impl HttpTransport {
                             continue;
                         }
                     }
-                    let body = self.snippet(&text, 4000);
+                    let body = self.snippet(&signed.redact(&text), 4000);
                     let error = ModelHttpError {
                         status: code,
                         provider: self.provider.clone(),
@@ -526,6 +579,7 @@ impl HttpTransport {
                         max_retry_after: too_long
                             .filter(|_| retryable && can_retry)
                             .map(|_| self.retry.max_retry_after),
+                        error_type,
                     };
                     tracing::debug!(status = code, provider = %self.provider, "provider returned an HTTP error");
                     return Err(error.into());
@@ -573,6 +627,7 @@ impl HttpTransport {
     /// Sends a JSON POST and hands the JSON answer to `parse`. The whole request (retries and the
     /// body) keeps to the total and idle timeouts; every error, `parse`'s included, has the
     /// secrets redacted.
+    #[cfg_attr(not(any(feature = "openai", feature = "anthropic", feature = "gemini")), allow(dead_code))]
     pub(crate) async fn request_json<T>(
         &self,
         url: &str,
@@ -580,9 +635,21 @@ impl HttpTransport {
         timeout: Option<Duration>,
         parse: impl FnOnce(&Value) -> Result<T, ModelError>,
     ) -> Result<T, ModelError> {
+        self.request_json_with_headers(url, body, timeout, |v, _| parse(v)).await
+    }
+
+    /// [`request_json`](Self::request_json) whose `parse` also reads the response's headers.
+    pub(crate) async fn request_json_with_headers<T>(
+        &self,
+        url: &str,
+        body: &Value,
+        timeout: Option<Duration>,
+        parse: impl FnOnce(&Value, &HeaderMap) -> Result<T, ModelError>,
+    ) -> Result<T, ModelError> {
         let result = async {
             let deadline = self.deadline(timeout);
             let response = self.send(url, body, &deadline).await?;
+            let headers = response.headers().clone();
             let text = self.read_text(response, &deadline, usize::MAX).await?;
             let value: Value = serde_json::from_str(&text).map_err(|e| {
                 let mut snippet = self.snippet(&text, SNIPPET_CHARS);
@@ -597,7 +664,7 @@ impl HttpTransport {
                     ),
                 )
             })?;
-            parse(&value)
+            parse(&value, &headers)
         }
         .await;
         result.map_err(|e| redact_error(&self.redactor, e))
@@ -606,6 +673,7 @@ impl HttpTransport {
     /// Sends a JSON POST and runs `processor` over the server-sent events of the answer. The
     /// whole request keeps to the total timeout, each wait for the next bytes to the idle one;
     /// an event larger than the limit is an error; every error has the secrets redacted.
+    #[cfg_attr(not(any(feature = "openai", feature = "anthropic", feature = "gemini")), allow(dead_code))]
     pub(crate) async fn stream<P: StreamProcessor>(
         &self,
         url: &str,
@@ -613,16 +681,37 @@ impl HttpTransport {
         timeout: Option<Duration>,
         processor: P,
     ) -> Result<ModelStream, ModelError> {
-        let deadline = self.deadline(timeout);
-        let response = self.send(url, body, &deadline).await.map_err(|e| redact_error(&self.redactor, e))?;
-        Ok(drive(self.events(response, deadline, url), processor, self.redactor.clone()))
+        self.stream_with(url, body, timeout, SseParser::new(self.max_event_size), |_| processor).await
     }
 
-    /// The server-sent events of a response.
-    fn events(&self, response: reqwest::Response, deadline: Deadline, url: &str) -> SseStream {
-        struct State {
+    /// [`stream`](Self::stream) for an answer framed otherwise than as server-sent events: the
+    /// `decoder` turns its bytes into the events read by the processor, which is made from the
+    /// response's headers.
+    pub(crate) async fn stream_with<D: EventDecoder, P: StreamProcessor>(
+        &self,
+        url: &str,
+        body: &Value,
+        timeout: Option<Duration>,
+        decoder: D,
+        processor: impl FnOnce(&HeaderMap) -> P,
+    ) -> Result<ModelStream, ModelError> {
+        let deadline = self.deadline(timeout);
+        let response = self.send(url, body, &deadline).await.map_err(|e| redact_error(&self.redactor, e))?;
+        let processor = processor(response.headers());
+        Ok(drive(self.events(response, deadline, url, decoder), processor, self.redactor.clone()))
+    }
+
+    /// The events of a response, as `parser` decodes them.
+    fn events<D: EventDecoder>(
+        &self,
+        response: reqwest::Response,
+        deadline: Deadline,
+        url: &str,
+        parser: D,
+    ) -> SseStream {
+        struct State<D> {
             response: reqwest::Response,
-            parser: SseParser,
+            parser: D,
             events: VecDeque<SseEvent>,
             failure: Option<ModelError>,
             http: HttpTransport,
@@ -632,7 +721,7 @@ impl HttpTransport {
         }
         let state = State {
             response,
-            parser: SseParser::new(self.max_event_size),
+            parser,
             events: VecDeque::new(),
             failure: None,
             http: self.clone(),
@@ -662,10 +751,9 @@ impl HttpTransport {
                     )),
                     Ok(Ok(Some(chunk))) => match s.parser.feed(&chunk, &mut s.events) {
                         Ok(()) => continue,
-                        Err(too_large) => s.http.api_error(format!(
-                            "the {} stream sent an event larger than {} bytes, the limit (the builder's `.max_event_size(...)`); the stream was abandoned",
-                            s.http.provider, too_large.max
-                        )),
+                        Err(problem) => s
+                            .http
+                            .api_error(format!("the {} stream {problem}; the stream was abandoned", s.http.provider)),
                     },
                 };
                 s.done = true;
@@ -777,6 +865,7 @@ mod tests {
             retries: 0,
             retry_after: None,
             max_retry_after: None,
+            error_type: None,
         };
         let m: ModelError = e.into();
         assert_eq!(m.kind, "ModelHTTPError");
