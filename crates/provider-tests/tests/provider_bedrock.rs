@@ -579,6 +579,28 @@ async fn an_http_error_names_the_aws_error_type_and_never_the_secrets() {
 }
 
 #[tokio::test]
+async fn access_denied_points_at_the_aws_credentials() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(
+            ResponseTemplate::new(403)
+                .insert_header(
+                    "x-amzn-ErrorType",
+                    "AccessDeniedException:http://internal.amazon.com/coral/com.amazon.coral.service/",
+                )
+                .set_body_raw(
+                    r#"{"Message":"You don't have access to the model with the specified model ID."}"#,
+                    "application/json",
+                ),
+        )
+        .mount(&server)
+        .await;
+    let err = model_at(&server.uri()).request(&user("hi"), None, &params()).await.unwrap_err();
+    assert!(err.message.contains("AccessDeniedException: You don't have access to the model"), "{}", err.message);
+    assert!(err.message.contains("check the AWS credentials and region"), "{}", err.message);
+}
+
+#[tokio::test]
 async fn each_retry_is_signed_afresh() {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
@@ -654,4 +676,34 @@ fn infer_model_reads_the_whole_model_id_after_the_provider() {
             assert!(e.contains("AWS_REGION") || e.contains("AWS_BEARER_TOKEN_BEDROCK"), "{e}");
         }
     }
+}
+
+#[tokio::test]
+async fn images_documents_and_s3_files_are_content_blocks() {
+    use toolsmith::messages::{BinaryContent, FileUrl, MediaContent, ModelRequest, UserContent};
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(json_answer(converse_response(json!([{"text": "ok"}]), "end_turn"), "r"))
+        .mount(&server)
+        .await;
+    let mut video = FileUrl::new("s3://bucket/clip.mp4");
+    video.media_type = Some("video/mp4".into());
+    let prompt: Vec<UserContent> = vec![
+        "Describe these.".into(),
+        BinaryContent::new(b"\x89PNG", "image/png").into(),
+        BinaryContent::new(b"%PDF-1.7", "application/pdf").into(),
+        UserContent::Media(MediaContent::VideoUrl(video)),
+    ];
+    let history = vec![ModelRequest::user_prompt(prompt).into()];
+    model_at(&server.uri()).request(&history, None, &params()).await.unwrap();
+    let content = &bodies(&server).await[0]["messages"][0]["content"];
+    assert_eq!(
+        *content,
+        json!([
+            {"text": "Describe these."},
+            {"image": {"format": "png", "source": {"bytes": "iVBORw=="}}},
+            {"document": {"name": "Document 1", "format": "pdf", "source": {"bytes": "JVBERi0xLjc="}}},
+            {"video": {"format": "mp4", "source": {"s3Location": {"uri": "s3://bucket/clip.mp4"}}}}
+        ])
+    );
 }
