@@ -55,7 +55,7 @@ impl<T> ReturnSchemaFallback for ReturnSchemaProbe<T> {
 /// Parses server-sent events from `chunks` as the provider adapters do, with events capped at
 /// `max_event_size` bytes: the `(event, data)` pairs, or the cap that was passed. For the fuzz
 /// targets.
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini", feature = "bedrock"))]
 pub fn sse_events<'c>(
     chunks: impl IntoIterator<Item = &'c [u8]>,
     max_event_size: usize,

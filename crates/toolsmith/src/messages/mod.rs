@@ -27,8 +27,10 @@ pub use content::{BinaryContent, FileUrl, MediaContent, UserContent, UserPromptC
 pub use json::MAX_HISTORY_DEPTH;
 pub use repair::{INTERRUPTED_TOOL_RETURN_CONTENT, SYNTHESIZED_TOOL_RETURN_METADATA_KEY, repair_messages};
 pub(crate) use repair::{result_id, sendable as sendable_history};
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini", feature = "bedrock"))]
+pub(crate) use tool_files::ReturnItem;
 #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
-pub(crate) use tool_files::{ReturnItem, move_tool_files};
+pub(crate) use tool_files::move_tool_files;
 
 use crate::usage::RequestUsage;
 

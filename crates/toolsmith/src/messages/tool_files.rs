@@ -9,7 +9,10 @@ use sha1::{Digest, Sha1};
 use super::{MediaContent, ToolOutcome, ToolReturnPart, UserContent};
 
 /// One item of a tool's value: text (a string as it is, other JSON compact) or a file.
-#[cfg_attr(not(any(feature = "openai", feature = "anthropic", feature = "gemini")), allow(dead_code))]
+#[cfg_attr(
+    not(any(feature = "openai", feature = "anthropic", feature = "gemini", feature = "bedrock")),
+    allow(dead_code)
+)]
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum ReturnItem {
     Text(String),
@@ -65,7 +68,10 @@ impl ToolReturnPart {
 
     /// The value's items (and whether it was a list), when a successful return holds a file;
     /// `None` otherwise (the value is sent as it is).
-    #[cfg_attr(not(any(feature = "openai", feature = "anthropic", feature = "gemini")), allow(dead_code))]
+    #[cfg_attr(
+        not(any(feature = "openai", feature = "anthropic", feature = "gemini", feature = "bedrock")),
+        allow(dead_code)
+    )]
     pub(crate) fn items(&self) -> Option<(Vec<ReturnItem>, bool)> {
         if self.outcome != ToolOutcome::Success {
             return None;

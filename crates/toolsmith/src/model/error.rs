@@ -275,6 +275,9 @@ impl ModelHttpError {
         }
         let what = match self.status {
             400 | 422 => "the provider rejected the request; check the model settings and the tool schemas",
+            401 | 403 if self.provider == "bedrock" => {
+                "check the AWS credentials and region (the builder's `.credentials(...)`, `.api_key(...)` and `.region(...)`, or the AWS_* environment variables), and that the account has access to the model"
+            }
             401 | 403 => "check the API key (the provider's environment variable or the builder's `.api_key(...)`)",
             404 => "check the model name and the base URL",
             408 | 409 | 429 => "the provider is rate limiting or busy; slow down or raise `RetryConfig::max_retries`",

@@ -22,6 +22,8 @@ pub(crate) struct ConnectionOptions {
     pub(crate) retry: Option<RetryConfig>,
     pub(crate) client: Option<reqwest::Client>,
     pub(crate) headers: Vec<(String, String)>,
+    /// Secrets the adapter holds besides the key and the headers (a signing key), redacted too.
+    pub(crate) secrets: Vec<String>,
 }
 
 /// Header names whose values are credentials whatever their length.
@@ -47,7 +49,7 @@ impl ConnectionOptions {
             Some(c) => c.clone(),
             None => default_client()?,
         };
-        let mut secrets: Vec<String> = self.api_key.iter().cloned().collect();
+        let mut secrets: Vec<String> = self.api_key.iter().chain(&self.secrets).cloned().collect();
         secrets.extend(auth.values().filter(|v| v.is_sensitive()).filter_map(|v| v.to_str().ok()).map(str::to_string));
         let mut headers = auth;
         for (name, value) in &self.headers {
@@ -72,6 +74,7 @@ impl ConnectionOptions {
             timeout: self.timeout.unwrap_or(default_timeout),
             idle_timeout: self.idle_timeout,
             max_event_size: self.max_event_size.unwrap_or(DEFAULT_MAX_EVENT_SIZE),
+            signer: None,
         })
     }
 }

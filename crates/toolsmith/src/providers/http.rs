@@ -11,6 +11,7 @@
 
 use std::collections::VecDeque;
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -181,6 +182,36 @@ pub(crate) struct HttpTransport {
     pub(crate) idle_timeout: Option<Duration>,
     /// The largest server-sent event accepted.
     pub(crate) max_event_size: usize,
+    /// Signs each attempt of a request (providers whose signatures cover the time and the body).
+    pub(crate) signer: Option<Arc<dyn RequestSigner>>,
+}
+
+/// Signs one attempt of a request: adds its authentication headers (marked sensitive) to
+/// `headers`, which hold every header the transport sends, over the exact `body` bytes.
+/// Called again for each retry, so that a signature that covers the time stays fresh.
+pub(crate) trait RequestSigner: Send + Sync {
+    /// Adds the signature's headers for a POST of `body` to `url`; returns the values to keep
+    /// out of what the answer to this attempt is quoted in (the signature).
+    fn sign(&self, url: &str, headers: &mut HeaderMap, body: &[u8]) -> Result<Vec<String>, ModelError>;
+}
+
+/// Turns the bytes of a streamed answer into events, whatever their chunking (server-sent
+/// events, or another framing a provider streams in).
+pub(crate) trait EventDecoder: Send + 'static {
+    /// Reads a chunk, pushing the events it completes; an error says what was wrong with the
+    /// stream ("sent a frame whose checksum does not match"), which ends it.
+    fn feed(&mut self, chunk: &[u8], out: &mut VecDeque<SseEvent>) -> Result<(), String>;
+}
+
+impl EventDecoder for SseParser {
+    fn feed(&mut self, chunk: &[u8], out: &mut VecDeque<SseEvent>) -> Result<(), String> {
+        SseParser::feed(self, chunk, out).map_err(|too_large| {
+            format!(
+                "sent an event larger than {} bytes, the limit (the builder's `.max_event_size(...)`)",
+                too_large.max
+            )
+        })
+    }
 }
 
 impl std::fmt::Debug for HttpTransport {
@@ -381,12 +412,14 @@ impl HttpTransport {
         })?;
         let mut attempt: u32 = 0;
         loop {
-            let request = self
-                .client
-                .post(url)
-                .headers(self.headers.clone())
-                .header(reqwest::header::CONTENT_TYPE, "application/json")
-                .body(bytes.clone());
+            let mut headers = self.headers.clone();
+            headers.insert(reqwest::header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            // This attempt's signature is kept out of what the server's answer is quoted in.
+            let mut signed = Redactor::none();
+            if let Some(signer) = &self.signer {
+                signed = Redactor::new(signer.sign(url, &mut headers, &bytes)?);
+            }
+            let request = self.client.post(url).headers(headers).body(bytes.clone());
             let can_retry = attempt < self.retry.max_retries;
             let backoff = self.retry.backoff(attempt);
             match deadline.wait(request.send()).await {
@@ -421,6 +454,14 @@ impl HttpTransport {
                     }
                     let retry_after = parse_retry_after(response.headers());
                     let headers = response.headers().clone();
+                    // AWS names the error in a header (`ValidationException:http://...`).
+                    let error_type = response
+                        .headers()
+                        .get("x-amzn-errortype")
+                        .and_then(|v| v.to_str().ok())
+                        .and_then(|v| v.split(':').next())
+                        .map(|v| self.snippet(&signed.redact(v.trim()), 100))
+                        .filter(|v| !v.is_empty());
                     // An error body is read within the deadline, up to a bound; what could not
                     // be read is left out.
                     let text = self.read_text(response, deadline, MAX_ERROR_BODY_BYTES).await.unwrap_or_default();
@@ -436,8 +477,11 @@ impl HttpTransport {
                             continue;
                         }
                     }
-                    let body = self.snippet(&text, 4000);
+                    let body = self.snippet(&signed.redact(&text), 4000);
                     let mut error = ModelHttpError::new(code, &self.provider, &self.model_name, body);
+                    if error_type.is_some() {
+                        error.error_type = error_type;
+                    }
                     error.request_id = request_id(&headers);
                     error.retries = attempt;
                     error.retry_after = retry_after;
@@ -490,6 +534,7 @@ impl HttpTransport {
     /// Sends a JSON POST and hands the JSON answer to `parse`. The whole request (retries and the
     /// body) keeps to the total and idle timeouts; every error, `parse`'s included, has the
     /// secrets redacted.
+    #[cfg_attr(not(any(feature = "openai", feature = "anthropic", feature = "gemini")), allow(dead_code))]
     pub(crate) async fn request_json<T>(
         &self,
         url: &str,
@@ -497,9 +542,21 @@ impl HttpTransport {
         timeout: Option<Duration>,
         parse: impl FnOnce(&Value) -> Result<T, ModelError>,
     ) -> Result<T, ModelError> {
+        self.request_json_with_headers(url, body, timeout, |v, _| parse(v)).await
+    }
+
+    /// [`request_json`](Self::request_json) whose `parse` also reads the response's headers.
+    pub(crate) async fn request_json_with_headers<T>(
+        &self,
+        url: &str,
+        body: &Value,
+        timeout: Option<Duration>,
+        parse: impl FnOnce(&Value, &HeaderMap) -> Result<T, ModelError>,
+    ) -> Result<T, ModelError> {
         let result = async {
             let deadline = self.deadline(timeout);
             let response = self.send(url, body, &deadline).await?;
+            let headers = response.headers().clone();
             let text = self.read_text(response, &deadline, usize::MAX).await?;
             let value: Value = serde_json::from_str(&text).map_err(|e| {
                 let mut snippet = self.snippet(&text, SNIPPET_CHARS);
@@ -514,7 +571,7 @@ impl HttpTransport {
                     ),
                 )
             })?;
-            parse(&value)
+            parse(&value, &headers)
         }
         .await;
         result.map_err(|e| redact_error(&self.redactor, e))
@@ -523,6 +580,7 @@ impl HttpTransport {
     /// Sends a JSON POST and runs `processor` over the server-sent events of the answer. The
     /// whole request keeps to the total timeout, each wait for the next bytes to the idle one;
     /// an event larger than the limit is an error; every error has the secrets redacted.
+    #[cfg_attr(not(any(feature = "openai", feature = "anthropic", feature = "gemini")), allow(dead_code))]
     pub(crate) async fn stream<P: StreamProcessor>(
         &self,
         url: &str,
@@ -530,16 +588,37 @@ impl HttpTransport {
         timeout: Option<Duration>,
         processor: P,
     ) -> Result<ModelStream, ModelError> {
-        let deadline = self.deadline(timeout);
-        let response = self.send(url, body, &deadline).await.map_err(|e| redact_error(&self.redactor, e))?;
-        Ok(drive(self.events(response, deadline, url), processor, self.redactor.clone()))
+        self.stream_with(url, body, timeout, SseParser::new(self.max_event_size), |_| processor).await
     }
 
-    /// The server-sent events of a response.
-    fn events(&self, response: reqwest::Response, deadline: Deadline, url: &str) -> SseStream {
-        struct State {
+    /// [`stream`](Self::stream) for an answer framed otherwise than as server-sent events: the
+    /// `decoder` turns its bytes into the events read by the processor, which is made from the
+    /// response's headers.
+    pub(crate) async fn stream_with<D: EventDecoder, P: StreamProcessor>(
+        &self,
+        url: &str,
+        body: &Value,
+        timeout: Option<Duration>,
+        decoder: D,
+        processor: impl FnOnce(&HeaderMap) -> P,
+    ) -> Result<ModelStream, ModelError> {
+        let deadline = self.deadline(timeout);
+        let response = self.send(url, body, &deadline).await.map_err(|e| redact_error(&self.redactor, e))?;
+        let processor = processor(response.headers());
+        Ok(drive(self.events(response, deadline, url, decoder), processor, self.redactor.clone()))
+    }
+
+    /// The events of a response, as `parser` decodes them.
+    fn events<D: EventDecoder>(
+        &self,
+        response: reqwest::Response,
+        deadline: Deadline,
+        url: &str,
+        parser: D,
+    ) -> SseStream {
+        struct State<D> {
             response: reqwest::Response,
-            parser: SseParser,
+            parser: D,
             events: VecDeque<SseEvent>,
             failure: Option<ModelError>,
             http: HttpTransport,
@@ -549,7 +628,7 @@ impl HttpTransport {
         }
         let state = State {
             response,
-            parser: SseParser::new(self.max_event_size),
+            parser,
             events: VecDeque::new(),
             failure: None,
             http: self.clone(),
@@ -579,10 +658,9 @@ impl HttpTransport {
                     )),
                     Ok(Ok(Some(chunk))) => match s.parser.feed(&chunk, &mut s.events) {
                         Ok(()) => continue,
-                        Err(too_large) => s.http.api_error(format!(
-                            "the {} stream sent an event larger than {} bytes, the limit (the builder's `.max_event_size(...)`); the stream was abandoned",
-                            s.http.provider, too_large.max
-                        )),
+                        Err(problem) => s
+                            .http
+                            .api_error(format!("the {} stream {problem}; the stream was abandoned", s.http.provider)),
                     },
                 };
                 s.done = true;

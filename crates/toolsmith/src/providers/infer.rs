@@ -22,11 +22,12 @@ use crate::model::{AnyModel, TestModel};
 /// | `vllm:Qwen/Qwen3-8B` | `Preset::Vllm` | `VLLM_BASE_URL` (default `http://localhost:8000/v1`), optional `VLLM_API_KEY` |
 /// | `lmstudio:qwen3-8b` | `Preset::LmStudio` | `LMSTUDIO_BASE_URL` (default `http://localhost:1234/v1`) |
 /// | `azure:DEPLOYMENT` | [`OpenAIChatModel::azure`](crate::providers::OpenAIChatModel::azure) | `AZURE_OPENAI_ENDPOINT`, `AZURE_OPENAI_API_KEY`, `OPENAI_API_VERSION` |
+/// | `bedrock:anthropic.claude-3-5-sonnet-20240620-v1:0` | [`BedrockModel`](crate::providers::BedrockModel) | `AWS_REGION` (or `AWS_DEFAULT_REGION`); `AWS_BEARER_TOKEN_BEDROCK`, or `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN` |
 /// | `test` | [`TestModel`] | none |
 ///
 /// A name without a provider is accepted for the usual prefixes (`gpt-`, `o1`/`o3`/`o4`,
 /// `claude`, `gemini`). The provider adapters are behind the crate features `openai`,
-/// `anthropic` and `gemini`; a provider whose feature is off is a [`UserError`] that says so.
+/// `anthropic`, `gemini` and `bedrock`; a provider whose feature is off is a [`UserError`] that says so.
 ///
 /// ```
 /// let model = toolsmith::providers::infer_model("test").unwrap();
@@ -124,8 +125,16 @@ fn build(provider: &str, model: &str) -> Result<AnyModel, UserError> {
             #[cfg(not(feature = "gemini"))]
             Err(feature_off(provider, "gemini"))
         }
+        "bedrock" => {
+            #[cfg(feature = "bedrock")]
+            {
+                Ok(AnyModel::new(crate::providers::BedrockModel::from_env(model)?))
+            }
+            #[cfg(not(feature = "bedrock"))]
+            Err(feature_off(provider, "bedrock"))
+        }
         other => Err(UserError::new(format!(
-            "unknown model provider `{other}`: use one of openai, openai-responses, anthropic, google, azure, {} or test (e.g. `openai:gpt-4o-mini`); for another OpenAI-compatible server use `openai:MODEL` with OPENAI_BASE_URL",
+            "unknown model provider `{other}`: use one of openai, openai-responses, anthropic, google, bedrock, azure, {} or test (e.g. `openai:gpt-4o-mini`); for another OpenAI-compatible server use `openai:MODEL` with OPENAI_BASE_URL",
             OPENAI_COMPATIBLE.join(", ")
         ))),
     }

@@ -1,5 +1,5 @@
-//! Model providers: adapters for OpenAI (Chat Completions and Responses), Anthropic and Gemini,
-//! each behind its crate feature, with what they share — the HTTP transport (retries,
+//! Model providers: adapters for OpenAI (Chat Completions and Responses), Anthropic, Gemini and
+//! AWS Bedrock (the Converse API), each behind its crate feature, with what they share — the HTTP transport (retries,
 //! `Retry-After`, timeouts, key redaction), server-sent events, and the mappings between
 //! toolsmith's messages and the providers' wire formats — and [`infer_model`], which makes a
 //! model from a `provider:model` name.
@@ -11,21 +11,23 @@ mod infer;
 
 #[cfg(feature = "anthropic")]
 pub mod anthropic;
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+#[cfg(feature = "bedrock")]
+pub mod bedrock;
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini", feature = "bedrock"))]
 mod connection;
 #[cfg(feature = "gemini")]
 pub mod gemini;
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini", feature = "bedrock"))]
 mod http;
 #[cfg(feature = "openai")]
 pub mod openai;
 // Also compiled into the MCP toolset (`toolset/mcp/mod.rs`).
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini", feature = "bedrock"))]
 #[allow(clippy::duplicate_mod)]
 mod redact;
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini", feature = "bedrock"))]
 mod sse;
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini", feature = "bedrock"))]
 mod wire;
 
 pub use crate::model::ModelHttpError;
@@ -33,9 +35,11 @@ pub use infer::infer_model;
 
 #[cfg(feature = "anthropic")]
 pub use anthropic::{ANTHROPIC_BASE_URL, AnthropicModel, AnthropicModelBuilder, NativeToolSearch};
+#[cfg(feature = "bedrock")]
+pub use bedrock::{AwsCredentials, BedrockModel, BedrockModelBuilder};
 #[cfg(feature = "gemini")]
 pub use gemini::{GEMINI_BASE_URL, GeminiModel, GeminiModelBuilder, gemini_schema};
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini", feature = "bedrock"))]
 pub use http::RetryConfig;
 #[cfg(feature = "openai")]
 pub use openai::{
@@ -44,7 +48,7 @@ pub use openai::{
 };
 
 /// Parses server-sent events from `chunks` (see `__private::sse_events`).
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini", feature = "bedrock"))]
 pub(crate) fn sse_events<'c>(
     chunks: impl IntoIterator<Item = &'c [u8]>,
     max_event_size: usize,
