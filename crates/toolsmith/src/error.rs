@@ -9,6 +9,20 @@ use serde_json::Value;
 
 /// A configuration mistake: reported by `build()`, by registration, or by a run whose settings
 /// are impossible. The message says what is wrong and what to do.
+///
+/// ```
+/// use toolsmith::prelude::*;
+///
+/// /// Looks a word up.
+/// #[tool]
+/// fn lookup(word: String) -> String {
+///     word
+/// }
+///
+/// // Two tools of the same name: the model could not tell them apart.
+/// let err = Agent::builder(TestModel::default()).tool(lookup).tool(lookup).build().unwrap_err();
+/// assert!(err.message.contains("lookup"), "{err}");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 #[non_exhaustive]
@@ -144,6 +158,34 @@ fn quoted(ids: &[String]) -> String {
 }
 
 /// Why a run ended without an output.
+///
+/// Match on the variant for what to do; [`kind`](AgentRunError::kind) names it, and
+/// [`source`](std::error::Error::source) leads to the underlying error (the provider's HTTP
+/// answer, the tool's own error value).
+///
+/// ```
+/// use toolsmith::prelude::*;
+///
+/// /// Charges a card.
+/// #[tool]
+/// fn charge(cents: u64) -> Result<String, ToolError> {
+///     Err(ToolError::failed(format!("the payment service is down ({cents} not charged)")))
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let agent = Agent::builder(TestModel::default()).tool(charge).build().unwrap();
+/// match agent.run("charge 5 euros").await {
+///     Ok(result) => println!("{}", result.output()),
+///     Err(AgentRunError::ToolFailed { tool, message, .. }) => {
+///         assert_eq!(tool, "charge");
+///         assert!(message.starts_with("the payment service is down"));
+///     }
+///     Err(AgentRunError::UsageLimitExceeded { message }) => eprintln!("over budget: {message}"),
+///     Err(other) => eprintln!("{}: {other}", other.kind()),
+/// }
+/// # }
+/// ```
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum AgentRunError {

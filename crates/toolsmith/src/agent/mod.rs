@@ -57,6 +57,29 @@ pub(crate) struct AgentInner<D> {
 ///
 /// `D` is the type of the dependencies tools receive through [`RunContext`](crate::RunContext);
 /// `O` is the output type (`String` for text).
+///
+/// ```
+/// use toolsmith::prelude::*;
+///
+/// /// Adds two numbers.
+/// #[tool]
+/// fn add(a: i64, b: i64) -> i64 {
+///     a + b
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// // TestModel calls every tool once, then answers with what they returned.
+/// let agent = Agent::builder(TestModel::default()).instructions("Be brief.").tool(add).build()?;
+/// let result = agent.run("What is 1 + 2?").await?;
+/// assert_eq!(result.output(), r#"{"add":0}"#);
+/// assert_eq!(result.usage().tool_calls, 1);
+/// // The agent is cheap to clone and every run has its own state.
+/// let again = agent.clone().run("And again?").await?;
+/// assert_eq!(again.output(), result.output());
+/// # Ok(())
+/// # }
+/// ```
 pub struct Agent<D = (), O = String> {
     pub(crate) inner: Arc<AgentInner<D>>,
     pub(crate) convert: Converter<O>,
@@ -113,6 +136,39 @@ const DEFAULT_BLOCKING_THREADS: usize = 16;
 
 /// Builds an [`Agent`]. Configuration mistakes are collected and returned by
 /// [`AgentBuilder::build`] as a [`UserError`]; nothing here panics.
+///
+/// The dependency type comes first ([`deps`](AgentBuilder::deps)), then tools, toolsets and
+/// capabilities that use it, then the output type ([`output_type`](AgentBuilder::output_type)).
+///
+/// ```
+/// use toolsmith::prelude::*;
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct City {
+///     name: String,
+///     country: String,
+/// }
+///
+/// /// The user's home town.
+/// #[tool]
+/// fn home_town(ctx: RunContext<String>) -> String {
+///     ctx.deps.clone()
+/// }
+///
+/// let agent = Agent::builder(TestModel::default())
+///     .deps::<String>()
+///     .system_prompt("You answer with a city.")
+///     .tool(home_town)
+///     .retries(2)
+///     .output_type::<City>()
+///     .build()?;
+/// # let _ = agent;
+///
+/// // A mistake is an error from `build()`, never a panic or a silent drop.
+/// let twice = Agent::builder(TestModel::default()).tool(home_town).tool(home_town).deps::<String>().build();
+/// assert!(twice.is_err());
+/// # Ok::<(), toolsmith::UserError>(())
+/// ```
 pub struct AgentBuilder<D, O> {
     model: SharedModel,
     streaming: Option<Arc<dyn DynStreamingModel>>,

@@ -36,6 +36,29 @@ impl CallDeferred {
 }
 
 /// Everything a tool call can end with other than a value.
+///
+/// A tool returns `Result<T, E>` for any `E` that converts into it ([`ModelRetry`],
+/// [`ApprovalRequired`], [`CallDeferred`], strings, `std::io::Error`...) or is any
+/// `std::error::Error` (a failure that ends the run, kept as its source).
+///
+/// ```
+/// use toolsmith::prelude::*;
+///
+/// /// Transfers money.
+/// #[tool]
+/// fn transfer(cents: u64) -> Result<String, ToolError> {
+///     if cents == 0 {
+///         // The model is told, and may try again.
+///         return Err(ModelRetry::new("The amount must be positive.").into());
+///     }
+///     if cents > 100_000 {
+///         // The run ends with the call in its deferred requests, for a human to approve.
+///         return Err(ApprovalRequired::default().into());
+///     }
+///     Ok(format!("sent {cents}"))
+/// }
+/// # let _ = transfer;
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ToolError {

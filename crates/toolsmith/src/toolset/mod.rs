@@ -118,7 +118,45 @@ impl<D> std::fmt::Debug for ToolsetTool<D> {
     }
 }
 
-/// A group of tools.
+/// A group of tools: the agent asks it for its tools before each model request, so a toolset
+/// can show different tools from step to step (by the run's dependencies, its history...).
+///
+/// [`FunctionToolset`] holds Rust functions, [`McpToolset`](crate::toolset::McpToolset) an MCP
+/// server's tools; [`ToolsetExt`] filters, renames, prefixes and wraps any toolset. Implement
+/// the trait for tools of your own:
+///
+/// ```
+/// use toolsmith::prelude::*;
+/// use toolsmith::toolset::ToolsetTool;
+///
+/// /// Deletes a user.
+/// #[tool]
+/// fn delete_user(id: u64) -> String {
+///     format!("deleted {id}")
+/// }
+///
+/// /// Tools shown only when the run's dependencies say the user is an admin.
+/// struct AdminTools(FunctionToolset<bool>);
+///
+/// impl Toolset<bool> for AdminTools {
+///     fn label(&self) -> String {
+///         "AdminTools".into()
+///     }
+///
+///     async fn get_tools(&self, ctx: &RunContext<bool>) -> Result<Vec<ToolsetTool<bool>>, UserError> {
+///         if ctx.deps { self.0.get_tools(ctx).await } else { Ok(Vec::new()) }
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let admin = AdminTools(FunctionToolset::new().with_tools([delete_user]));
+/// let agent = Agent::builder(TestModel::default()).deps::<bool>().toolset(admin).build()?;
+/// assert_eq!(agent.run("clean up").deps(true).await?.usage().tool_calls, 1);
+/// assert_eq!(agent.run("clean up").deps(false).await?.usage().tool_calls, 0);
+/// # Ok(())
+/// # }
+/// ```
 pub trait Toolset<D>: Send + Sync + 'static {
     /// A short name used in error messages (e.g. `FunctionToolset`).
     fn label(&self) -> String;

@@ -18,6 +18,26 @@ use crate::model::ModelSettings;
 use crate::usage::{RunUsage, UsageLimits};
 
 /// Options for one run; `.await` it to run to the end.
+///
+/// ```
+/// use toolsmith::prelude::*;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let agent = Agent::builder(TestModel::default().custom_output_text("Bonjour")).build()?;
+/// let first = agent.run("Say hello in French").await?;
+/// // A second run that continues the conversation, with a request limit.
+/// let second = agent
+///     .run("Again")
+///     .message_history(first.all_messages().to_vec())
+///     .usage_limits(UsageLimits::default().request_limit(1))
+///     .await?;
+/// assert_eq!(second.output(), "Bonjour");
+/// assert_eq!(second.all_messages().len(), 4);
+/// assert_eq!(second.new_messages().len(), 2);
+/// # Ok(())
+/// # }
+/// ```
 #[must_use = "a run does nothing until it is awaited"]
 pub struct RunBuilder<'a, D, O> {
     agent: &'a Agent<D, O>,
@@ -350,7 +370,25 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> IntoFuture for Run
     }
 }
 
-/// The result of a successful run.
+/// The result of a successful run: its output, the messages (all, or only this run's new ones,
+/// to continue the conversation with) and the usage.
+///
+/// ```
+/// use toolsmith::prelude::*;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let agent = Agent::builder(TestModel::default().custom_output_text("done")).build()?;
+/// let result = agent.run("go").await?;
+/// assert_eq!(result.output(), "done");
+/// assert_eq!(result.usage().requests, 1);
+/// // The history in Pydantic AI's JSON, to store and resume later.
+/// let json = serde_json::to_string(result.all_messages())?;
+/// let back: Vec<ModelMessage> = serde_json::from_str(&json)?;
+/// assert_eq!(back.len(), 2);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone)]
 pub struct RunResult<O> {
     pub(super) output: O,
