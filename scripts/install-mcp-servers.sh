@@ -5,7 +5,7 @@
 #
 #   eval "$(scripts/install-mcp-servers.sh)"      # exports TOOLSMITH_MCP_SERVERS
 #   cargo build -p toolsmith --features mcp --example mcp_conformance_client
-#   cargo test -p toolsmith --features mcp-tests --test mcp
+#   cargo test -p integration-tests --features mcp-servers --test mcp
 #   cargo test -p toolsmith-cli --features mcp-tests --test cli_mcp
 #
 # stdout is the one `export TOOLSMITH_MCP_SERVERS=...` line; progress goes to stderr. The folder is
@@ -64,6 +64,6 @@ EOF
   log "installed"
 fi
 
-cp "$root/crates/toolsmith/tests/mcp/listen-localhost.cjs" "$dir/listen-localhost.cjs"
+cp "$root/crates/integration-tests/tests/mcp/listen-localhost.cjs" "$dir/listen-localhost.cjs"
 log "node $("$dir/node_modules/.bin/node" --version) at $dir/node_modules/.bin/node"
 echo "export TOOLSMITH_MCP_SERVERS=$dir"

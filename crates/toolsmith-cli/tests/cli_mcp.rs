@@ -7,7 +7,7 @@
 //! ```
 
 #[allow(dead_code)]
-#[path = "../../toolsmith/tests/mcp/support.rs"]
+#[path = "../../integration-tests/tests/mcp/support.rs"]
 mod support;
 
 use std::process::{Command, Output};

@@ -7,7 +7,7 @@
 //! ```text
 //! eval "$(scripts/install-mcp-servers.sh)"
 //! cargo build -p toolsmith --features mcp --example mcp_conformance_client
-//! cargo test -p toolsmith --features mcp-tests --test mcp
+//! cargo test -p integration-tests --features mcp-servers --test mcp
 //! ```
 //!
 //! Without `TOOLSMITH_MCP_SERVERS` every test that needs a real server fails and says how to

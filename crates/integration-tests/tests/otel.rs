@@ -1,4 +1,4 @@
-//! OpenTelemetry export of the `Instrumentation` spans (feature `otel-tests`): the SDK's
+//! OpenTelemetry export of the `Instrumentation` spans (feature `otel` of this crate): the SDK's
 //! in-memory exporter receives spans with OpenTelemetry names, kinds, statuses and attributes.
 
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider};

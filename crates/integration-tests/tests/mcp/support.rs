@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use toolsmith::toolset::McpToolset;
 
 const HOW_TO_INSTALL: &str = "These tests run real MCP servers from the npm registry. Install them (once; it takes \
-about 20 s and needs npm) and point the tests at them with, from the repository root:\n\n    eval \"$(scripts/install-mcp-servers.sh)\"\n    cargo build -p toolsmith --features mcp --example mcp_conformance_client\n    cargo test -p toolsmith --features mcp-tests --test mcp\n    cargo test -p toolsmith-cli --features mcp-tests --test cli_mcp\n";
+about 20 s and needs npm) and point the tests at them with, from the repository root:\n\n    eval \"$(scripts/install-mcp-servers.sh)\"\n    cargo build -p toolsmith --features mcp --example mcp_conformance_client\n    cargo test -p integration-tests --features mcp-servers --test mcp\n    cargo test -p toolsmith-cli --features mcp-tests --test cli_mcp\n";
 
 /// The folder made by `scripts/install-mcp-servers.sh` (`$TOOLSMITH_MCP_SERVERS`); fails the
 /// test with instructions when it is not set.
