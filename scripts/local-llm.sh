@@ -79,7 +79,7 @@ unset OPENAI_API_KEY
 
 echo "== weather_agent against $OPENAI_BASE_URL"
 stderr_file=$(mktemp)
-if ! answer=$(cargo run -q -p toolsmith --example weather_agent --features openai,anthropic,gemini 2>"$stderr_file"); then
+if ! answer=$(cargo run -q -p toolsmith --example weather_agent --features openai 2>"$stderr_file"); then
   cat "$stderr_file" >&2
   exit 1
 fi

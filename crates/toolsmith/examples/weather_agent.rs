@@ -2,10 +2,12 @@
 //! Paris?" with the help of `get_weather`.
 //!
 //! ```sh
-//! TOOLSMITH_MODEL=openai:gpt-4o-mini OPENAI_API_KEY=... \
-//!     cargo run -p toolsmith --example weather_agent --features openai,anthropic,gemini
-//! TOOLSMITH_MODEL=anthropic:claude-sonnet-4-5   # ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL)
-//! TOOLSMITH_MODEL=google:gemini-2.5-flash       # GEMINI_API_KEY (GEMINI_BASE_URL)
+//! TOOLSMITH_MODEL=test cargo run -p toolsmith --example weather_agent        # offline
+//! # with OPENAI_API_KEY exported; the provider's feature only:
+//! TOOLSMITH_MODEL=openai:gpt-4o-mini cargo run -p toolsmith --example weather_agent --features openai
+//! TOOLSMITH_MODEL=anthropic:claude-sonnet-4-5   # --features anthropic, ANTHROPIC_API_KEY
+//! TOOLSMITH_MODEL=google:gemini-2.5-flash       # --features gemini, GEMINI_API_KEY
+//! TOOLSMITH_MODEL=bedrock:amazon.nova-lite-v1:0 # --features bedrock, AWS_REGION and AWS credentials
 //! TOOLSMITH_MODEL=openai:smollm2 OPENAI_BASE_URL=http://127.0.0.1:8000/v1   # a local server
 //! ```
 //!

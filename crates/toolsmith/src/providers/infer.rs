@@ -143,6 +143,7 @@ fn build(provider: &str, model: &str) -> Result<AnyModel, UserError> {
 #[allow(dead_code)]
 fn feature_off(provider: &str, feature: &str) -> UserError {
     UserError::new(format!(
-        "the `{provider}` provider needs toolsmith's `{feature}` feature: enable it in Cargo.toml (`toolsmith = {{ version = \"...\", features = [\"{feature}\"] }}`)"
+        "the `{provider}` provider needs toolsmith's `{feature}` feature: enable it in Cargo.toml (`toolsmith = {{ version = \"{}\", features = [\"{feature}\"] }}`), or run an example with `--features {feature}`",
+        env!("CARGO_PKG_VERSION")
     ))
 }
