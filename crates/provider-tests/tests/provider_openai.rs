@@ -818,3 +818,18 @@ fn reasoning_models_are_not_sent_sampling_parameters_while_they_reason() {
     let b = o3.request_body(&user("x"), Some(&settings), &ModelRequestParameters::default(), false).unwrap();
     assert!(b.get("temperature").is_none(), "{b}");
 }
+
+#[test]
+fn o1_mini_takes_its_instructions_as_a_user_message() {
+    let mut params = ModelRequestParameters::default();
+    params.instructions = Some("Be brief.".into());
+    let roles = |name: &str| {
+        let model = OpenAIChatModel::builder(name).api_key(KEY).build().unwrap();
+        let body = model.request_body(&user("x"), None, &params, false).unwrap();
+        body["messages"].as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap().to_string()).collect::<Vec<_>>()
+    };
+    assert_eq!(roles("o1-mini"), ["user", "user"]);
+    assert_eq!(roles("o1-mini-2024-09-12"), ["user", "user"]);
+    assert_eq!(roles("o3-mini"), ["system", "user"]);
+    assert_eq!(roles("gpt-4o"), ["system", "user"]);
+}

@@ -286,7 +286,15 @@ impl OpenAIChatModel {
         let messages = wire::localize_native_searches(messages, |_| false);
         // A `tool` message holds text only: files a tool returned follow in a user message.
         let messages = crate::messages::move_tool_files(&messages, |_| false);
-        body.insert("messages".into(), Value::Array(map_messages(&messages, params)?));
+        let mut mapped = map_messages(&messages, params)?;
+        if super::reasoning::system_prompts_as_user(&self.name) {
+            for m in &mut mapped {
+                if m.get("role").and_then(Value::as_str) == Some("system") {
+                    m["role"] = "user".into();
+                }
+            }
+        }
+        body.insert("messages".into(), Value::Array(mapped));
 
         let choice = wire::tool_choice(settings, params)?;
         let all: Vec<&ToolDefinition> = wire::tools_without_native_search(params, &messages);

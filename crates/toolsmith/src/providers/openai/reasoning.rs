@@ -81,6 +81,12 @@ pub(super) fn drop_sampling(model: &str, body: &mut Value, effort_pointer: &str)
     dropped
 }
 
+/// Whether the model refuses system messages, so that system prompts and instructions go as
+/// user messages (o1-mini, as Pydantic AI's OpenAI profile says).
+pub(super) fn system_prompts_as_user(model: &str) -> bool {
+    model.rsplit('/').next().unwrap_or(model).starts_with("o1-mini")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
