@@ -592,20 +592,8 @@ impl WebFetcher {
         }
         url.set_fragment(None);
         let port = url.port_or_known_default();
-        let host = match url.host() {
-            Some(Host::Domain(d)) => {
-                let d = d.trim_end_matches('.').to_ascii_lowercase();
-                if d.is_empty() {
-                    return Err(FetchError::InvalidUrl { url: shown(&url), reason: "the URL has no host".into() });
-                }
-                match d.trim_start_matches('[').trim_end_matches(']').parse::<IpAddr>() {
-                    Ok(ip) => HostKind::Ip(ip),
-                    Err(_) => HostKind::Domain(d),
-                }
-            }
-            Some(Host::Ipv4(ip)) => HostKind::Ip(IpAddr::V4(ip)),
-            Some(Host::Ipv6(ip)) => HostKind::Ip(IpAddr::V6(ip)),
-            None => return Err(FetchError::InvalidUrl { url: shown(&url), reason: "the URL has no host".into() }),
+        let Some(host) = host_kind(&url) else {
+            return Err(FetchError::InvalidUrl { url: shown(&url), reason: "the URL has no host".into() });
         };
         let domain = match &host {
             HostKind::Domain(d) => d.clone(),
@@ -634,6 +622,52 @@ const ACCEPT_VALUE: &str =
 enum HostKind {
     Domain(String),
     Ip(IpAddr),
+}
+
+/// A URL's host for the domain lists: a lowercase domain without its trailing dot, or an IP
+/// address; `None` for a URL without a host.
+fn host_kind(url: &Url) -> Option<HostKind> {
+    match url.host()? {
+        Host::Domain(d) => {
+            let d = d.trim_end_matches('.').to_ascii_lowercase();
+            if d.is_empty() {
+                return None;
+            }
+            Some(match d.trim_start_matches('[').trim_end_matches(']').parse::<IpAddr>() {
+                Ok(ip) => HostKind::Ip(ip),
+                Err(_) => HostKind::Domain(d),
+            })
+        }
+        Host::Ipv4(ip) => Some(HostKind::Ip(IpAddr::V4(ip))),
+        Host::Ipv6(ip) => Some(HostKind::Ip(IpAddr::V6(ip))),
+    }
+}
+
+/// Allowed and blocked domains applied to URLs by the fetcher's rule (a domain matches itself
+/// and its subdomains, an IP address itself), for the other local web tools. An entry that is
+/// neither a domain nor an address matches nothing.
+#[derive(Debug, Clone)]
+pub(crate) struct DomainLists {
+    allowed: Option<Vec<DomainRule>>,
+    blocked: Vec<DomainRule>,
+}
+
+impl DomainLists {
+    /// The lists, from their entries.
+    pub(crate) fn new(allowed: Option<&[String]>, blocked: &[String]) -> Self {
+        let rules = |entries: &[String]| -> Vec<DomainRule> {
+            entries.iter().filter_map(|e| parse_rules(std::slice::from_ref(e), "domains").ok()).flatten().collect()
+        };
+        DomainLists { allowed: allowed.map(rules), blocked: rules(blocked) }
+    }
+
+    /// Whether `url` may be used: it has a host, inside the allowed domains (when there are
+    /// any) and outside the blocked ones.
+    pub(crate) fn admits(&self, url: &str) -> bool {
+        let Some(host) = Url::parse(url).ok().as_ref().and_then(host_kind) else { return false };
+        self.allowed.as_ref().is_none_or(|a| a.iter().any(|r| r.matches(&host)))
+            && !self.blocked.iter().any(|r| r.matches(&host))
+    }
 }
 
 /// An entry of the allowed or blocked domains.

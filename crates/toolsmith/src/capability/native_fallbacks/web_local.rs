@@ -27,17 +27,6 @@ struct FetchArgs {
     url: String,
 }
 
-/// Whether `host` is `domain` or one of its subdomains.
-fn in_domain(host: &str, domain: &str) -> bool {
-    let host = host.trim_end_matches('.').to_ascii_lowercase();
-    let domain = domain.trim_start_matches("*.").trim_end_matches('.').to_ascii_lowercase();
-    host == domain || host.ends_with(&format!(".{domain}"))
-}
-
-fn host_of(url: &str) -> Option<String> {
-    url::Url::parse(url).ok()?.host_str().map(str::to_string)
-}
-
 /// One more use of a tool limited to `max` a run, or the answer that the limit is reached.
 fn take_use(uses: &AtomicU32, max: Option<u32>, what: &str) -> Result<(), Value> {
     match max {
@@ -55,33 +44,29 @@ pub(super) fn search_tool<D: Clone + Send + Sync + 'static>(
     settings: &native::WebSearch,
     max_results: usize,
 ) -> LocalTool<D> {
-    let allowed = settings.allowed_domains.clone();
-    let blocked = settings.blocked_domains.clone().unwrap_or_default();
+    let filtered =
+        settings.allowed_domains.is_some() || settings.blocked_domains.as_ref().is_some_and(|b| !b.is_empty());
+    let lists = Arc::new(crate::web::fetch::DomainLists::new(
+        settings.allowed_domains.as_deref(),
+        settings.blocked_domains.as_deref().unwrap_or_default(),
+    ));
     let max_uses = settings.max_uses;
     LocalTool::per_run(move || {
         let uses = Arc::new(AtomicU32::new(0));
-        let (backend, allowed, blocked) = (backend.clone(), allowed.clone(), blocked.clone());
+        let (backend, lists) = (backend.clone(), lists.clone());
         let tool = Tool::<D>::new("web_search", move |_ctx, args: SearchArgs| {
-            let (backend, allowed, blocked, uses) = (backend.clone(), allowed.clone(), blocked.clone(), uses.clone());
+            let (backend, lists, uses) = (backend.clone(), lists.clone(), uses.clone());
             async move {
                 if let Err(answer) = take_use(&uses, max_uses, "web searches") {
                     return Ok::<Value, ToolError>(answer);
                 }
                 // Filtered results are replaced from a longer list.
-                let ask = if allowed.is_some() || !blocked.is_empty() { max_results * 3 } else { max_results };
+                let ask = if filtered { max_results * 3 } else { max_results };
                 let results = match backend.search(&args.query, ask).await {
                     Ok(r) => r,
                     Err(e) => return Ok(json!(format!("The web search failed: {e}"))),
                 };
-                let kept: Vec<_> = results
-                    .into_iter()
-                    .filter(|r| {
-                        let Some(host) = host_of(&r.url) else { return false };
-                        allowed.as_ref().is_none_or(|a| a.iter().any(|d| in_domain(&host, d)))
-                            && !blocked.iter().any(|d| in_domain(&host, d))
-                    })
-                    .take(max_results)
-                    .collect();
+                let kept: Vec<_> = results.into_iter().filter(|r| lists.admits(&r.url)).take(max_results).collect();
                 Ok(serde_json::to_value(kept).unwrap_or_default())
             }
         })
@@ -147,11 +132,25 @@ mod tests {
 
     #[test]
     fn domains_match_themselves_and_their_subdomains_only() {
-        assert!(in_domain("docs.rs", "docs.rs"));
-        assert!(in_domain("www.docs.rs", "docs.rs"));
-        assert!(in_domain("WWW.Docs.RS.", "docs.rs"));
-        assert!(!in_domain("evildocs.rs", "docs.rs"));
-        assert!(!in_domain("docs.rs.evil.com", "docs.rs"));
+        let lists = crate::web::fetch::DomainLists::new(
+            Some(&["docs.rs".into(), "*.crates.io".into()]),
+            &["evil.docs.rs".into()],
+        );
+        for (url, admitted) in [
+            ("https://docs.rs/serde", true),
+            ("https://www.docs.rs/x", true),
+            ("https://WWW.Docs.RS./x", true),
+            ("https://crates.io/", true),
+            ("https://evildocs.rs/", false),
+            ("https://docs.rs.evil.com/", false),
+            ("https://evil.docs.rs/", false),
+            ("https://a.evil.docs.rs/", false),
+            ("not a url", false),
+        ] {
+            assert_eq!(lists.admits(url), admitted, "{url}");
+        }
+        let open = crate::web::fetch::DomainLists::new(None, &["https://not-a-domain/".into()]);
+        assert!(open.admits("https://example.com/"));
     }
 
     #[test]
