@@ -729,7 +729,7 @@ impl AnthropicModel {
         if self.uses_tool_search(params) {
             betas.push(TOOL_SEARCH_BETA);
         }
-        betas.extend(native::request(&params.native_tools).betas);
+        betas.extend(native::betas(&params.native_tools));
         if betas.is_empty() {
             return std::borrow::Cow::Borrowed(self.http.as_ref());
         }

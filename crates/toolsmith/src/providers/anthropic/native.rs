@@ -25,21 +25,32 @@ pub(super) struct NativeRequest {
     pub(super) tools: Vec<Value>,
     /// MCP servers for `mcp_servers`.
     pub(super) mcp_servers: Vec<Value>,
-    /// Beta headers.
-    pub(super) betas: Vec<&'static str>,
     /// Whether the application's `memory` tool is sent as Anthropic's memory tool.
     pub(super) memory: bool,
+}
+
+/// The beta headers `tools` need, each once.
+pub(super) fn betas(tools: &[NativeTool]) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for tool in tools {
+        let beta = match tool {
+            NativeTool::WebFetch(_) => WEB_FETCH_BETA,
+            NativeTool::CodeExecution(_) => CODE_EXECUTION_BETA,
+            NativeTool::McpServer(_) => MCP_CLIENT_BETA,
+            NativeTool::Memory(_) => MEMORY_BETA,
+            _ => continue,
+        };
+        if !out.contains(&beta) {
+            out.push(beta);
+        }
+    }
+    out
 }
 
 /// The request additions for `tools` (kinds Anthropic does not run were refused when the agent
 /// was built, and are skipped).
 pub(super) fn request(tools: &[NativeTool]) -> NativeRequest {
     let mut out = NativeRequest::default();
-    let beta = |out: &mut NativeRequest, b: &'static str| {
-        if !out.betas.contains(&b) {
-            out.betas.push(b);
-        }
-    };
     for tool in tools {
         match tool {
             NativeTool::WebSearch(w) => {
@@ -68,11 +79,9 @@ pub(super) fn request(tools: &[NativeTool]) -> NativeRequest {
                 }
                 put(&mut t, "max_content_tokens", f.max_content_tokens);
                 out.tools.push(Value::Object(t));
-                beta(&mut out, WEB_FETCH_BETA);
             }
             NativeTool::CodeExecution(_) => {
                 out.tools.push(json!({"type": "code_execution_20250825", "name": "code_execution"}));
-                beta(&mut out, CODE_EXECUTION_BETA);
             }
             NativeTool::McpServer(m) => {
                 let mut s = Map::new();
@@ -87,11 +96,9 @@ pub(super) fn request(tools: &[NativeTool]) -> NativeRequest {
                 }
                 put(&mut s, "authorization_token", m.authorization_token.clone());
                 out.mcp_servers.push(Value::Object(s));
-                beta(&mut out, MCP_CLIENT_BETA);
             }
             NativeTool::Memory(_) => {
                 out.memory = true;
-                beta(&mut out, MEMORY_BETA);
             }
             _ => {}
         }
