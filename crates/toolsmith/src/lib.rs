@@ -54,7 +54,14 @@ pub mod settings;
 mod suggest;
 #[cfg(test)]
 mod test_support;
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini", feature = "mcp", feature = "web"))]
+#[cfg(any(
+    feature = "openai",
+    feature = "anthropic",
+    feature = "gemini",
+    feature = "bedrock",
+    feature = "mcp",
+    feature = "web"
+))]
 mod tls;
 pub mod tool;
 pub mod toolset;

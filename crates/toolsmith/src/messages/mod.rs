@@ -29,7 +29,7 @@ pub use repair::{INTERRUPTED_TOOL_RETURN_CONTENT, SYNTHESIZED_TOOL_RETURN_METADA
 pub(crate) use repair::{result_id, sendable as sendable_history};
 #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini", feature = "bedrock"))]
 pub(crate) use tool_files::ReturnItem;
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+#[cfg(any(feature = "openai", feature = "gemini"))]
 pub(crate) use tool_files::move_tool_files;
 
 use crate::usage::RequestUsage;

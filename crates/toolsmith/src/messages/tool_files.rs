@@ -95,7 +95,7 @@ impl ToolReturnPart {
 /// (`keeps` says which it can) moved out: each named `See file <id>.` in the result, and sent
 /// framed in a user prompt at the end of the request (see [`ToolReturnPart::text_and_files`]).
 /// Borrowed as it is when there is nothing to move.
-#[cfg_attr(not(any(feature = "openai", feature = "anthropic", feature = "gemini")), allow(dead_code))]
+#[cfg_attr(not(any(feature = "openai", feature = "gemini")), allow(dead_code))]
 pub(crate) fn move_tool_files<'a>(
     messages: &'a [super::ModelMessage],
     keeps: impl Fn(&MediaContent) -> bool,

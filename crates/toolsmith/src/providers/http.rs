@@ -114,11 +114,13 @@ pub(crate) fn default_client() -> Result<reqwest::Client, UserError> {
 }
 
 /// The most a media URL may weigh when an adapter downloads it to send it inline.
+#[cfg(any(feature = "openai", feature = "bedrock"))]
 pub(crate) const MAX_DOWNLOAD_BYTES: u64 = 32 * 1024 * 1024;
 
 /// The longest timeout handed to timers (about 30 years: `Duration::MAX` would overflow them).
 const LONGEST_TIMER: Duration = Duration::from_secs(30 * 365 * 24 * 3600);
 
+#[cfg(any(feature = "openai", feature = "bedrock"))]
 /// Downloads a file a prompt links to, for a provider that only takes files inline: its bytes
 /// and the media type the server gave (without parameters). The provider's credentials are not
 /// sent; the error names the URL (without its query) and what to do instead.
