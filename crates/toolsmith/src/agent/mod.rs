@@ -2,6 +2,7 @@
 
 pub(crate) mod output;
 pub(crate) mod run;
+mod run_model;
 
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -15,6 +16,7 @@ pub use crate::execution::{EndStrategy, ParallelMode};
 pub use crate::run::{AgentEvent, EventStream, OUTPUT_TOOL_NAME, OutputSpec, RunOutput};
 pub use output::Deferrable;
 pub use run::{AgentRun, Node, OutputStream, RunBuilder, RunRecord, RunResult};
+pub use run_model::OverrideGuard;
 
 use crate::capability::{Capabilities, Capability};
 use crate::error::UserError;
@@ -50,6 +52,10 @@ pub(crate) struct AgentInner<D> {
     /// The pending calls of this agent's last runs that ended with deferred calls, against
     /// which deferred results bound to nothing are checked.
     pub(crate) deferred_records: Arc<crate::deferred::PendingRecords>,
+    /// The model overrides in place ([`Agent::override_model`]), shared by the agent's clones.
+    pub(crate) overrides: Arc<run_model::Overrides<run_model::ModelChoice>>,
+    /// The dependency overrides in place ([`Agent::override_deps`]).
+    pub(crate) deps_overrides: Arc<run_model::Overrides<D>>,
 }
 
 /// An agent: a model, a system prompt, tools and settings. Cheap to clone and safe to share
@@ -607,6 +613,8 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
                 default_deps: self.default_deps,
                 name: self.name,
                 deferred_records: Arc::default(),
+                overrides: Arc::default(),
+                deps_overrides: Arc::default(),
                 step: StepConfig {
                     retries: self.retries,
                     output_retries: self.output_retries.unwrap_or(self.retries),

@@ -11,10 +11,11 @@ use crate::agent::{Agent, AgentEvent, EventStream};
 use crate::capability::{Capability, DynCapability};
 use crate::run::{EventSink, RunState};
 
+use crate::agent::run_model::{ModelChoice, RunModel, check_run_model};
 use crate::deferred::DeferredToolResults;
 use crate::error::{AgentRunError, UserError};
 use crate::messages::{ModelMessage, UserPromptContent};
-use crate::model::ModelSettings;
+use crate::model::{Model, ModelSettings, StreamingModel};
 use crate::usage::{RunUsage, UsageLimits};
 
 /// Options for one run; `.await` it to run to the end.
@@ -51,6 +52,7 @@ pub struct RunBuilder<'a, D, O> {
     events: Option<EventSink>,
     capabilities: Vec<Arc<dyn DynCapability<D>>>,
     partial_output: bool,
+    model: Option<ModelChoice>,
 }
 
 impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, O> {
@@ -67,6 +69,7 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
             events: None,
             capabilities: Vec::new(),
             partial_output: false,
+            model: None,
         }
     }
 
@@ -109,7 +112,88 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
         self
     }
 
-    /// Model settings for this run, over the agent's.
+    /// Runs with `model` instead of the agent's, without streaming (as with
+    /// [`Agent::builder`](crate::Agent::builder); see [`model_streaming`](Self::model_streaming)),
+    /// as Pydantic AI's `agent.run(..., model=...)`. An override in place
+    /// ([`Agent::override_model`](crate::Agent::override_model)) wins over it, as in Pydantic AI.
+    ///
+    /// What the agent derives from its model is derived from this one for the run: the
+    /// [`RunContext::model`](crate::RunContext::model) tools and capabilities see, native tools
+    /// or their local fallbacks ([`NativeTool::runs_on`](crate::native::NativeTool::runs_on)),
+    /// provider-side tool search ([`Model::tool_search_support`]) and bridge mode's context
+    /// window (the model's own: [`AgentBuilder::context_window`](crate::AgentBuilder::context_window)
+    /// is the agent's model's). A model that cannot run the agent's configuration (a native
+    /// tool without a local fallback it does not run, a provider-side search strategy it lacks)
+    /// fails the run at its start with [`AgentRunError::User`], before anything is sent.
+    ///
+    /// ```
+    /// use toolsmith::model::FunctionModel;
+    /// use toolsmith::prelude::*;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), AgentRunError> {
+    /// let agent = Agent::builder(TestModel::default()).build()?;
+    /// let other = FunctionModel::sync(|_, _| ModelResponse::text("another model"));
+    /// let result = agent.run("hi").model(other.clone()).await?;
+    /// assert_eq!(result.output(), "another model");
+    /// assert!(other.last_model_request_parameters().is_some());
+    /// // The next run uses the agent's model again.
+    /// assert_eq!(agent.run("hi").await?.output(), "success (no tool calls)");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn model<M: Model>(mut self, model: M) -> Self {
+        self.model = Some(ModelChoice::plain(model));
+        self
+    }
+
+    /// [`model`](Self::model) with a model that streams: with an event handler (or
+    /// [`stream`](Self::stream), [`stream_output`](Self::stream_output)) the run sees its deltas.
+    ///
+    /// ```
+    /// use futures::{StreamExt, stream};
+    /// use toolsmith::model::{FunctionModel, StreamDelta};
+    /// use toolsmith::prelude::*;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), AgentRunError> {
+    /// let agent = Agent::builder(TestModel::default()).build()?;
+    /// let model = FunctionModel::stream(|_, _| stream::iter([StreamDelta::text("a"), StreamDelta::text("b")]));
+    /// let (events, run) = agent.run("hi").model_streaming(model).stream();
+    /// let (result, events) = tokio::join!(run, events.collect::<Vec<_>>());
+    /// assert_eq!(result?.output(), "ab");
+    /// assert!(events.len() > 3);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn model_streaming<M: StreamingModel>(mut self, model: M) -> Self {
+        self.model = Some(ModelChoice::streaming(model));
+        self
+    }
+
+    /// Model settings for this run, merged over the agent's (each setting given here replaces
+    /// the agent's, the others are kept; see [`ModelSettings::merged`]), as Pydantic AI merges a
+    /// run's `model_settings`. They apply to whichever model the run uses.
+    ///
+    /// ```
+    /// use toolsmith::model::FunctionModel;
+    /// use toolsmith::prelude::*;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), AgentRunError> {
+    /// let seen = std::sync::Arc::new(std::sync::Mutex::new(None));
+    /// let s = seen.clone();
+    /// let model = FunctionModel::sync(move |_, info| {
+    ///     *s.lock().unwrap() = info.model_settings.clone();
+    ///     ModelResponse::text("ok")
+    /// });
+    /// let agent = Agent::builder(model).model_settings(ModelSettings::new().temperature(0.2).max_tokens(100)).build()?;
+    /// agent.run("hi").model_settings(ModelSettings::new().temperature(0.9)).await?;
+    /// let settings = seen.lock().unwrap().clone().unwrap();
+    /// assert_eq!((settings.temperature, settings.max_tokens), (Some(0.9), Some(100)));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn model_settings(mut self, settings: ModelSettings) -> Self {
         self.settings = Some(settings);
         self
@@ -232,7 +316,7 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
     pub fn iter(self) -> Result<AgentRun<D, O>, AgentRunError> {
         let inner = &self.agent.inner;
         let has_run_capabilities = !self.capabilities.is_empty();
-        let deps = match self.deps.or_else(|| inner.default_deps.clone()) {
+        let deps = match inner.deps_overrides.current().or(self.deps).or_else(|| inner.default_deps.clone()) {
             Some(d) => d,
             None => match default_unit::<D>() {
                 Some(d) => d,
@@ -243,6 +327,24 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
                     ))));
                 }
             },
+        };
+        let caps = if self.capabilities.is_empty() {
+            inner.capabilities.clone()
+        } else {
+            inner.capabilities.with_run_capabilities(self.capabilities).map_err(AgentRunError::User)?
+        };
+        // An override in place wins over the run's model, as in Pydantic AI.
+        let model = match inner.overrides.current().or(self.model) {
+            None => RunModel {
+                choice: ModelChoice { model: inner.model.clone(), streaming: inner.streaming.clone() },
+                info: inner.model_info.clone(),
+            },
+            Some(choice) => {
+                let info = choice.info().map_err(AgentRunError::User)?;
+                check_run_model(&info, inner.step.tool_search.as_ref(), &caps.native_tools()?)
+                    .map_err(AgentRunError::User)?;
+                RunModel { choice, info }
+            }
         };
         let settings = match (&inner.model_settings, self.settings) {
             (Some(a), Some(b)) => Some(a.merged(&b)),
@@ -294,11 +396,8 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
             run_id: Arc::from(run_id.as_str()),
             conversation_id: Arc::from(conversation_id.as_str()),
             prompt_text,
-            caps: if self.capabilities.is_empty() {
-                inner.capabilities.clone()
-            } else {
-                inner.capabilities.with_run_capabilities(self.capabilities).map_err(AgentRunError::User)?
-            },
+            caps,
+            model,
             run_capabilities: has_run_capabilities,
             toolsets: None,
             begun: false,

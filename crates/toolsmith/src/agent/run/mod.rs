@@ -58,6 +58,8 @@ pub enum Node {
 /// output with [`AgentRun::into_result`].
 pub struct AgentRun<D, O> {
     agent: Agent<D, O>,
+    /// The model of this run (the agent's, the run's or an override's) and its information.
+    model: crate::agent::run_model::RunModel,
     deps: D,
     prompt: Option<UserPromptContent>,
     settings: Option<ModelSettings>,
@@ -103,7 +105,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         let inner: &AgentInner<D> = &self.agent.inner;
         RunContext {
             deps: self.deps.clone(),
-            model: inner.model_info.clone(),
+            model: self.model.info.clone(),
             usage: self.state.usage.clone(),
             prompt: self.prompt_text.clone(),
             messages: self.state.messages.clone(),

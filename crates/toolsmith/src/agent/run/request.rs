@@ -254,20 +254,21 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             native_tools: {
                 // Capabilities made for this run may bring native tools of their own.
                 let tools = self.caps.native_tools()?;
-                crate::native::check_support(&tools, &inner.model_info).map_err(AgentRunError::User)?;
+                crate::native::check_support(&tools, &self.model.info).map_err(AgentRunError::User)?;
                 tools
             },
         };
-        crate::model::prepare_return_schemas(&mut params, inner.model_info.native_tool_return_schemas);
+        crate::model::prepare_return_schemas(&mut params, self.model.info.native_tool_return_schemas);
         let step = self.state.run_step;
         self.state.emit(|| AgentEvent::ModelRequest { step });
         let ctx = self.context();
-        let model = &inner.model;
-        let streaming = self.state.events.as_ref().and_then(|sink| inner.streaming.as_ref().map(|m| (sink, m)));
+        let model = &self.model.choice.model;
+        let streaming =
+            self.state.events.as_ref().and_then(|sink| self.model.choice.streaming.as_ref().map(|m| (sink, m)));
         // The model's answer, kept for a retry asked after it (the response stays in the history).
         let answered: std::sync::Mutex<Option<ModelResponse>> = std::sync::Mutex::new(None);
         let keep_answer = !self.caps.is_empty();
-        let model_name = &inner.model_info.name;
+        let model_name = &self.model.info.name;
         // With `stream_output`, the context the output hooks see while the output streams.
         let partial_ctx = (self.state.partial_output && streaming.is_some()).then(|| {
             let mut c = ctx.clone();
