@@ -11,7 +11,7 @@ use toolsmith::model::{ModelError, ModelHttpError};
 use toolsmith::prelude::*;
 
 /// A city.
-#[derive(Debug, serde::Deserialize, schemars::JsonSchema, PartialEq)]
+#[derive(Debug, Clone, serde::Deserialize, schemars::JsonSchema, PartialEq)]
 struct City {
     city: String,
     country: String,
@@ -286,4 +286,16 @@ async fn a_refused_forced_output_call_names_the_server_answer_and_the_other_mode
         FunctionModel::new(|_, _| async { Err(ModelError::from(ModelHttpError::new(500, "openai", "m", "boom"))) });
     let msg = Agent::builder(model).build().unwrap().run("hi").await.unwrap_err().to_string();
     assert!(!msg.contains("OutputMode"), "{msg}");
+}
+
+#[tokio::test]
+async fn prompted_output_streams_from_the_text() {
+    use futures::{StreamExt, stream};
+    use toolsmith::model::StreamDelta;
+    let model = FunctionModel::stream(|_, _| {
+        stream::iter([StreamDelta::text(r#"{"city": "Rome", "#), StreamDelta::text(r#""country": "Italy"}"#)])
+    });
+    let agent = Agent::builder_streaming(model).output_type::<City>().output_mode(OutputMode::Prompted).build().unwrap();
+    let outputs: Vec<City> = agent.run("where").stream_output().map(|o| o.unwrap()).collect().await;
+    assert_eq!(outputs.last(), Some(&City { city: "Rome".into(), country: "Italy".into() }));
 }
