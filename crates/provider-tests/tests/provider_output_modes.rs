@@ -141,8 +141,12 @@ async fn openai_responses_sends_a_json_schema_text_format() {
 #[tokio::test]
 async fn gemini_sends_a_response_json_schema() {
     let server = mock("gemini", "generate_content_text.json").await;
-    let model =
-        GeminiModel::builder("gemini-2.5-flash").base_url(server.uri()).api_key("AIza-test").retry(retry()).build().unwrap();
+    let model = GeminiModel::builder("gemini-2.5-flash")
+        .base_url(server.uri())
+        .api_key("AIza-test")
+        .retry(retry())
+        .build()
+        .unwrap();
     let (out, body) = run(model, &server, OutputMode::Native, None).await;
     assert_eq!(out, paris());
     let config = &body["generationConfig"];
@@ -200,7 +204,8 @@ async fn a_server_refusing_the_forced_output_call_gets_a_hint() {
         .retry(RetryConfig::default().max_retries(0))
         .build()
         .unwrap();
-    let err = Agent::builder(model).output_schema(given_schema()).build().unwrap().run("hi").await.unwrap_err().to_string();
+    let err =
+        Agent::builder(model).output_schema(given_schema()).build().unwrap().run("hi").await.unwrap_err().to_string();
     assert!(err.contains("HTTP 500") && err.contains("Unsupported param: tool_choice"), "{err}");
     assert!(err.contains("`OutputMode::Tool` sends `tool_choice: required`"), "{err}");
     assert!(err.contains(".output_mode(OutputMode::Prompted)"), "{err}");

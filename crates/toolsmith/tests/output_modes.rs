@@ -17,7 +17,7 @@ struct City {
     country: String,
 }
 
-/// What Pydantic AI 's `PromptedOutput(City)` puts in the instructions (printed by the reference).
+/// What Pydantic AI's `PromptedOutput(City)` puts in the instructions (printed by the reference).
 const CITY_INSTRUCTIONS: &str = "Always respond with a JSON object that's compatible with this schema:\n\n{\"properties\": {\"city\": {\"type\": \"string\"}, \"country\": {\"type\": \"string\"}}, \"required\": [\"city\", \"country\"], \"title\": \"City\", \"type\": \"object\", \"description\": \"A city.\"}\n\nDon't include any text or Markdown fencing before or after.";
 
 /// A model answering with `answers` in turn (the last one again), recording what it was told.
@@ -295,7 +295,8 @@ async fn prompted_output_streams_from_the_text() {
     let model = FunctionModel::stream(|_, _| {
         stream::iter([StreamDelta::text(r#"{"city": "Rome", "#), StreamDelta::text(r#""country": "Italy"}"#)])
     });
-    let agent = Agent::builder_streaming(model).output_type::<City>().output_mode(OutputMode::Prompted).build().unwrap();
+    let agent =
+        Agent::builder_streaming(model).output_type::<City>().output_mode(OutputMode::Prompted).build().unwrap();
     let outputs: Vec<City> = agent.run("where").stream_output().map(|o| o.unwrap()).collect().await;
     assert_eq!(outputs.last(), Some(&City { city: "Rome".into(), country: "Italy".into() }));
 }
