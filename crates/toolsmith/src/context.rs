@@ -31,6 +31,8 @@ pub struct ModelInfo {
     /// The native tools' narrowing settings the provider cannot apply (see
     /// [`Model::native_tool_unapplied_settings`](crate::model::Model::native_tool_unapplied_settings)).
     pub native_unapplied: Arc<[(crate::native::NativeToolKind, &'static str)]>,
+    /// Whether the model takes a JSON-schema response format (see [`Model::native_output_support`](crate::model::Model::native_output_support)).
+    pub native_output: bool,
 }
 
 /// Information about the current call to a tool, a `prepare` function or a capability hook.

@@ -95,7 +95,7 @@ pub use schemars;
 
 /// Everything a typical agent program needs, in one import.
 pub mod prelude {
-    pub use crate::agent::{Agent, Deferrable, EndStrategy, OutputSpec, RunResult};
+    pub use crate::agent::{Agent, Deferrable, EndStrategy, OutputMode, OutputSpec, RunResult};
     pub use crate::capability::{Capability, CapabilityOrdering, Hooks, ToolCallInfo};
     pub use crate::context::RunContext;
     pub use crate::deferred::{DeferredToolRequests, DeferredToolResults, ExternalResult, ToolApproval};

@@ -1,6 +1,7 @@
 //! The [`Agent`]: a model, tools and settings, run on a prompt.
 
 pub(crate) mod output;
+mod output_mode;
 pub(crate) mod run;
 mod run_model;
 
@@ -13,7 +14,10 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 pub use crate::execution::{EndStrategy, ParallelMode};
-pub use crate::run::{AgentEvent, EventStream, OUTPUT_TOOL_NAME, OutputSpec, RunOutput};
+pub use crate::run::{
+    AgentEvent, DEFAULT_PROMPTED_OUTPUT_TEMPLATE, EventStream, OUTPUT_TOOL_NAME, OutputMode, OutputObject, OutputSpec,
+    RunOutput,
+};
 pub use output::Deferrable;
 pub use run::{AgentRun, Node, OutputStream, RunBuilder, RunRecord, RunResult};
 pub use run_model::OverrideGuard;
@@ -189,6 +193,7 @@ pub struct AgentBuilder<D, O> {
     end_strategy: EndStrategy,
     parallel_mode: ParallelMode,
     output: OutputSpec,
+    output_options: crate::run::OutputOptions,
     convert: Converter<O>,
     model_settings: Option<ModelSettings>,
     usage_limits: Option<UsageLimits>,
@@ -218,6 +223,7 @@ impl AgentBuilder<(), String> {
             end_strategy: EndStrategy::default(),
             parallel_mode: ParallelMode::default(),
             output: OutputSpec::Text,
+            output_options: Default::default(),
             convert: output::text_converter(),
             model_settings: None,
             usage_limits: None,
@@ -281,6 +287,7 @@ impl AgentBuilder<(), String> {
             end_strategy: self.end_strategy,
             parallel_mode: self.parallel_mode,
             output: self.output,
+            output_options: self.output_options,
             convert: self.convert,
             model_settings: self.model_settings,
             usage_limits: self.usage_limits,
@@ -312,6 +319,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
             end_strategy: self.end_strategy,
             parallel_mode: self.parallel_mode,
             output,
+            output_options: self.output_options,
             convert,
             model_settings: self.model_settings,
             usage_limits: self.usage_limits,
@@ -500,7 +508,9 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
     /// tool, whose schema is the type's.
     pub fn output_type<T: DeserializeOwned + JsonSchema + Send + 'static>(self) -> AgentBuilder<D, T> {
         let (schema, description) = crate::tool::schema::model_schema::<T>();
-        match OutputSpec::structured(schema, description) {
+        let display = crate::tool::schema::return_schema::<T>();
+        let type_name = std::any::type_name::<T>().rsplit("::").next().unwrap_or_default();
+        match OutputSpec::structured(schema, description, display, type_name) {
             Ok(spec) => self.with_output(spec, output::typed_converter::<T>()),
             Err(e) => {
                 let mut b = self.with_output(OutputSpec::Text, output::typed_converter::<T>());
@@ -513,7 +523,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
     /// Structured output described by a JSON schema; the output is the validated JSON value.
     pub fn output_schema(self, schema: Value) -> AgentBuilder<D, Value> {
         let description = schema.get("description").and_then(Value::as_str).map(String::from);
-        match OutputSpec::structured(schema, description) {
+        match OutputSpec::structured(schema.clone(), description, schema, "") {
             Ok(spec) => self.with_output(spec, output::value_converter()),
             Err(e) => {
                 let mut b = self.with_output(OutputSpec::Text, output::value_converter());
@@ -545,10 +555,11 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
         }
     }
 
-    fn build_agent(self) -> Result<Agent<D, O>, UserError> {
+    fn build_agent(mut self) -> Result<Agent<D, O>, UserError> {
         if let Some(p) = self.problems.first() {
             return Err(UserError::new(p.clone()));
         }
+        self.output = self.output.with_options(&self.output_options)?;
         self.tools.check()?;
         for ts in &self.toolsets {
             ts.check()?;
@@ -591,6 +602,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
             ))
         })?;
         model_info.context_window = self.context_window.or(model_info.context_window);
+        output_mode::check_support(&self.output, &model_info)?;
         if let Some(config) = &tool_search {
             config.check_model(&model_info)?;
         }

@@ -35,6 +35,7 @@ mod config;
 mod index;
 mod layout;
 mod output;
+mod prompted;
 mod step;
 
 use call::*;
@@ -46,6 +47,7 @@ pub(crate) use config::StepConfig;
 pub use config::{EndStrategy, ParallelMode};
 pub(crate) use layout::LayoutCache;
 pub(crate) use output::{describe_refusal, output_budget_exceeded, output_failure, settle_output};
+pub(crate) use prompted::{explain_forced_output, join_instructions};
 
 const FINAL_PROCESSED: &str = "Final result processed.";
 const OUTPUT_NOT_USED: &str = "Output tool not used - a final result was already processed.";

@@ -32,7 +32,14 @@ pub(crate) async fn settle_output<D: Send + Sync + 'static>(
                 }
             }
             // Text that should be the output's JSON: a parse error is one `json_invalid` error.
-            (Value::String(text), OutputKind::StructuredText) => match serde_json::from_str::<Value>(text) {
+            (Value::String(text), OutputKind::StructuredText) => match serde_json::from_str::<Value>(
+                // Prompted and native output may come in a Markdown fence, which Pydantic AI drops.
+                if spec.mode() == crate::run::OutputMode::Tool {
+                    text
+                } else {
+                    crate::run::strip_markdown_fences(text)
+                },
+            ) {
                 Ok(v) => spec.validate_parsed(&v),
                 Err(e) => Err(vec![ErrorDetail::json_invalid(text, &e)]),
             },

@@ -130,6 +130,10 @@ impl Model for AnyModel {
         self.info.native_tools
     }
 
+    fn native_output_support(&self) -> bool {
+        self.info.native_output
+    }
+
     fn native_tool_unapplied_settings(&self) -> Vec<(crate::native::NativeToolKind, &'static str)> {
         self.info.native_unapplied.to_vec()
     }

@@ -98,6 +98,11 @@ impl Model for FallbackModel {
         self.models.iter().all(|m| m.native_tool_return_schemas())
     }
 
+    /// Only when every model takes a response format (a request may go to any of them).
+    fn native_output_support(&self) -> bool {
+        self.models.iter().all(|m| m.native_output_support())
+    }
+
     /// The kinds every model runs (a request may go to any of them).
     fn native_tool_support(&self) -> crate::native::NativeToolKinds {
         let mut kinds = self.models.iter().map(|m| m.native_tool_support());

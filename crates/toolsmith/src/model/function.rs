@@ -29,6 +29,10 @@ pub struct AgentInfo {
     pub instructions: Option<String>,
     /// The native tools asked for (see [`FunctionModel::with_native_tools`]).
     pub native_tools: Vec<crate::native::NativeTool>,
+    /// How the structured output is asked for.
+    pub output_mode: crate::agent::OutputMode,
+    /// The structured output's schema, name, description and strictness, if any.
+    pub output_object: Option<crate::agent::OutputObject>,
 }
 
 type Func =
@@ -231,6 +235,11 @@ impl Model for FunctionModel {
         "function"
     }
 
+    /// The function answers any output mode.
+    fn native_output_support(&self) -> bool {
+        true
+    }
+
     fn native_tool_support(&self) -> crate::native::NativeToolKinds {
         self.native
     }
@@ -263,6 +272,8 @@ impl FunctionModel {
             model_settings: settings.cloned(),
             instructions: params.instructions.clone(),
             native_tools: params.native_tools.clone(),
+            output_mode: params.output_mode,
+            output_object: params.output_object.clone(),
         }
     }
 }

@@ -71,8 +71,20 @@ pub struct ModelRequestParameters {
     pub function_tools: Vec<std::sync::Arc<ToolDefinition>>,
     /// The output tools (structured output), if any.
     pub output_tools: Vec<ToolDefinition>,
-    /// Whether a plain text answer ends the run.
+    /// Whether a plain text answer ends the run (or, in [`OutputMode::Native`] and
+    /// [`OutputMode::Prompted`], is the output's JSON).
+    ///
+    /// [`OutputMode::Native`]: crate::agent::OutputMode::Native
+    /// [`OutputMode::Prompted`]: crate::agent::OutputMode::Prompted
     pub allow_text_output: bool,
+    /// How the structured output is asked for: with [`OutputMode::Native`](crate::agent::OutputMode::Native)
+    /// the adapter sends `output_object` as the provider's JSON-schema response format.
+    pub output_mode: crate::agent::OutputMode,
+    /// The structured output's schema, name, description and strictness (any mode).
+    pub output_object: Option<crate::agent::OutputObject>,
+    /// In [`OutputMode::Prompted`](crate::agent::OutputMode::Prompted), the instructions that
+    /// describe the output (also part of `instructions`).
+    pub prompted_output_instructions: Option<String>,
     /// Instructions for this request.
     pub instructions: Option<String>,
     /// The tools that exist but are withheld from the model this step (deferred loading, not
@@ -240,6 +252,14 @@ pub trait Model: Send + Sync + 'static {
         Vec::new()
     }
 
+    /// Whether the model takes a JSON-schema response format for structured output
+    /// ([`OutputMode::Native`](crate::agent::OutputMode::Native)): OpenAI's `response_format`,
+    /// Gemini's `responseJsonSchema`. By default not: an agent asking for it is refused when it
+    /// is built.
+    fn native_output_support(&self) -> bool {
+        false
+    }
+
     /// Answers one request.
     fn request(
         &self,
@@ -271,6 +291,7 @@ impl<M: Model> DynModel for M {
             tool_search: self.tool_search_support(),
             native_tools: self.native_tool_support(),
             native_unapplied: self.native_tool_unapplied_settings().into(),
+            native_output: self.native_output_support(),
         }
     }
     fn request_boxed<'a>(

@@ -171,6 +171,16 @@ impl TestModel {
         if let Some(text) = &self.custom_output_text {
             return Ok(ModelResponse::text(text.clone()));
         }
+        // Native and prompted output: the output's JSON as text.
+        if params.output_mode != crate::agent::OutputMode::Tool
+            && let Some(object) = &params.output_object
+        {
+            let args = match &self.custom_output_args {
+                Some(args) => args.clone(),
+                None => generate_args(&object.json_schema, self.seed),
+            };
+            return Ok(ModelResponse::text(args.to_string()));
+        }
         if params.allow_text_output && self.custom_output_args.is_none() {
             let mut output = Map::new();
             for m in messages {
@@ -210,6 +220,11 @@ impl TestModel {
 impl Model for TestModel {
     fn name(&self) -> &str {
         "test"
+    }
+
+    /// Answers any output mode (native output with the output's JSON as text).
+    fn native_output_support(&self) -> bool {
+        true
     }
 
     fn system(&self) -> &str {

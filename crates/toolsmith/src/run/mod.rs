@@ -4,11 +4,14 @@
 
 mod events;
 mod output;
+mod output_mode;
 pub(crate) mod partial;
 mod state;
 
 pub(crate) use events::EventSink;
 pub use events::{AgentEvent, EventStream};
 pub use output::{OUTPUT_TOOL_NAME, OutputSpec, RunOutput};
+pub use output_mode::{DEFAULT_PROMPTED_OUTPUT_TEMPLATE, OutputMode, OutputObject};
+pub(crate) use output_mode::{OutputOptions, strip_markdown_fences};
 pub(crate) use state::RunState;
 pub(crate) use state::guard_sink;

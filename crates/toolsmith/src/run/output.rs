@@ -8,6 +8,8 @@ use crate::error::UserError;
 use crate::tool::{ToolDefinition, ToolKind};
 use crate::validation::{ErrorDetail, Validator};
 
+use super::output_mode::{DEFAULT_PROMPTED_OUTPUT_TEMPLATE, OutputMode, OutputObject};
+
 /// The name of the output tool.
 pub const OUTPUT_TOOL_NAME: &str = "final_result";
 const DEFAULT_OUTPUT_DESCRIPTION: &str = "The final response which ends this conversation";
@@ -27,13 +29,27 @@ pub enum OutputSpec {
         validator: Validator,
         /// Whether the output is the arguments' `response` field.
         wrapped: bool,
+        /// How the model is asked for the output.
+        mode: OutputMode,
+        /// The output as the response format and the prompted instructions describe it.
+        object: OutputObject,
+        /// The prompted instructions' template (`{schema}` stands for the schema).
+        template: String,
     },
     /// Either of the above, or deferred tool requests.
     WithDeferred(Box<OutputSpec>),
 }
 
 impl OutputSpec {
-    pub(crate) fn structured(schema: Value, description: Option<String>) -> Result<Self, UserError> {
+    /// Structured output of `schema`; `display` is the same schema as the model reads it in a
+    /// response format or the prompted instructions (keys in Pydantic's order), `type_name`
+    /// the output's name when the schema has no title.
+    pub(crate) fn structured(
+        schema: Value,
+        description: Option<String>,
+        display: Value,
+        type_name: &str,
+    ) -> Result<Self, UserError> {
         // A tool's arguments are an object: another output (a string, a number, a list, an enum)
         // is the `response` field of one, as Pydantic AI does.
         let wrapped = !is_object_schema(&schema);
@@ -49,8 +65,75 @@ impl OutputSpec {
             _ => description,
         };
         let mut tool = ToolDefinition::new(OUTPUT_TOOL_NAME, schema).with_kind(ToolKind::Output);
+        let object = output_object(display, wrapped, type_name);
         tool.description = Some(description.unwrap_or_else(|| DEFAULT_OUTPUT_DESCRIPTION.to_string()));
-        Ok(OutputSpec::Structured { tool, validator, wrapped })
+        let template = DEFAULT_PROMPTED_OUTPUT_TEMPLATE.to_string();
+        Ok(OutputSpec::Structured { tool, validator, wrapped, mode: OutputMode::Tool, object, template })
+    }
+
+    /// The structured output asked for in `mode`, with the name, description, strictness and
+    /// template given (those not given keep their defaults).
+    pub(crate) fn with_options(self, options: &super::output_mode::OutputOptions) -> Result<Self, UserError> {
+        match self {
+            OutputSpec::WithDeferred(inner) => Ok(OutputSpec::WithDeferred(Box::new(inner.with_options(options)?))),
+            OutputSpec::Structured { mut tool, validator, wrapped, mut object, mut template, .. } => {
+                if let Some(name) = &options.name {
+                    object.name = name.clone();
+                }
+                if let Some(d) = &options.description {
+                    object.description = Some(d.clone());
+                    if options.mode == OutputMode::Tool {
+                        tool.description = Some(d.clone());
+                    }
+                }
+                if let Some(strict) = options.strict {
+                    object.strict = Some(strict);
+                    if options.mode == OutputMode::Tool {
+                        tool.strict = Some(strict);
+                    }
+                }
+                if let Some(t) = &options.template {
+                    template = t.clone();
+                }
+                Ok(OutputSpec::Structured { tool, validator, wrapped, mode: options.mode, object, template })
+            }
+            OutputSpec::Text if options.is_default() => Ok(OutputSpec::Text),
+            OutputSpec::Text => Err(UserError::new(
+                "`output_mode`, `output_name`, `output_description`, `output_strict` and `prompted_output_template` configure structured output: give the agent an output type first (`.output_type::<T>()` or `.output_schema(..)`)",
+            )),
+        }
+    }
+
+    /// How the model is asked for the output (`Tool` for text output: there is nothing to ask).
+    pub fn mode(&self) -> OutputMode {
+        match self.base() {
+            OutputSpec::Structured { mode, .. } => *mode,
+            _ => OutputMode::Tool,
+        }
+    }
+
+    /// Whether the output is structured (in any mode).
+    pub fn is_structured(&self) -> bool {
+        matches!(self.base(), OutputSpec::Structured { .. })
+    }
+
+    /// The output as a response format or the prompted instructions describe it, for
+    /// structured output.
+    pub fn output_object(&self) -> Option<&OutputObject> {
+        match self.base() {
+            OutputSpec::Structured { object, .. } => Some(object),
+            _ => None,
+        }
+    }
+
+    /// The prompted output instructions, in [`OutputMode::Prompted`].
+    pub fn prompted_instructions(&self) -> Option<String> {
+        match self.base() {
+            OutputSpec::Structured { mode: OutputMode::Prompted, object, template, .. } => {
+                Some(object.instructions(template))
+            }
+            _ => None,
+        }
     }
 
     pub(crate) fn with_deferred(self) -> Self {
@@ -77,10 +160,10 @@ impl OutputSpec {
         matches!(self.base(), OutputSpec::Text)
     }
 
-    /// The output tool, for structured output.
+    /// The output tool, for structured output in [`OutputMode::Tool`].
     pub fn output_tool(&self) -> Option<&ToolDefinition> {
         match self.base() {
-            OutputSpec::Structured { tool, .. } => Some(tool),
+            OutputSpec::Structured { tool, mode: OutputMode::Tool, .. } => Some(tool),
             _ => None,
         }
     }
@@ -105,6 +188,44 @@ impl OutputSpec {
             _ => Ok(args.clone()),
         }
     }
+}
+
+/// The output object of a schema as the model reads it: an object's schema without its
+/// description (which becomes the object's), or the `response` field of an object.
+fn output_object(display: Value, wrapped: bool, type_name: &str) -> OutputObject {
+    let mut schema = display;
+    let mut description = None;
+    if let Some(m) = schema.as_object_mut() {
+        m.remove("$schema");
+        if !wrapped && let Some(Value::String(d)) = m.remove("description") {
+            description = Some(d);
+        }
+    }
+    let (schema, name) = if wrapped {
+        let defs = schema.as_object_mut().and_then(|m| {
+            m.remove("title");
+            m.remove("$defs")
+        });
+        let mut wrapper = serde_json::json!({
+            "properties": {"response": schema},
+            "required": ["response"],
+            "type": "object",
+        });
+        if let Some(d) = defs {
+            wrapper["$defs"] = d;
+        }
+        (wrapper, type_name.to_string())
+    } else {
+        let name = schema.get("title").and_then(Value::as_str).unwrap_or(type_name).to_string();
+        // Keywords in sorted order, as Pydantic prints a model's schema.
+        if let Value::Object(m) = &mut schema {
+            m.sort_keys();
+        }
+        (schema, name)
+    };
+    let mut object = OutputObject::new(name, schema);
+    object.description = description;
+    object
 }
 
 /// Whether a schema is an object's (directly, or a `$ref` to one in its `$defs`).

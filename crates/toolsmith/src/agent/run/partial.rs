@@ -71,7 +71,7 @@ impl<'a, D: Clone + Send + Sync + 'static> PartialOutput<'a, D> {
                 self.text.push_str(delta);
                 if self.spec.allows_text() {
                     OutputKind::Text
-                } else if output_tool.is_some() {
+                } else if self.spec.is_structured() {
                     OutputKind::StructuredText
                 } else {
                     return None;

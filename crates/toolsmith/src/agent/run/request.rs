@@ -229,7 +229,8 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         }
         let mut instructions: Vec<String> = inner.instructions.iter().cloned().collect();
         instructions.extend(self.caps.instructions(&ctx).await?);
-        let instructions = if instructions.is_empty() { None } else { Some(instructions.join("\n\n")) };
+        let prompted = inner.step.output.prompted_instructions();
+        let instructions = crate::execution::join_instructions(instructions, prompted.as_deref());
         let settings = self.caps.model_settings(&ctx, self.settings.clone())?;
         // The context shares the history: dropped first, the history changes in place.
         drop(ctx);
@@ -247,7 +248,11 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         let mut params = ModelRequestParameters {
             function_tools: tools,
             output_tools,
-            allow_text_output: inner.step.output.allows_text(),
+            allow_text_output: inner.step.output.allows_text()
+                || inner.step.output.mode() != crate::agent::OutputMode::Tool,
+            output_mode: inner.step.output.mode(),
+            output_object: inner.step.output.output_object().cloned(),
+            prompted_output_instructions: prompted,
             instructions,
             withheld_tools: self.tools.as_ref().map(|t| t.withheld()).unwrap_or_default(),
             native_search_strategy: self.tools.as_ref().and_then(|t| t.native_search.flatten()),
@@ -343,7 +348,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                 }
                 result.map_err(|e| match e.kind {
                     crate::model::ModelErrorKind::User => AgentRunError::User(UserError::new(e.message)),
-                    _ => AgentRunError::Model(e),
+                    _ => AgentRunError::Model(execution::explain_forced_output(e, &req.params)),
                 })
             })
         };
@@ -502,7 +507,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         };
         let kind = if inner.step.output.allows_text() {
             OutputKind::Text
-        } else if inner.step.output.output_tool().is_some() {
+        } else if inner.step.output.is_structured() {
             OutputKind::StructuredText
         } else {
             return Err(AgentRunError::unexpected("the model answered with text, but text output is not allowed"));
@@ -573,7 +578,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
 fn no_output_feedback(output: &crate::run::OutputSpec, has_tools: bool) -> String {
     let mut alternatives: Vec<&str> = Vec::with_capacity(2);
     // Structured output also takes text: JSON text is parsed as the output.
-    if output.allows_text() || output.output_tool().is_some() {
+    if output.allows_text() || output.is_structured() {
         alternatives.push("return text");
     }
     if output.output_tool().is_some() {

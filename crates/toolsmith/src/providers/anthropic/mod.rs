@@ -371,6 +371,9 @@ impl AnthropicModel {
             }
             put(&mut body, "tool_choice", tool_choice);
         }
+        if let Some(format) = output_format(params)? {
+            body.insert("output_config".into(), json!({"format": format}));
+        }
         let native = native::request(&params.native_tools);
         wire::push_tools(&mut body, native.tools);
         if native.memory
@@ -698,6 +701,11 @@ impl Model for AnthropicModel {
         "anthropic-messages"
     }
 
+    /// Structured outputs (`output_config.format`), on the models Pydantic AI lists as taking them.
+    fn native_output_support(&self) -> bool {
+        STRUCTURED_OUTPUT_MODELS.iter().any(|p| self.name.starts_with(p))
+    }
+
     fn native_tool_support(&self) -> crate::native::NativeToolKinds {
         use crate::native::NativeToolKind::*;
         crate::native::NativeToolKinds::of([WebSearch, WebFetch, CodeExecution, McpServer, Memory])
@@ -761,5 +769,58 @@ impl StreamingModel for AnthropicModel {
         let http = self.http_for(params);
         let processor = AnthropicStream::new(self.name.clone(), self.base_url.clone(), http.redactor.clone());
         http.stream(&self.url(), &body, settings_timeout(settings), processor).await
+    }
+}
+
+/// The models that take structured outputs (Pydantic AI's `supports_json_schema_output`).
+const STRUCTURED_OUTPUT_MODELS: &[&str] = &[
+    "claude-fable-5",
+    "claude-mythos-5",
+    "claude-haiku-4-5",
+    "claude-sonnet-4-5",
+    "claude-sonnet-4-6",
+    "claude-opus-4-1",
+    "claude-opus-4-5",
+    "claude-opus-4-6",
+    "claude-opus-4-7",
+    "claude-opus-4-8",
+    "claude-opus-5",
+    "claude-sonnet-5",
+    "claude-haiku-5-5",
+];
+
+/// Native output's `output_config.format`: always strict, its objects closed
+/// (`additionalProperties: false`, which Anthropic requires).
+fn output_format(params: &ModelRequestParameters) -> Result<Option<Value>, ModelError> {
+    if params.output_mode != crate::agent::OutputMode::Native {
+        return Ok(None);
+    }
+    let Some(o) = &params.output_object else { return Ok(None) };
+    if o.strict == Some(false) {
+        return Err(ModelError::new(
+            crate::model::ModelErrorKind::User,
+            "Anthropic's structured outputs are always strict: drop `output_strict(false)` or use `OutputMode::Prompted`",
+        ));
+    }
+    let mut schema = o.json_schema.clone();
+    close_objects(&mut schema, 0);
+    Ok(Some(json!({"type": "json_schema", "schema": schema})))
+}
+
+fn close_objects(schema: &mut Value, depth: usize) {
+    if depth > crate::validation::MAX_NESTING {
+        return;
+    }
+    match schema {
+        Value::Object(m) => {
+            if m.get("type").and_then(Value::as_str) == Some("object") && !m.contains_key("additionalProperties") {
+                m.insert("additionalProperties".into(), false.into());
+            }
+            for v in m.values_mut() {
+                close_objects(v, depth + 1);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| close_objects(v, depth + 1)),
+        _ => {}
     }
 }

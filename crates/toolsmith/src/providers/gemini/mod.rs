@@ -269,6 +269,22 @@ impl GeminiModel {
             put(&mut generation, "seed", s.seed);
         }
         native::image_config(&params.native_tools, &mut generation);
+        // Native output: JSON text of the output's schema (titled and described as Pydantic AI does).
+        if params.output_mode == crate::agent::OutputMode::Native
+            && let Some(o) = &params.output_object
+        {
+            let mut schema = o.json_schema.clone();
+            if let Some(m) = schema.as_object_mut() {
+                if !o.name.is_empty() {
+                    m.insert("title".into(), o.name.clone().into());
+                }
+                if let Some(d) = &o.description {
+                    m.insert("description".into(), d.clone().into());
+                }
+            }
+            generation.insert("responseMimeType".into(), "application/json".into());
+            generation.insert("responseJsonSchema".into(), schema);
+        }
         if !generation.is_empty() {
             body.insert("generationConfig".into(), Value::Object(generation));
         }
@@ -628,6 +644,11 @@ impl Model for GeminiModel {
     }
 
     fn native_tool_return_schemas(&self) -> bool {
+        true
+    }
+
+    /// `generationConfig.responseMimeType: application/json` with `responseJsonSchema`.
+    fn native_output_support(&self) -> bool {
         true
     }
 

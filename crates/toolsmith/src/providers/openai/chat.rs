@@ -323,6 +323,9 @@ impl OpenAIChatModel {
         } else if matches!(choice, ResolvedToolChoice::None) && !params.function_tools.is_empty() {
             // Every tool was deferred: nothing to disable.
         }
+        if let Some(format) = super::json_schema_format(params, !self.quirks.no_strict_tools) {
+            body.insert("response_format".into(), json!({"type": "json_schema", "json_schema": format}));
+        }
         // Search models search the web themselves (`web_search_options`).
         if let Some(w) = params.native_tools.iter().find_map(|t| match t {
             crate::native::NativeTool::WebSearch(w) => Some(w),
@@ -703,6 +706,11 @@ impl Model for OpenAIChatModel {
     }
 
     /// Web search on the search models (`*-search-preview`, `*-search-api`).
+    /// `response_format: {"type": "json_schema", ...}`.
+    fn native_output_support(&self) -> bool {
+        true
+    }
+
     fn native_tool_support(&self) -> crate::native::NativeToolKinds {
         let search = self.name.contains("-search-preview") || self.name.contains("-search-api");
         crate::native::NativeToolKinds::of(search.then_some(crate::native::NativeToolKind::WebSearch))

@@ -59,6 +59,30 @@ pub(crate) fn openai_transport(
     opts.transport(provider, model, auth, DEFAULT_TIMEOUT)
 }
 
+/// The JSON-schema response format of native output (Chat's `response_format.json_schema`,
+/// Responses' `text.format` less its `type`), as Pydantic AI maps it: the output's name
+/// (`final_result` without one), schema, description, and strictness when the server takes it
+/// (a strict schema made strict-compatible).
+pub(crate) fn json_schema_format(params: &crate::model::ModelRequestParameters, strict_ok: bool) -> Option<Value> {
+    if params.output_mode != crate::agent::OutputMode::Native {
+        return None;
+    }
+    let o = params.output_object.as_ref()?;
+    let name = if o.name.is_empty() { crate::agent::OUTPUT_TOOL_NAME } else { o.name.as_str() };
+    let strict = o.strict.filter(|_| strict_ok);
+    let schema = if strict == Some(true) { openai_strict_schema(&o.json_schema) } else { o.json_schema.clone() };
+    let mut format = serde_json::Map::new();
+    format.insert("name".into(), name.into());
+    format.insert("schema".into(), schema);
+    if let Some(d) = &o.description {
+        format.insert("description".into(), d.clone().into());
+    }
+    if let Some(s) = strict {
+        format.insert("strict".into(), s.into());
+    }
+    Some(Value::Object(format))
+}
+
 /// An OpenAI function tool's `parameters` and `strict` flag.
 pub(crate) fn openai_parameters(def: &ToolDefinition) -> (Value, Option<bool>) {
     if def.strict == Some(true) {

@@ -240,6 +240,10 @@ impl OpenAIResponsesModel {
                 body.insert("parallel_tool_calls".into(), p.into());
             }
         }
+        if let Some(Value::Object(mut format)) = super::json_schema_format(params, true) {
+            format.shift_insert(0, "type".into(), "json_schema".into());
+            body.insert("text".into(), json!({"format": format}));
+        }
         if let Some(s) = settings {
             put(&mut body, "max_output_tokens", s.max_tokens);
             put(&mut body, "temperature", s.temperature);
@@ -539,6 +543,11 @@ impl Model for OpenAIResponsesModel {
 
     fn api(&self) -> &str {
         "openai-responses"
+    }
+
+    /// `text.format: {"type": "json_schema", ...}`.
+    fn native_output_support(&self) -> bool {
+        true
     }
 
     fn native_tool_support(&self) -> crate::native::NativeToolKinds {
