@@ -121,7 +121,7 @@ impl<D> std::fmt::Debug for ToolsetTool<D> {
 /// A group of tools: the agent asks it for its tools before each model request, so a toolset
 /// can show different tools from step to step (by the run's dependencies, its history...).
 ///
-/// [`FunctionToolset`] holds Rust functions, [`McpToolset`](crate::toolset::McpToolset) an MCP
+/// [`FunctionToolset`] holds Rust functions, [`McpToolset`] an MCP
 /// server's tools; [`ToolsetExt`] filters, renames, prefixes and wraps any toolset. Implement
 /// the trait for tools of your own:
 ///
