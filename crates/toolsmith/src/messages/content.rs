@@ -75,6 +75,62 @@ impl FileUrl {
     }
 }
 
+/// Media by URL or inline, as Pydantic AI's `ImageUrl`, `AudioUrl`, `VideoUrl`, `DocumentUrl`
+/// and `BinaryContent` make them.
+///
+/// ```
+/// use toolsmith::messages::{MediaContent, UserContent, UserPromptContent};
+///
+/// let prompt = UserPromptContent::Parts(vec![
+///     UserContent::text("What is in this picture, and what does the report say about it?"),
+///     MediaContent::image_url("https://example.com/cat.png").into(),
+///     MediaContent::document_url("https://example.com/report.pdf").with_media_type("application/pdf").into(),
+///     MediaContent::binary(b"%PDF-1.7 ...", "application/pdf").into(),
+/// ]);
+/// # let _ = prompt;
+/// ```
+impl MediaContent {
+    /// An image by URL.
+    pub fn image_url(url: impl Into<String>) -> Self {
+        MediaContent::ImageUrl(FileUrl::new(url))
+    }
+
+    /// An audio clip by URL.
+    pub fn audio_url(url: impl Into<String>) -> Self {
+        MediaContent::AudioUrl(FileUrl::new(url))
+    }
+
+    /// A video by URL.
+    pub fn video_url(url: impl Into<String>) -> Self {
+        MediaContent::VideoUrl(FileUrl::new(url))
+    }
+
+    /// A document (PDF, text...) by URL.
+    pub fn document_url(url: impl Into<String>) -> Self {
+        MediaContent::DocumentUrl(FileUrl::new(url))
+    }
+
+    /// Inline bytes of a media type (`image/png`, `application/pdf`...).
+    pub fn binary(data: impl AsRef<[u8]>, media_type: impl Into<String>) -> Self {
+        MediaContent::Binary(BinaryContent::new(data, media_type))
+    }
+
+    /// This media by URL with its media type given (instead of guessed from the URL); inline
+    /// bytes keep theirs.
+    pub fn with_media_type(mut self, media_type: impl Into<String>) -> Self {
+        match &mut self {
+            MediaContent::ImageUrl(u)
+            | MediaContent::AudioUrl(u)
+            | MediaContent::VideoUrl(u)
+            | MediaContent::DocumentUrl(u) => {
+                u.media_type = Some(media_type.into());
+            }
+            MediaContent::Binary(_) => {}
+        }
+        self
+    }
+}
+
 /// Non-text content, tagged by `kind` as in Pydantic AI.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind")]
@@ -226,5 +282,29 @@ mod tests {
         assert!(matches!(&first[2], UserContent::Other(_)));
         let again: Vec<UserContent> = serde_json::from_str(&serde_json::to_string(&first).unwrap()).unwrap();
         assert_eq!(first, again);
+    }
+}
+
+#[cfg(test)]
+mod constructor_tests {
+    use super::*;
+
+    #[test]
+    fn media_constructors_write_pydantic_ais_json() {
+        let doc = MediaContent::document_url("https://example.com/r.pdf").with_media_type("application/pdf");
+        assert_eq!(
+            serde_json::to_value(&doc).unwrap(),
+            serde_json::json!({"kind": "document-url", "url": "https://example.com/r.pdf", "media_type": "application/pdf"})
+        );
+        for (media, kind) in [
+            (MediaContent::image_url("u"), "image-url"),
+            (MediaContent::audio_url("u"), "audio-url"),
+            (MediaContent::video_url("u"), "video-url"),
+            (MediaContent::binary(b"x", "text/plain").with_media_type("ignored"), "binary"),
+        ] {
+            let v = serde_json::to_value(&media).unwrap();
+            assert_eq!(v["kind"], kind);
+            assert_eq!(serde_json::from_value::<MediaContent>(v).unwrap(), media);
+        }
     }
 }
