@@ -348,3 +348,23 @@ async fn a_run_model_without_the_agents_provider_side_tool_search_is_refused() {
     // A model that runs it is accepted.
     assert_eq!(agent.run("a").model(NamedSearch).await.unwrap().output(), "searched");
 }
+
+#[tokio::test]
+async fn a_run_model_without_native_output_is_refused_for_a_native_output_agent() {
+    #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+    struct City {
+        name: String,
+    }
+    let agent = Agent::builder(FunctionModel::sync(|_, _| ModelResponse::text(r#"{"name": "Paris"}"#)))
+        .output_type::<City>()
+        .output_mode(OutputMode::Native)
+        .build()
+        .unwrap();
+    assert_eq!(agent.run("a city").await.unwrap().output().name, "Paris");
+    // NamedSearch takes no JSON-schema response format: the run is refused before it is asked.
+    let err = agent.run("a city").model(NamedSearch).await.unwrap_err();
+    let AgentRunError::User(e) = &err else { panic!("expected a UserError, got {err:?}") };
+    assert!(e.message.contains("native output is not supported by the model `named-search`"), "{e}");
+    let _guard = agent.override_model(NamedSearch);
+    assert!(matches!(agent.run("a city").await, Err(AgentRunError::User(_))));
+}

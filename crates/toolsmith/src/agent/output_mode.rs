@@ -63,7 +63,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
 }
 
 /// Refuses native output for a model whose provider has no JSON-schema response format.
-pub(super) fn check_support(output: &OutputSpec, model: &ModelInfo) -> Result<(), UserError> {
+pub(crate) fn check_support(output: &OutputSpec, model: &ModelInfo) -> Result<(), UserError> {
     if output.mode() == OutputMode::Native && !model.native_output {
         return Err(UserError::new(format!(
             "native output is not supported by the model `{}` ({}): use `OutputMode::Prompted` (the schema in the instructions) or `OutputMode::Tool`",

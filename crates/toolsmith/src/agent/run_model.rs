@@ -50,11 +50,13 @@ pub(crate) struct RunModel {
 }
 
 /// The checks `AgentBuilder::build` makes against the agent's model, made against a model that
-/// replaces it for a run: its tool search support and the native tools it must run.
+/// replaces it for a run: its tool search support, the native tools it must run and the output
+/// mode it must honour.
 pub(crate) fn check_run_model(
     info: &ModelInfo,
     tool_search: Option<&ToolSearch>,
     native: &[crate::native::NativeTool],
+    output: &crate::run::OutputSpec,
 ) -> Result<(), UserError> {
     let refused = |e: UserError| {
         UserError::new(format!(
@@ -65,7 +67,8 @@ pub(crate) fn check_run_model(
     if let Some(config) = tool_search {
         config.check_model(info).map_err(refused)?;
     }
-    crate::native::check_support(native, info).map_err(refused)
+    crate::native::check_support(native, info).map_err(refused)?;
+    crate::agent::output_mode::check_support(output, info).map_err(refused)
 }
 
 /// The overrides of one kind in place on an agent (its model, its dependencies), shared by its

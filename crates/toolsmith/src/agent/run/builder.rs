@@ -341,7 +341,7 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
             },
             Some(choice) => {
                 let info = choice.info().map_err(AgentRunError::User)?;
-                check_run_model(&info, inner.step.tool_search.as_ref(), &caps.native_tools()?)
+                check_run_model(&info, inner.step.tool_search.as_ref(), &caps.native_tools()?, &inner.step.output)
                     .map_err(AgentRunError::User)?;
                 RunModel { choice, info }
             }
