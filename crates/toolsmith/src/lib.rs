@@ -54,6 +54,7 @@ pub mod agent;
 pub mod capability;
 pub mod context;
 pub mod deferred;
+pub mod durable;
 pub mod error;
 pub mod execution;
 pub mod messages;

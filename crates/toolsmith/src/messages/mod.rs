@@ -38,7 +38,7 @@ use crate::usage::RequestUsage;
 pub type Timestamp = DateTime<Utc>;
 
 fn now() -> Option<Timestamp> {
-    Some(Utc::now())
+    Some(crate::durable::now())
 }
 
 /// A message: a request to the model or a response from it.
@@ -667,7 +667,7 @@ impl ToolCallPart {
 
 /// A fresh tool-call id.
 pub fn generate_tool_call_id() -> String {
-    format!("pyd_ai_{}", uuid::Uuid::new_v4().simple())
+    format!("pyd_ai_{}", crate::durable::new_v4().simple())
 }
 
 /// A message history that could not be read (or written: see [`try_history_to_json`]).

@@ -361,9 +361,9 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
                 ModelMessage::Request(r) => r.conversation_id.clone(),
                 ModelMessage::Response(r) => r.conversation_id.clone(),
             })
-            .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
+            .unwrap_or_else(|| crate::durable::new_v7().to_string());
         let new_start = history.len();
-        let run_id = uuid::Uuid::now_v7().to_string();
+        let run_id = crate::durable::new_v7().to_string();
         let prompt_text = self.prompt.as_ref().map(|p| Arc::from(p.text()));
         let handler_panic = Arc::new(std::sync::Mutex::new(None));
         let events = self.events.map(|sink| crate::run::guard_sink(sink, handler_panic.clone()));

@@ -390,7 +390,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         response.run_id = Some(self.state.run_id.clone());
         response.conversation_id = Some(self.state.conversation_id.clone());
         if response.timestamp.is_none() {
-            response.timestamp = Some(chrono::Utc::now());
+            response.timestamp = Some(crate::durable::now());
         }
         self.state.push(response.clone());
         self.state.emit(|| AgentEvent::ModelResponse { response: response.clone() });

@@ -1,0 +1,168 @@
+//! The durable agent the Restate tests drive (feature `restate`): a scripted model and tools
+//! that write every execution to files in `$LOG_DIR`, so that the tests can count executions
+//! across the process's deaths.
+//!
+//! Environment: `PORT` (the service's port), `LOG_DIR`, and `HANG_BEFORE_MODEL_REQUEST=N` (the
+//! process stops before its N-th model request of a run, after writing `LOG_DIR/hanging`: the
+//! test then kills it).
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use restate_sdk::prelude::*;
+use serde_json::{Value, json};
+use toolsmith::capability::{Capability, HookStage, ModelRequestContext};
+use toolsmith::messages::{ModelMessage, ModelResponse, ModelResponsePart, ToolCallPart};
+use toolsmith::model::ModelError;
+use toolsmith::prelude::*;
+use toolsmith_restate::{AgentSession, DurableAgent};
+
+fn log_dir() -> PathBuf {
+    PathBuf::from(std::env::var("LOG_DIR").expect("LOG_DIR is set"))
+}
+
+/// Appends one line to `LOG_DIR/<file>`.
+fn record(file: &str, line: &str) {
+    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(log_dir().join(file)).expect("log file");
+    writeln!(f, "{line}").expect("log write");
+}
+
+/// Charge an amount.
+#[tool]
+async fn charge(ctx: RunContext, amount: u32) -> String {
+    record("charge-trace.log", &format!("start {amount}"));
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    record("charge-trace.log", &format!("end {amount}"));
+    record("charge.log", &amount.to_string());
+    // What the run had made before this call, to compare with the history after a replay.
+    let seen = serde_json::to_string(&*ctx.messages).expect("history serialises");
+    std::fs::write(log_dir().join("charge-saw.json"), seen).expect("write");
+    format!("charged {amount}")
+}
+
+/// Transfer money.
+#[tool(requires_approval)]
+fn transfer(to: String, amount: u32) -> String {
+    record("transfer.log", &format!("{amount} to {to}"));
+    format!("transferred {amount} to {to}")
+}
+
+/// Explodes.
+#[tool]
+fn explode() -> String {
+    record("explode.log", "boom");
+    panic!("the detonator went off")
+}
+
+/// The latest user prompt and the tool returns made since, as JSON.
+fn latest(messages: &[ModelMessage]) -> (String, Vec<Value>) {
+    let json = serde_json::to_value(messages).expect("messages serialise");
+    let mut prompt = String::new();
+    let mut returns = Vec::new();
+    for message in json.as_array().into_iter().flatten() {
+        for part in message["parts"].as_array().into_iter().flatten() {
+            match part["part_kind"].as_str() {
+                Some("user-prompt") => {
+                    prompt = part["content"].as_str().unwrap_or_default().to_string();
+                    returns.clear();
+                }
+                Some("tool-return") | Some("retry-prompt") => returns.push(part.clone()),
+                _ => {}
+            }
+        }
+    }
+    (prompt, returns)
+}
+
+fn all_prompts(messages: &[ModelMessage]) -> Vec<String> {
+    let json = serde_json::to_value(messages).expect("messages serialise");
+    json.as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|m| m["parts"].as_array().cloned().unwrap_or_default())
+        .filter(|p| p["part_kind"] == "user-prompt")
+        .filter_map(|p| p["content"].as_str().map(str::to_string))
+        .collect()
+}
+
+fn call(tool: &str, args: Value, id: &str) -> ModelResponse {
+    ModelResponse::new(vec![ModelResponsePart::ToolCall(ToolCallPart::new(tool, args, id))])
+}
+
+async fn scripted(messages: Vec<ModelMessage>) -> Result<ModelResponse, ModelError> {
+    let (prompt, returns) = latest(&messages);
+    let words: Vec<&str> = prompt.split_whitespace().collect();
+    record("model.log", &format!("{prompt} | {}", returns.len()));
+    let done = |r: &[Value]| {
+        let said: Vec<String> = r
+            .iter()
+            .map(|p| p["content"].as_str().map(str::to_string).unwrap_or_else(|| p["content"].to_string()))
+            .collect();
+        ModelResponse::text(format!("done: {}", said.join("; ")))
+    };
+    Ok(match (words.first().copied(), returns.is_empty()) {
+        // One call per amount, run in parallel.
+        (Some("charge"), true) => ModelResponse::new(
+            words[1..]
+                .iter()
+                .enumerate()
+                .map(|(i, w)| {
+                    let args = json!({"amount": w.parse::<u32>().unwrap_or(1)});
+                    ModelResponsePart::ToolCall(ToolCallPart::new("charge", args, format!("charge-{}", i + 1)))
+                })
+                .collect(),
+        ),
+        (Some("transfer"), true) => call(
+            "transfer",
+            json!({"amount": words[1].parse::<u32>().unwrap_or(1), "to": words.get(3).copied().unwrap_or("bob")}),
+            "transfer-1",
+        ),
+        (Some("explode"), true) => call("explode", json!({}), "explode-1"),
+        (Some("remember"), _) => {
+            let word = words.get(1).copied().unwrap_or_default();
+            record("session.log", &format!("start {word}"));
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            record("session.log", &format!("end {word}"));
+            ModelResponse::text(format!("so far: {}", all_prompts(&messages).join(", ")))
+        }
+        (_, false) => done(&returns),
+        _ => ModelResponse::text(format!("you said: {prompt}")),
+    })
+}
+
+/// Stops the process's progress before the N-th model request of a run.
+struct HangBefore(u32);
+
+impl Capability<()> for HangBefore {
+    fn hooks_stage(&self, stage: HookStage) -> bool {
+        stage == HookStage::ModelRequest
+    }
+    async fn before_model_request(
+        &self,
+        ctx: &RunContext<()>,
+        request: ModelRequestContext,
+    ) -> Result<ModelRequestContext, AgentRunError> {
+        if ctx.run_step == self.0 {
+            std::fs::write(log_dir().join("hanging"), ctx.run_step.to_string()).expect("write");
+            std::future::pending::<()>().await;
+        }
+        Ok(request)
+    }
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let port: u16 = std::env::var("PORT")?.parse()?;
+    let model = FunctionModel::new(|messages, _| scripted(messages.to_vec()));
+    let mut builder = Agent::builder(model).tool(charge).tool(transfer).tool(explode);
+    if let Some(n) = std::env::var("HANG_BEFORE_MODEL_REQUEST").ok().and_then(|v| v.parse().ok()) {
+        builder = builder.capability(HangBefore(n));
+    }
+    let agent = builder.allow_deferred().build()?;
+    let session = AgentSession::new(DurableAgent::new(agent));
+    HttpServer::new(Endpoint::builder().bind(session).build())
+        .listen_and_serve(std::net::SocketAddr::from(([127, 0, 0, 1], port)))
+        .await;
+    Ok(())
+}

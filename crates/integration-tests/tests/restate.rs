@@ -1,0 +1,360 @@
+//! Durable agents against a real Restate server (`scripts/restate.sh`), served by the
+//! `restate_service` binary: crash recovery, approvals across restarts, sessions, bad input.
+//!
+//! Each test starts its own server and service on free ports, with its own folders, and
+//! counts executions in files the service's tools and model write.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port()
+}
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("repo root")
+}
+
+/// A Restate server started by the project's script, stopped (and its data deleted) on drop.
+struct Server {
+    home: PathBuf,
+    ingress: u16,
+    admin: u16,
+    node: u16,
+}
+
+impl Server {
+    fn script(&self, args: &[&str]) -> std::process::Output {
+        let out = Command::new(repo_root().join("scripts/restate.sh"))
+            .args(args)
+            .env("RESTATE_HOME", &self.home)
+            // The npm packages are shared by every test; only the run folder is the test's.
+            .env("RESTATE_NPM_DIR", repo_root().join(".restate/npm"))
+            .env("RESTATE_INGRESS_PORT", self.ingress.to_string())
+            .env("RESTATE_ADMIN_PORT", self.admin.to_string())
+            .env("RESTATE_NODE_PORT", self.node.to_string())
+            .output()
+            .expect("scripts/restate.sh runs");
+        assert!(out.status.success(), "scripts/restate.sh {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+        out
+    }
+
+    fn start(home: &Path) -> Server {
+        let server = Server { home: home.to_path_buf(), ingress: free_port(), admin: free_port(), node: free_port() };
+        server.script(&["start"]);
+        server
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = Command::new(repo_root().join("scripts/restate.sh"))
+            .arg("stop")
+            .env("RESTATE_HOME", &self.home)
+            .env("RESTATE_NPM_DIR", repo_root().join(".restate/npm"))
+            .status();
+    }
+}
+
+/// The service process: killed on drop.
+struct Service {
+    port: u16,
+    logs: PathBuf,
+    child: Option<Child>,
+}
+
+impl Service {
+    fn spawn(port: u16, logs: &Path, hang_before: Option<u32>) -> Service {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_restate_service"));
+        cmd.env("PORT", port.to_string()).env("LOG_DIR", logs).stdout(Stdio::null()).stderr(Stdio::null());
+        if let Some(n) = hang_before {
+            cmd.env("HANG_BEFORE_MODEL_REQUEST", n.to_string());
+        }
+        let child = cmd.spawn().expect("the service starts");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "the service did not listen on {port}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Service { port, logs: logs.to_path_buf(), child: Some(child) }
+    }
+
+    /// Kills the process by its pid (SIGKILL: no clean shutdown).
+    fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let status = Command::new("kill").arg("-9").arg(child.id().to_string()).status().expect("kill");
+            assert!(status.success());
+            let _ = child.wait();
+        }
+    }
+
+    fn restart(&mut self, hang_before: Option<u32>) {
+        self.kill();
+        *self = Service::spawn(self.port, &self.logs.clone(), hang_before);
+    }
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// A test's world: a server, a registered service, and the service's log folder.
+struct World {
+    server: Server,
+    service: Service,
+    _dir: TempDir,
+}
+
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+impl World {
+    fn new(name: &str, hang_before: Option<u32>) -> World {
+        let dir = std::env::temp_dir().join(format!("toolsmith-restate-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let logs = dir.join("logs");
+        std::fs::create_dir_all(&logs).expect("log dir");
+        let server = Server::start(&dir.join("restate"));
+        let service = Service::spawn(free_port(), &logs, hang_before);
+        server.script(&["register", &format!("http://127.0.0.1:{}", service.port)]);
+        World { server, service, _dir: TempDir(dir) }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}/{path}", self.server.ingress)
+    }
+
+    /// An HTTP request to the ingress: (status, body as JSON or as a string).
+    fn http(&self, method: &str, path: &str, body: Option<&str>) -> (u16, Value) {
+        let mut cmd = Command::new("curl");
+        cmd.args(["-sS", "-X", method, "-w", "\n%{http_code}", "--max-time", "60"]);
+        if let Some(body) = body {
+            cmd.args(["-H", "content-type: application/json", "--data-binary", body]);
+        }
+        let out = cmd.arg(self.url(path)).output().expect("curl runs");
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        let (body, status) = text.rsplit_once('\n').unwrap_or(("", "0"));
+        let value = serde_json::from_str(body).unwrap_or_else(|_| Value::String(body.to_string()));
+        (status.trim().parse().unwrap_or(0), value)
+    }
+
+    fn turn_send(&self, key: &str, prompt: &str) -> String {
+        let (status, body) =
+            self.http("POST", &format!("AgentSession/{key}/turn/send"), Some(&json!({"prompt": prompt}).to_string()));
+        assert!((200..300).contains(&status), "send: {status} {body}");
+        body["invocationId"].as_str().expect("an invocation id").to_string()
+    }
+
+    fn attach(&self, invocation: &str) -> (u16, Value) {
+        self.http("GET", &format!("restate/invocation/{invocation}/attach"), None)
+    }
+
+    fn turn(&self, key: &str, prompt: &str) -> (u16, Value) {
+        self.http("POST", &format!("AgentSession/{key}/turn"), Some(&json!({"prompt": prompt}).to_string()))
+    }
+
+    fn shared(&self, key: &str, handler: &str, body: Option<&str>) -> (u16, Value) {
+        self.http("POST", &format!("AgentSession/{key}/{handler}"), body)
+    }
+
+    fn lines(&self, file: &str) -> Vec<String> {
+        std::fs::read_to_string(self.service.logs.join(file)).unwrap_or_default().lines().map(str::to_string).collect()
+    }
+
+    fn wait_for(&self, what: &str, mut done: impl FnMut() -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !done() {
+            assert!(Instant::now() < deadline, "timed out waiting for {what}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn wait_pending(&self, key: &str) -> Value {
+        let mut pending = Value::Null;
+        self.wait_for("a pending call", || {
+            let (status, body) = self.shared(key, "pending", None);
+            pending = body;
+            status == 200 && pending.as_array().is_some_and(|a| !a.is_empty())
+        });
+        pending
+    }
+}
+
+/// The history with what differs between two separate runs (times, run and conversation ids)
+/// blanked.
+fn normalised(history: &Value) -> Value {
+    match history {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| match k.as_str() {
+                    "timestamp" | "run_id" | "conversation_id" => (k.clone(), Value::Null),
+                    _ => (k.clone(), normalised(v)),
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(normalised).collect()),
+        other => other.clone(),
+    }
+}
+
+#[test]
+fn a_run_killed_between_steps_resumes_from_its_journal() {
+    let mut world = World::new("crash", Some(2));
+    // Two calls in one response, run in parallel, each its own journaled step.
+    let invocation = world.turn_send("crash", "charge 5 6");
+    // The tool ran and its step is journaled; the process is stopped before model request 2.
+    world.wait_for("the hang before model request 2", || world.service.logs.join("hanging").exists());
+    world.service.kill();
+    let mut ran = world.lines("charge.log");
+    ran.sort();
+    assert_eq!(ran, ["5", "6"], "each call ran once before the crash");
+    let trace = world.lines("charge-trace.log");
+    assert!(trace[..2].iter().all(|l| l.starts_with("start")), "the two calls ran in parallel: {trace:?}");
+    world.service.restart(None);
+
+    let (status, reply) = world.attach(&invocation);
+    assert_eq!(status, 200, "{reply}");
+    assert_eq!(reply["output"], "done: charged 5; charged 6");
+    assert_eq!(world.lines("charge.log").len(), 2, "no call ran again");
+    assert_eq!(world.lines("model.log"), ["charge 5 6 | 0", "charge 5 6 | 2"], "the model was asked once per step");
+
+    // The replay rebuilt the history the first process had made, timestamps and ids included.
+    let seen: Value =
+        serde_json::from_str(&std::fs::read_to_string(world.service.logs.join("charge-saw.json")).unwrap()).unwrap();
+    let history = &reply["new_messages"];
+    let (seen, history_items) = (seen.as_array().unwrap(), history.as_array().unwrap());
+    // The last message seen is the request being made (the tool's return not in it yet).
+    let (open, done) = seen.split_last().unwrap();
+    assert_eq!(&history_items[..done.len()], done, "replayed history differs");
+    let replayed = &history_items[done.len()];
+    for key in ["kind", "timestamp", "run_id", "conversation_id"] {
+        assert_eq!(replayed[key], open[key], "the replayed request's `{key}` differs");
+    }
+
+    // The same turn uninterrupted, in another conversation, makes the same history.
+    let (status, straight) = world.turn("straight", "charge 5 6");
+    assert_eq!(status, 200, "{straight}");
+    assert_eq!(normalised(&straight["new_messages"]), normalised(history));
+    assert_eq!(world.lines("charge.log").len(), 4);
+    let (_, stored) = world.shared("crash", "history", None);
+    assert_eq!(&stored, history, "the conversation's history is stored");
+}
+
+#[test]
+fn an_approval_arrives_after_the_service_restarted() {
+    let mut world = World::new("approve", None);
+    let invocation = world.turn_send("a", "transfer 10 to bob");
+    let pending = world.wait_pending("a");
+    assert_eq!(pending[0]["tool_call_id"], "transfer-1");
+    assert_eq!(pending[0]["tool_name"], "transfer");
+    assert_eq!(pending[0]["kind"], "approval");
+    assert_eq!(pending[0]["args"], json!({"amount": 10, "to": "bob"}));
+    assert!(world.lines("transfer.log").is_empty(), "nothing runs before the approval");
+
+    world.service.restart(None);
+    let (status, body) = world.shared("a", "decide", Some(r#"{"tool_call_id": "transfer-1", "approved": true}"#));
+    assert_eq!(status, 200, "{body}");
+    let (status, reply) = world.attach(&invocation);
+    assert_eq!(status, 200, "{reply}");
+    assert_eq!(reply["output"], "done: transferred 10 to bob");
+    assert_eq!(world.lines("transfer.log"), ["10 to bob"], "the approved call ran once");
+    assert_eq!(world.shared("a", "pending", None).1, json!([]));
+
+    // A denial: the call never runs, the model hears why.
+    let invocation = world.turn_send("d", "transfer 99 to eve");
+    world.wait_pending("d");
+    world.service.restart(None);
+    let (status, body) = world.shared(
+        "d",
+        "decide",
+        Some(r#"{"tool_call_id": "transfer-1", "approved": false, "message": "not to eve"}"#),
+    );
+    assert_eq!(status, 200, "{body}");
+    let (status, reply) = world.attach(&invocation);
+    assert_eq!(status, 200, "{reply}");
+    assert_eq!(reply["output"], "done: not to eve");
+    assert_eq!(world.lines("transfer.log"), ["10 to bob"], "the denied call did not run");
+}
+
+#[test]
+fn conversations_stay_apart_and_one_conversation_runs_one_turn_at_a_time() {
+    let world = World::new("sessions", None);
+    let (_, a1) = world.turn("alice", "remember apple");
+    let (_, b1) = world.turn("bob", "remember banana");
+    let (_, a2) = world.turn("alice", "remember cherry");
+    assert_eq!(a1["output"], "so far: remember apple");
+    assert_eq!(b1["output"], "so far: remember banana");
+    assert_eq!(a2["output"], "so far: remember apple, remember cherry");
+
+    // Two turns of one conversation sent at once run one after the other.
+    std::fs::remove_file(world.service.logs.join("session.log")).unwrap();
+    let first = world.turn_send("carol", "remember one");
+    let second = world.turn_send("carol", "remember two");
+    let (s1, r1) = world.attach(&first);
+    let (s2, r2) = world.attach(&second);
+    assert_eq!((s1, s2), (200, 200), "{r1} {r2}");
+    assert_eq!(world.lines("session.log"), ["start one", "end one", "start two", "end two"]);
+    assert_eq!(r2["output"], "so far: remember one, remember two");
+    let (_, history) = world.shared("carol", "history", None);
+    assert_eq!(history.as_array().map(Vec::len), Some(4), "{history}");
+}
+
+#[test]
+fn bad_input_gets_a_clear_error_and_runs_nothing() {
+    let world = World::new("bad", None);
+    let invocation = world.turn_send("x", "transfer 7 to zed");
+    world.wait_pending("x");
+
+    // A call nobody waits for.
+    let (status, body) = world.shared("x", "decide", Some(r#"{"tool_call_id": "nope", "approved": true}"#));
+    assert_eq!(status, 404, "{body}");
+    let text = body.to_string();
+    assert!(text.contains("no call `nope` waits") && text.contains("transfer-1"), "{text}");
+    // A malformed payload, a misspelt field, a decision of the wrong kind.
+    let (status, body) = world.shared("x", "decide", Some("{not json"));
+    assert!((400..500).contains(&status), "{status} {body}");
+    let (status, body) = world.shared("x", "decide", Some(r#"{"tool_call_id": "transfer-1", "aproved": true}"#));
+    assert!((400..500).contains(&status), "{status} {body}");
+    assert!(body.to_string().contains("aproved"), "{body}");
+    let (status, body) = world.shared("x", "decide", Some(r#"{"tool_call_id": "transfer-1", "result": 1}"#));
+    assert_eq!(status, 400, "{body}");
+    assert!(body.to_string().contains("waits for an approval"), "{body}");
+    // A turn with a malformed body.
+    let (status, body) = world.http("POST", "AgentSession/y/turn", Some(r#"{"promt": "hi"}"#));
+    assert!((400..500).contains(&status), "{status} {body}");
+    assert!(world.lines("transfer.log").is_empty(), "nothing ran");
+
+    // The turn still waits, and a good decision completes it.
+    let (status, _) = world.shared("x", "decide", Some(r#"{"tool_call_id": "transfer-1", "approved": true}"#));
+    assert_eq!(status, 200);
+    let (status, reply) = world.attach(&invocation);
+    assert_eq!(status, 200, "{reply}");
+    assert_eq!(world.lines("transfer.log"), ["7 to zed"]);
+
+    // A tool that panics inside its journaled step: the turn fails once with the panic's
+    // message, the tool ran once, the conversation keeps its history and takes the next turn.
+    let (status, body) = world.turn("x", "explode");
+    assert!(status >= 400, "{status} {body}");
+    assert!(body.to_string().contains("the detonator went off"), "{body}");
+    assert_eq!(world.lines("explode.log"), ["boom"]);
+    let (_, history) = world.shared("x", "history", None);
+    assert_eq!(history.as_array().map(Vec::len), Some(4), "only the completed turn is stored: {history}");
+    let (status, reply) = world.turn("x", "hello");
+    assert_eq!(status, 200, "{reply}");
+    assert_eq!(reply["output"], "you said: hello");
+    assert_eq!(world.lines("explode.log"), ["boom"], "the failed step was not run again");
+}

@@ -1,0 +1,80 @@
+//! The capability that makes a run's model requests and tool calls journaled steps.
+
+use std::future::Future;
+
+use serde_json::Value;
+use toolsmith::AgentRunError;
+use toolsmith::RunContext;
+use toolsmith::capability::{
+    Capability, CapabilityOrdering, HookStage, ModelRequestContext, ModelRequestNext, ToolCallInfo, ToolExecuteNext,
+};
+use toolsmith::messages::ModelResponse;
+use toolsmith::model::{ModelError, ModelErrorKind};
+use toolsmith::tool::{ToolError, ToolOutput};
+
+use crate::codec;
+use crate::journal::Journal;
+
+/// Added to each durable run, outermost: a model request (with the hooks inside it) and a tool
+/// call (its hooks, the tool, MCP calls included) each run once, as one journaled step.
+pub(crate) struct Journaled {
+    pub(crate) journal: Journal,
+}
+
+impl<D: Send + Sync + 'static> Capability<D> for Journaled {
+    fn name(&self) -> String {
+        "RestateJournal".into()
+    }
+
+    fn ordering(&self) -> Option<CapabilityOrdering> {
+        // Outermost: everything inside is done once, and the step is sent before the hook
+        // first awaits, so the calls of a response enter the journal in call order.
+        Some(CapabilityOrdering::outermost())
+    }
+
+    fn hooks_stage(&self, stage: HookStage) -> bool {
+        matches!(stage, HookStage::ModelRequest | HookStage::ToolExecute)
+    }
+
+    fn wrap_model_request<'a>(
+        &'a self,
+        ctx: &'a RunContext<D>,
+        request: ModelRequestContext,
+        next: ModelRequestNext<'a>,
+    ) -> impl Future<Output = Result<ModelResponse, AgentRunError>> + Send + 'a {
+        let step = self.journal.step(
+            format!("model request {}", ctx.run_step),
+            move || next.run(request),
+            codec::encode_model,
+            codec::decode_model,
+        );
+        async move {
+            step.await.unwrap_or_else(|e| {
+                Err(AgentRunError::Model(ModelError::new(
+                    ModelErrorKind::Other("DurableStepError".into()),
+                    e.to_string(),
+                )))
+            })
+        }
+    }
+
+    fn wrap_tool_execute<'a>(
+        &'a self,
+        _ctx: &'a RunContext<D>,
+        call: ToolCallInfo<'a>,
+        args: Value,
+        next: ToolExecuteNext<'a>,
+    ) -> impl Future<Output = Result<ToolOutput, ToolError>> + Send + 'a {
+        let step = self.journal.step(
+            format!("tool {} {}", call.call.tool_name, call.call.tool_call_id),
+            move || next.run(args),
+            codec::encode_tool,
+            codec::decode_tool,
+        );
+        async move {
+            step.await.unwrap_or_else(|e| {
+                Err(ToolError::Failed { kind: "DurableStepError".into(), message: e.to_string(), source: None })
+            })
+        }
+    }
+}

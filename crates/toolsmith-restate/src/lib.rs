@@ -1,0 +1,55 @@
+//! Durable toolsmith agents on [Restate](https://restate.dev): runs that survive crashes and
+//! deploys, approvals that wait for days, one session per conversation.
+//!
+//! Wrap an [`Agent`](toolsmith::Agent) in a [`DurableAgent`] and serve it from a Restate
+//! virtual object keyed by conversation id (the ready-made [`AgentSession`], or one of your
+//! own). Each turn then runs inside a Restate invocation:
+//!
+//! - every model request and every tool call (MCP calls included) is one journaled step
+//!   (`ctx.run`): when the invocation is retried after a crash, finished steps are replayed
+//!   from the journal, so the model is not asked again and a tool with side effects does not
+//!   run again;
+//! - the run's clock and its fresh ids (run id, conversation id, the tool-call ids it makes)
+//!   come from the invocation ([`toolsmith::durable`]): a replay builds the same history;
+//! - calls that need approval, or that run outside the agent, wait on Restate awakeables that a
+//!   [`Decision`] (an HTTP call to the `decide` handler, or any Restate client) resolves,
+//!   minutes or days later, across restarts;
+//! - the conversation's history lives in the object's state; Restate runs one turn at a time
+//!   per conversation and many conversations in parallel.
+//!
+//! ```no_run
+//! use restate_sdk::prelude::*;
+//! use toolsmith::prelude::*;
+//! use toolsmith_restate::{AgentSession, DurableAgent};
+//!
+//! /// Refund an order.
+//! #[tool(requires_approval)]
+//! fn refund(order: String) -> String {
+//!     format!("refunded {order}")
+//! }
+//!
+//! # async fn serve() -> Result<(), Box<dyn std::error::Error>> {
+//! let agent = Agent::builder(TestModel::default()).tool(refund).allow_deferred().build()?;
+//! HttpServer::new(Endpoint::builder().bind(AgentSession::new(DurableAgent::new(agent))).build())
+//!     .listen_and_serve("127.0.0.1:9080".parse()?)
+//!     .await;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Streaming runs are not durable (a turn answers when it ends), and a step's failure is
+//! recorded like its success: a model request that failed after the model's own retries is
+//! replayed as the same failure.
+
+mod capability;
+mod codec;
+mod journal;
+mod object;
+mod session;
+mod source;
+
+pub use object::AgentSession;
+pub use session::{
+    Decision, DurableAgent, HISTORY_KEY, PENDING_KEY, PendingCall, PendingKind, TurnReply, TurnRequest, decide,
+    history, pending,
+};
