@@ -288,6 +288,20 @@ fn an_approval_arrives_after_the_service_restarted() {
     assert_eq!(status, 200, "{reply}");
     assert_eq!(reply["output"], "done: not to eve");
     assert_eq!(world.lines("transfer.log"), ["10 to bob"], "the denied call did not run");
+
+    // A call run outside the agent: its result arrives as a decision.
+    let invocation = world.turn_send("fx", "rate EUR");
+    let pending = world.wait_pending("fx");
+    assert_eq!(pending[0]["kind"], "external");
+    assert_eq!(pending[0]["metadata"], json!({"queue": "fx"}));
+    let (status, body) = world.shared("fx", "decide", Some(r#"{"tool_call_id": "fx-1", "approved": true}"#));
+    assert_eq!(status, 400, "an approval does not answer an outside call: {body}");
+    let (status, body) = world.shared("fx", "decide", Some(r#"{"tool_call_id": "fx-1", "result": "1.08"}"#));
+    assert_eq!(status, 200, "{body}");
+    let (status, reply) = world.attach(&invocation);
+    assert_eq!(status, 200, "{reply}");
+    assert_eq!(reply["output"], "done: 1.08");
+    assert_eq!(world.lines("fx.log"), ["EUR"], "the deferring tool ran once");
 }
 
 #[test]
@@ -299,6 +313,14 @@ fn conversations_stay_apart_and_one_conversation_runs_one_turn_at_a_time() {
     assert_eq!(a1["output"], "so far: remember apple");
     assert_eq!(b1["output"], "so far: remember banana");
     assert_eq!(a2["output"], "so far: remember apple, remember cherry");
+
+    // Turns of different conversations run at the same time.
+    std::fs::remove_file(world.service.logs.join("session.log")).unwrap();
+    let p1 = world.turn_send("p1", "remember x");
+    let p2 = world.turn_send("p2", "remember y");
+    assert_eq!((world.attach(&p1).0, world.attach(&p2).0), (200, 200));
+    let log = world.lines("session.log");
+    assert!(log[..2].iter().all(|l| l.starts_with("start")), "two conversations ran in parallel: {log:?}");
 
     // Two turns of one conversation sent at once run one after the other.
     std::fs::remove_file(world.service.logs.join("session.log")).unwrap();

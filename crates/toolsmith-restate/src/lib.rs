@@ -37,9 +37,13 @@
 //! # }
 //! ```
 //!
-//! Streaming runs are not durable (a turn answers when it ends), and a step's failure is
-//! recorded like its success: a model request that failed after the model's own retries is
-//! replayed as the same failure.
+//! What the guarantees are: a step whose result is in the journal never runs again; a step
+//! interrupted before its result was journaled (the process died during the model request or
+//! the tool) runs again when the invocation is retried, as any Restate `ctx.run` does. A step's
+//! failure is recorded like its success: a model request that failed after the model's own
+//! retries is replayed as the same failure, and the turn ends with a terminal error (the
+//! conversation's history stays as it was). Streaming runs are not durable (a turn answers when
+//! it ends).
 
 mod capability;
 mod codec;

@@ -16,6 +16,7 @@ use toolsmith::capability::{Capability, HookStage, ModelRequestContext};
 use toolsmith::messages::{ModelMessage, ModelResponse, ModelResponsePart, ToolCallPart};
 use toolsmith::model::ModelError;
 use toolsmith::prelude::*;
+use toolsmith::tool::CallDeferred;
 use toolsmith_restate::{AgentSession, DurableAgent};
 
 fn log_dir() -> PathBuf {
@@ -46,6 +47,13 @@ async fn charge(ctx: RunContext, amount: u32) -> String {
 fn transfer(to: String, amount: u32) -> String {
     record("transfer.log", &format!("{amount} to {to}"));
     format!("transferred {amount} to {to}")
+}
+
+/// The exchange rate of a currency: looked up by another system, which answers later.
+#[tool]
+fn fx_rate(currency: String) -> Result<String, CallDeferred> {
+    record("fx.log", &currency);
+    Err(CallDeferred::with_metadata(json!({"queue": "fx"})))
 }
 
 /// Explodes.
@@ -119,6 +127,7 @@ async fn scripted(messages: Vec<ModelMessage>) -> Result<ModelResponse, ModelErr
             "transfer-1",
         ),
         (Some("explode"), true) => call("explode", json!({}), "explode-1"),
+        (Some("rate"), true) => call("fx_rate", json!({"currency": words.get(1).copied().unwrap_or("EUR")}), "fx-1"),
         (Some("remember"), _) => {
             let word = words.get(1).copied().unwrap_or_default();
             record("session.log", &format!("start {word}"));
@@ -155,7 +164,7 @@ impl Capability<()> for HangBefore {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let port: u16 = std::env::var("PORT")?.parse()?;
     let model = FunctionModel::new(|messages, _| scripted(messages.to_vec()));
-    let mut builder = Agent::builder(model).tool(charge).tool(transfer).tool(explode);
+    let mut builder = Agent::builder(model).tool(charge).tool(transfer).tool(explode).tool(fx_rate);
     if let Some(n) = std::env::var("HANG_BEFORE_MODEL_REQUEST").ok().and_then(|v| v.parse().ok()) {
         builder = builder.capability(HangBefore(n));
     }
