@@ -99,6 +99,8 @@ start() {
     if [ -z "$(running_pid)" ]; then
       log "the server exited; its log:"
       tail -20 "$run_dir/server.log" >&2
+      rm -rf "$data"
+      rm -f "$run_dir/pid" "$run_dir/data"
       exit 1
     fi
     sleep 0.5

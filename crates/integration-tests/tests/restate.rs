@@ -7,12 +7,24 @@
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 
+/// A port free now, below Linux's ephemeral range (32768 and up), so that the outgoing
+/// connections of the tests running beside this one do not take it before it is bound.
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port()
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let seed = std::process::id().wrapping_mul(7919)
+        ^ SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
+    loop {
+        let offset = seed.wrapping_add(NEXT.fetch_add(7, Ordering::Relaxed)) % 12_000;
+        let port = 20_000 + offset as u16;
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
 }
 
 fn repo_root() -> PathBuf {
@@ -29,7 +41,13 @@ struct Server {
 
 impl Server {
     fn script(&self, args: &[&str]) -> std::process::Output {
-        let out = Command::new(repo_root().join("scripts/restate.sh"))
+        let out = self.run(args);
+        assert!(out.status.success(), "scripts/restate.sh {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+        out
+    }
+
+    fn run(&self, args: &[&str]) -> std::process::Output {
+        Command::new(repo_root().join("scripts/restate.sh"))
             .args(args)
             .env("RESTATE_HOME", &self.home)
             // The npm packages are shared by every test; only the run folder is the test's.
@@ -38,15 +56,23 @@ impl Server {
             .env("RESTATE_ADMIN_PORT", self.admin.to_string())
             .env("RESTATE_NODE_PORT", self.node.to_string())
             .output()
-            .expect("scripts/restate.sh runs");
-        assert!(out.status.success(), "scripts/restate.sh {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
-        out
+            .expect("scripts/restate.sh runs")
     }
 
+    /// Starts a server; when a port was taken meanwhile, again on other ports.
     fn start(home: &Path) -> Server {
-        let server = Server { home: home.to_path_buf(), ingress: free_port(), admin: free_port(), node: free_port() };
-        server.script(&["start"]);
-        server
+        let mut attempt = 1;
+        loop {
+            let server =
+                Server { home: home.to_path_buf(), ingress: free_port(), admin: free_port(), node: free_port() };
+            let out = server.run(&["start"]);
+            if out.status.success() {
+                return server;
+            }
+            let log = String::from_utf8_lossy(&out.stderr).to_string();
+            assert!(attempt < 5 && log.contains("Address in use"), "scripts/restate.sh start failed: {log}");
+            attempt += 1;
+        }
     }
 }
 
@@ -74,12 +100,15 @@ impl Service {
         if let Some(n) = hang_before {
             cmd.env("HANG_BEFORE_MODEL_REQUEST", n.to_string());
         }
-        let child = cmd.spawn().expect("the service starts");
+        let mut child = cmd.spawn().expect("the service starts");
         let deadline = Instant::now() + Duration::from_secs(20);
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
             assert!(Instant::now() < deadline, "the service did not listen on {port}");
             std::thread::sleep(Duration::from_millis(50));
         }
+        // Listening is not enough: the port must be this process's (it exits if it cannot bind).
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(matches!(child.try_wait(), Ok(None)), "the service exited: port {port} was taken");
         Service { port, logs: logs.to_path_buf(), child: Some(child) }
     }
 

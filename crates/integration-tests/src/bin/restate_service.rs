@@ -131,7 +131,7 @@ async fn scripted(messages: Vec<ModelMessage>) -> Result<ModelResponse, ModelErr
         (Some("remember"), _) => {
             let word = words.get(1).copied().unwrap_or_default();
             record("session.log", &format!("start {word}"));
-            tokio::time::sleep(Duration::from_millis(300)).await;
+            tokio::time::sleep(Duration::from_millis(1000)).await;
             record("session.log", &format!("end {word}"));
             ModelResponse::text(format!("so far: {}", all_prompts(&messages).join(", ")))
         }
