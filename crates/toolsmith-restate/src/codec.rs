@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use toolsmith::AgentRunError;
 use toolsmith::messages::{ModelResponse, UserContent};
-use toolsmith::model::{ModelError, ModelErrorKind};
+use toolsmith::model::ModelError;
 use toolsmith::tool::{ApprovalRequired, CallDeferred, ModelRetry, ToolError, ToolOutput, ToolReturn};
 use toolsmith::validation::ErrorDetail;
 
@@ -26,9 +26,9 @@ pub(crate) fn decode_model(value: Value) -> Result<Result<ModelResponse, AgentRu
     }
     match serde_json::from_value::<Outcome>(value).map_err(|e| e.to_string())? {
         Outcome::Response(r) => Ok(Ok(r)),
-        Outcome::Error { kind, message } => {
-            Ok(Err(AgentRunError::Model(ModelError::new(ModelErrorKind::Other(kind), message))))
-        }
+        // The kind's name read back through `ModelErrorKind::from`: a replay fails with the kind
+        // the first execution failed with.
+        Outcome::Error { kind, message } => Ok(Err(AgentRunError::Model(ModelError::new(kind, message)))),
     }
 }
 
@@ -104,6 +104,7 @@ pub(crate) fn decode_tool(value: Value) -> Result<Result<ToolOutput, ToolError>,
 #[cfg(test)]
 mod tests {
     use super::*;
+    use toolsmith::model::ModelErrorKind;
 
     fn round_trip(outcome: Result<ToolOutput, ToolError>) {
         let decoded = decode_tool(encode_tool(&outcome)).expect("decodes");
@@ -133,6 +134,7 @@ mod tests {
         let failure = AgentRunError::Model(ModelError::new(ModelErrorKind::Api, "overloaded"));
         let back = decode_model(encode_model(&Err(failure))).unwrap().unwrap_err();
         assert!(back.to_string().contains("overloaded"), "{back}");
+        assert_eq!(back.model_error().map(|e| e.kind.clone()), Some(ModelErrorKind::Api));
         assert!(decode_model(json!({"nonsense": 1})).is_err());
     }
 }

@@ -348,15 +348,9 @@ pub async fn decide(ctx: &SharedObjectContext<'_>, decision: Decision) -> Result
         )
         .into());
     };
-    call.kind.check_decision(&decision)?;
+    decision.check(call.kind).map_err(|m| TerminalError::new_with_code(400, m))?;
     ctx.resolve_awakeable(&call.awakeable_id, Json(decision));
     Ok(())
-}
-
-impl PendingKind {
-    fn check_decision(self, decision: &Decision) -> Result<(), TerminalError> {
-        decision.check(self).map_err(|m| TerminalError::new_with_code(400, m))
-    }
 }
 
 /// See [`DurableAgent::pending`].
