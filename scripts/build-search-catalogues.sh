@@ -160,14 +160,15 @@ print(f"build-search-catalogues: {out}: {sum(map(len, tools.values()))} tools fr
 PY
 }
 
-build_openapi() {
-  local dir="$cache/openapi" out="$root/tests/search-eval/openapi/corpus.jsonl"
-  install "$dir" "\"@octokit/openapi\":\"$OCTOKIT_OPENAPI_VERSION\""
-  python3 - "$dir/node_modules/@octokit/openapi/generated/api.github.com.json" \
-    "@octokit/openapi@$OCTOKIT_OPENAPI_VERSION api.github.com" "$out" <<'PY'
-import json, re, sys
+# openapi_to_corpus SPEC SOURCE OUT [html]: one tool a line in OUT for every operation of the
+# OpenAPI 3 description SPEC (JSON) that has an operationId, in the order of its paths; SOURCE
+# starts each tool's `source`. With `html`, descriptions are HTML: tags are dropped, entities decoded.
+openapi_to_corpus() {
+  python3 - "$@" <<'PY'
+import html, json, re, sys
 
 spec_path, source, out_path = sys.argv[1], sys.argv[2], sys.argv[3]
+html_text = sys.argv[4:] == ["html"]
 spec = json.load(open(spec_path))
 METHODS = ("get", "post", "put", "patch", "delete")
 DESC_MAX, PARAM_DESC_MAX = 1024, 300
@@ -184,6 +185,9 @@ def deref(node):
 
 
 def trim(text, limit):
+    if html_text:  # block tags become a space, inline ones (<code>, <a>) nothing; then entities
+        text = re.sub(r"</?(p|br|li|ul|ol|div|h[1-6]|pre|table|tr|td|th)\b[^>]*>", " ", text or "")
+        text = html.unescape(re.sub(r"</?[a-zA-Z][^>]*>", "", text))
     text = re.sub(r"\s+", " ", text or "").strip()
     if len(text) <= limit:
         return text
@@ -244,7 +248,10 @@ with open(out_path, "w") as f:
                 if p.get("required"):
                     required.append(p["name"])
             body = deref(op.get("requestBody", {}))
-            schema = deref(body.get("content", {}).get("application/json", {}).get("schema", {}))
+            content = body.get("content", {})
+            media = next((m for m in ("application/json", "application/x-www-form-urlencoded",
+                                      "multipart/form-data") if m in content), None)
+            schema = deref(content[media].get("schema", {})) if media else {}
             for part in schema.get("allOf", []):
                 part = deref(part)
                 schema = {**part, "properties": {**schema.get("properties", {}), **part.get("properties", {})}}
@@ -267,6 +274,13 @@ with open(out_path, "w") as f:
             count += 1
 print(f"build-search-catalogues: {out_path}: {count} operations", file=sys.stderr)
 PY
+}
+
+build_openapi() {
+  local dir="$cache/openapi" out="$root/tests/search-eval/openapi/corpus.jsonl"
+  install "$dir" "\"@octokit/openapi\":\"$OCTOKIT_OPENAPI_VERSION\""
+  openapi_to_corpus "$dir/node_modules/@octokit/openapi/generated/api.github.com.json" \
+    "@octokit/openapi@$OCTOKIT_OPENAPI_VERSION api.github.com" "$out"
 }
 
 case "$what" in
