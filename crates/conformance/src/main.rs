@@ -565,7 +565,8 @@ fn add_capabilities(
                 None => b.capability(IncludeToolReturnSchemas::all()),
             },
             "ToolSearch" => {
-                let mut ts = ToolSearch::new();
+                // The reference's default strategy, unless the scenario names one.
+                let mut ts = ToolSearch::new().strategy(SearchStrategy::PydanticAi);
                 if get(cfg, "strategy").and_then(Value::as_str) == Some("keywords") {
                     ts = ts.strategy(SearchStrategy::Keywords);
                 }
@@ -606,7 +607,9 @@ async fn run_scenario(scenario: &Value) -> Result<Value, Unsupported> {
         }),
         other => return Err(unsupported(format!("model {other}"))),
     };
-    let mut b = builder.deps::<Deps>();
+    // Deferred tools are searched as the reference does unless a `ToolSearch` capability says
+    // otherwise.
+    let mut b = builder.deps::<Deps>().tool_search(ToolSearch::new().strategy(SearchStrategy::PydanticAi));
     if let Some(p) = get(a, "system_prompt").and_then(Value::as_str) {
         b = b.system_prompt(p);
     }

@@ -69,9 +69,10 @@ fn deferred(tools: &[Value]) -> Vec<String> {
 }
 
 #[tokio::test]
-async fn anthropic_searches_the_deferred_catalogue_itself_by_default() {
+async fn anthropic_searches_the_deferred_catalogue_itself_with_pydantic_ais_strategy() {
     let s = server("anthropic", "messages_text.json").await;
-    let tools = tools_sent(&s, anthropic(&s, "claude-sonnet-4-5"), None).await;
+    let pydantic = ToolSearch::new().strategy(SearchStrategy::PydanticAi);
+    let tools = tools_sent(&s, anthropic(&s, "claude-sonnet-4-5"), Some(pydantic)).await;
     assert_eq!(names(&tools), ["tool_search_tool_bm25", "get_time", "get_forecast", "get_news"]);
     assert_eq!(deferred(&tools), ["get_forecast", "get_news"]);
 
@@ -82,11 +83,12 @@ async fn anthropic_searches_the_deferred_catalogue_itself_by_default() {
     assert_eq!(names(&tools)[0], "tool_search_tool_regex");
     assert_eq!(deferred(&tools), ["get_forecast", "get_news"]);
 
-    // A local strategy keeps the agent's own search_tools.
-    let s = server("anthropic", "messages_text.json").await;
-    let local = ToolSearch::new().strategy(SearchStrategy::Bm25);
-    let tools = tools_sent(&s, anthropic(&s, "claude-sonnet-4-5"), Some(local)).await;
-    assert_eq!(names(&tools), ["get_time", "search_tools"]);
+    // A local strategy, the default among them, keeps the agent's own search_tools.
+    for local in [None, Some(ToolSearch::new().strategy(SearchStrategy::Bm25))] {
+        let s = server("anthropic", "messages_text.json").await;
+        let tools = tools_sent(&s, anthropic(&s, "claude-sonnet-4-5"), local).await;
+        assert_eq!(names(&tools), ["get_time", "search_tools"]);
+    }
 }
 
 #[tokio::test]
@@ -110,14 +112,20 @@ async fn a_model_without_server_side_search_gets_the_local_search_tools() {
 }
 
 #[tokio::test]
-async fn openai_responses_searches_the_deferred_catalogue_itself_by_default() {
+async fn openai_responses_searches_the_deferred_catalogue_itself_with_pydantic_ais_strategy() {
+    let pydantic = || Some(ToolSearch::new().strategy(SearchStrategy::PydanticAi));
     let s = server("openai", "responses_text.json").await;
-    let tools = tools_sent(&s, responses(&s, "gpt-5.4"), None).await;
+    let tools = tools_sent(&s, responses(&s, "gpt-5.4"), pydantic()).await;
     assert_eq!(names(&tools), ["get_time", "get_forecast", "get_news", "tool_search"]);
     assert_eq!(deferred(&tools), ["get_forecast", "get_news"]);
 
     let s = server("openai", "responses_text.json").await;
-    let tools = tools_sent(&s, responses(&s, "gpt-4.1"), None).await;
+    let tools = tools_sent(&s, responses(&s, "gpt-4.1"), pydantic()).await;
+    assert_eq!(names(&tools), ["get_time", "search_tools"]);
+
+    // The default is toolsmith's own search.
+    let s = server("openai", "responses_text.json").await;
+    let tools = tools_sent(&s, responses(&s, "gpt-5.4"), None).await;
     assert_eq!(names(&tools), ["get_time", "search_tools"]);
 
     // OpenAI has no named strategies.

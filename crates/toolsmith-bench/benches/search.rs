@@ -1,4 +1,5 @@
-//! Tool search: index builds and searches per strategy at 1,000 and 10,000 deferred tools.
+//! Tool search: index builds and searches per strategy at 1,000, 10,000 and 100,000 deferred
+//! tools.
 //!
 //! ```sh
 //! cargo bench -p toolsmith-bench --bench search
@@ -24,7 +25,7 @@ fn main() {
     divan::main();
 }
 
-const SIZES: &[usize] = &[1_000, 10_000];
+const SIZES: &[usize] = &[1_000, 10_000, 100_000];
 
 const REQUESTS: &[&str] = &[
     "Find the area of a triangle with a base of 10 units and height of 5 units.",
@@ -94,6 +95,12 @@ fn build_bm25(bencher: Bencher, n: usize) {
     bench_build(bencher, n, SearchStrategy::Bm25);
 }
 
+/// Building the plain BM25 index (no name bonus, synonyms or abbreviations).
+#[divan::bench(args = SIZES, sample_count = 10, sample_size = 1)]
+fn build_bm25_plain(bencher: Bencher, n: usize) {
+    bench_build(bencher, n, SearchStrategy::PlainBm25);
+}
+
 /// Building the keyword index of Pydantic AI's algorithm.
 #[divan::bench(args = SIZES, sample_count = 10, sample_size = 1)]
 fn build_keywords(bencher: Bencher, n: usize) {
@@ -112,6 +119,18 @@ fn search_bm25(bencher: Bencher, n: usize) {
     bench_search(bencher, n, SearchStrategy::Bm25, REQUESTS);
 }
 
+/// Plain BM25, a user's request as the query.
+#[divan::bench(args = SIZES)]
+fn search_bm25_plain(bencher: Bencher, n: usize) {
+    bench_search(bencher, n, SearchStrategy::PlainBm25, REQUESTS);
+}
+
+/// Plain BM25, a model's short keyword query.
+#[divan::bench(args = SIZES)]
+fn search_bm25_plain_model_query(bencher: Bencher, n: usize) {
+    bench_search(bencher, n, SearchStrategy::PlainBm25, MODEL_QUERIES);
+}
+
 /// BM25, a model's short keyword query.
 #[divan::bench(args = SIZES)]
 fn search_bm25_model_query(bencher: Bencher, n: usize) {
@@ -121,7 +140,7 @@ fn search_bm25_model_query(bencher: Bencher, n: usize) {
 /// Pydantic AI's default algorithm (keyword overlap, undiscovered first), a user's request.
 #[divan::bench(args = SIZES)]
 fn search_default(bencher: Bencher, n: usize) {
-    bench_search(bencher, n, SearchStrategy::Default, REQUESTS);
+    bench_search(bencher, n, SearchStrategy::PydanticAi, REQUESTS);
 }
 
 /// Pydantic AI's keyword algorithm, a model's short keyword query.

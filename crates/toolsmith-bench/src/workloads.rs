@@ -9,6 +9,7 @@ use cpu_time::ProcessTime;
 use serde_json::{Value, json};
 use toolsmith::messages::{ModelMessage, ModelRequestPart, ModelResponse, ModelResponsePart, ToolCallPart};
 use toolsmith::model::{AgentInfo, FunctionModel, TestModel};
+use toolsmith::search::{SearchStrategy, ToolSearch};
 use toolsmith::tool::ToolOutput;
 use toolsmith::{Agent, RunContext, Tool, ToolError, tool};
 
@@ -363,9 +364,10 @@ fn discovered(messages: &[ModelMessage]) -> Result<Vec<String>, String> {
 }
 
 /// `step_10k_deferred` and `search_10k`: 10,000 deferred from-schema tools, found through the
-/// `search_tools` tool that toolsmith offers whenever deferred tools exist (it has no native
-/// tool search, so the local one is always used). Each agent keeps its keyword index across
-/// runs and rebuilds it only when the deferred tools change.
+/// `search_tools` tool that toolsmith offers whenever deferred tools exist, ranked with Pydantic
+/// AI's strategy (keyword overlap: the model has no native tool search), as the reference
+/// workload is. Each agent keeps its keyword index across runs and rebuilds it only when the
+/// deferred tools change.
 pub async fn deferred_10k(specs: &[Spec], step: Plan, search: Plan) -> Result<(Measured, Measured), String> {
     let t0 = Instant::now();
     let tools: Vec<Tool<()>> = specs
@@ -373,10 +375,17 @@ pub async fn deferred_10k(specs: &[Spec], step: Plan, search: Plan) -> Result<(M
         .map(|s| Tool::from_schema(s.name.clone(), s.description.clone(), s.schema.clone(), noop).defer_loading(true))
         .collect();
     let seen: Seen = Arc::default();
-    let step_agent =
-        Agent::builder(answer_recording(seen.clone())).tools(tools.clone()).build().map_err(|e| e.to_string())?;
-    let search_agent =
-        Agent::builder(search_then_answer(seen.clone())).tools(tools).build().map_err(|e| e.to_string())?;
+    let pydantic = || ToolSearch::new().strategy(SearchStrategy::PydanticAi);
+    let step_agent = Agent::builder(answer_recording(seen.clone()))
+        .tools(tools.clone())
+        .tool_search(pydantic())
+        .build()
+        .map_err(|e| e.to_string())?;
+    let search_agent = Agent::builder(search_then_answer(seen.clone()))
+        .tools(tools)
+        .tool_search(pydantic())
+        .build()
+        .map_err(|e| e.to_string())?;
     log(format!("  (built the 10k deferred agents in {:.2} s, outside the timing)", t0.elapsed().as_secs_f64()));
 
     let r = step_agent.run("go").await.map_err(|e| e.to_string())?;

@@ -17,9 +17,10 @@ use toolsmith::search::tokens::{self, Encoding};
 use toolsmith::search::{SearchStrategy, ToolSearch};
 use toolsmith::tool::ToolDefinition;
 
-const STRATEGY_HELP: &str = "default (Pydantic AI's keyword overlap, undiscovered tools first), keywords (keyword \
-overlap), bm25 (BM25 with identifier splitting and stemming: the recommended strategy), regex (each query is a \
-regular expression)";
+const STRATEGY_HELP: &str = "pydantic-ai (Pydantic AI's keyword overlap, undiscovered tools first), keywords \
+(keyword overlap), bm25 (BM25 with identifier splitting, stemming, a name bonus, synonyms and the catalogue's \
+abbreviations: the default strategy), bm25-plain (BM25 without the name bonus, synonyms and abbreviations), regex \
+(each query is a regular expression)";
 
 /// Arguments of `toolsmith search`.
 #[derive(Debug, Args)]
@@ -30,9 +31,9 @@ pub struct SearchArgs {
     /// The requests, one JSON object a line: id, query.
     #[arg(long, value_name = "QUERIES.jsonl")]
     queries: PathBuf,
-    /// The search strategy [default: the library's recommended strategy, bm25].
+    /// The search strategy [default: the library's default strategy, bm25].
     #[arg(long, value_name = "NAME", long_help = format!("The search strategy: {STRATEGY_HELP}. Without it, the \
-        library's recommended strategy (ToolSearch::recommended(), bm25)."))]
+        library's default strategy (ToolSearch::new(), bm25)."))]
     strategy: Option<String>,
     /// How many tools to rank per query.
     #[arg(long, default_value_t = 10)]
@@ -98,7 +99,7 @@ fn load(corpus: &PathBuf, queries: Option<&PathBuf>) -> Result<(Vec<ToolDefiniti
 /// `"error"`, the retry the model would get, when the query is rejected).
 pub fn run_search(args: SearchArgs) -> ExitCode {
     let strategy = match &args.strategy {
-        None => ToolSearch::recommended().strategy,
+        None => ToolSearch::new().strategy,
         Some(name) => match name.parse::<SearchStrategy>() {
             Ok(s) => s,
             Err(e) => return usage(e),
@@ -155,7 +156,7 @@ pub fn run_search_eval(args: SearchEvalArgs) -> ExitCode {
         Ok(x) => x,
         Err(code) => return code,
     };
-    let recommended = eval::strategy_name(&ToolSearch::recommended().strategy);
+    let default = eval::strategy_name(&ToolSearch::new().strategy);
     let n = tools.len();
     let index = SearchIndex::new(&tools);
     let scaled: Vec<(Vec<ToolDefinition>, SearchIndex)> = args
@@ -171,7 +172,7 @@ pub fn run_search_eval(args: SearchEvalArgs) -> ExitCode {
     if !args.json {
         println!("{} tools, {} queries", n, queries.len());
         print!(
-            "{:<10} {:>6} {:>6} {:>6} {:>7} {:>13} {:>13}",
+            "{:<12} {:>6} {:>6} {:>6} {:>7} {:>13} {:>13}",
             "strategy",
             "R@1",
             "R@5",
@@ -200,7 +201,7 @@ pub fn run_search_eval(args: SearchEvalArgs) -> ExitCode {
         if args.json {
             let line = json!({
                 "strategy": name,
-                "recommended": name == recommended,
+                "default": name == default,
                 "tools": n,
                 "queries": m.queries,
                 "recall_at_1": m.recall_at_1,
@@ -216,9 +217,9 @@ pub fn run_search_eval(args: SearchEvalArgs) -> ExitCode {
             });
             println!("{line}");
         } else {
-            let label = if name == recommended { format!("{name}*") } else { name.clone() };
+            let label = if name == default { format!("{name}*") } else { name.clone() };
             print!(
-                "{:<10} {:>6.3} {:>6.3} {:>6.3} {:>7.3} {:>10.1} µs {:>10.1} ms",
+                "{:<12} {:>6.3} {:>6.3} {:>6.3} {:>7.3} {:>10.1} µs {:>10.1} ms",
                 label,
                 m.recall_at_1,
                 m.recall_at_5,
@@ -237,9 +238,7 @@ pub fn run_search_eval(args: SearchEvalArgs) -> ExitCode {
         }
     }
     if !args.json {
-        println!(
-            "\n* the recommended strategy (ToolSearch::recommended()). p50: median time of one search, index built."
-        );
+        println!("\n* the default strategy (ToolSearch::new()). p50: median time of one search, index built.");
         if strategies.contains(&SearchStrategy::Regex) {
             println!(
                 "regex uses each request verbatim as a pattern: it is meant for patterns a model writes, not prose."

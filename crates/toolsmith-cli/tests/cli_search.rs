@@ -20,7 +20,7 @@ fn json_lines(out: &Output) -> Vec<Value> {
 #[test]
 fn search_prints_one_ranking_per_query_in_input_order() {
     let (corpus, queries) = (fixture("tiny_corpus.jsonl"), fixture("tiny_queries.jsonl"));
-    // No --strategy: the library's recommended strategy (BM25).
+    // No --strategy: the library's default strategy (BM25).
     let lines = json_lines(&toolsmith(&["search", "--corpus", &corpus, "--queries", &queries]));
     let ids: Vec<&Value> = lines.iter().map(|l| &l["id"]).collect();
     assert_eq!(ids, [&Value::from("q1"), &Value::from(2), &Value::from("q3"), &Value::from("q4")]);
@@ -81,9 +81,10 @@ fn search_eval_reports_every_strategy() {
         "--json",
     ]));
     let names: Vec<&str> = lines.iter().map(|l| l["strategy"].as_str().unwrap()).collect();
-    assert_eq!(names, ["default", "keywords", "bm25", "regex"]);
+    assert_eq!(names, ["pydantic-ai", "keywords", "bm25", "bm25-plain", "regex"]);
     let bm25 = &lines[2];
-    assert_eq!(bm25["recommended"], true);
+    assert_eq!(bm25["default"], true);
+    assert_eq!(lines.iter().filter(|l| l["default"] == true).count(), 1);
     assert_eq!(bm25["queries"], 4);
     assert_eq!(bm25["recall_at_1"], 0.875);
     assert_eq!(bm25["scaled"][0]["tools"], 3);

@@ -304,10 +304,11 @@ async fn tool_search_is_a_capability_like_the_others() {
 }
 
 #[test]
-fn the_recommended_configuration_uses_bm25_and_the_default_stays_pydantic_ais() {
-    assert_eq!(ToolSearch::recommended().strategy, SearchStrategy::Bm25);
-    assert_eq!(ToolSearch::recommended().max_results, 10);
-    assert_eq!(ToolSearch::new().strategy, SearchStrategy::Default);
+fn the_default_configuration_uses_bm25() {
+    assert_eq!(ToolSearch::new().strategy, SearchStrategy::Bm25);
+    assert_eq!(ToolSearch::new().max_results, 10);
+    assert_eq!(SearchStrategy::default(), SearchStrategy::Bm25);
+    assert_eq!(ToolSearch::recommended().strategy, ToolSearch::new().strategy);
     assert_eq!(ToolSearch::recommended().definition(), ToolSearch::new().definition());
 }
 
@@ -487,7 +488,7 @@ async fn the_same_deferred_catalogue_serves_every_run_of_an_agent() {
 
 #[tokio::test]
 async fn blank_queries_find_nothing_under_keywords_and_are_asked_again_by_default() {
-    for (strategy, retried) in [(SearchStrategy::Keywords, false), (SearchStrategy::Default, true)] {
+    for (strategy, retried) in [(SearchStrategy::Keywords, false), (SearchStrategy::PydanticAi, true)] {
         let (model, _) =
             scripted(vec![call("search_tools", json!({"queries": ["  ", "?!"]}), "s1"), ModelResponse::text("ok")]);
         let agent = agent(model, ToolSearch::new().strategy(strategy.clone()));
@@ -509,7 +510,7 @@ async fn blank_queries_find_nothing_under_keywords_and_are_asked_again_by_defaul
 
 #[tokio::test]
 async fn keyword_queries_are_scored_together_and_all_blank_is_asked_again() {
-    for strategy in [SearchStrategy::Default, SearchStrategy::Keywords] {
+    for strategy in [SearchStrategy::PydanticAi, SearchStrategy::Keywords] {
         // "weather" alone matches one tool by one token; "currency converter" another by two:
         // the tokens of both queries score every tool once, the best first.
         let (model, _) = scripted(vec![

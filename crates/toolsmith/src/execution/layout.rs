@@ -194,7 +194,7 @@ impl<D: Clone + Send + Sync + 'static> ToolIndex<D> {
         // the agent checked the model when it was built): every tool is sent, the deferred ones
         // with `defer_loading`, and the provider loads them as the model searches.
         let native = match config.strategy {
-            SearchStrategy::Default if ctx.model.tool_search != ToolSearchSupport::None => Some(None),
+            SearchStrategy::PydanticAi if ctx.model.tool_search != ToolSearchSupport::None => Some(None),
             SearchStrategy::NativeBm25 => Some(Some(NativeSearchStrategy::Bm25)),
             SearchStrategy::NativeRegex => Some(Some(NativeSearchStrategy::Regex)),
             _ => None,

@@ -231,7 +231,7 @@ pub trait Model: Send + Sync + 'static {
     }
 
     /// The tool search the model's provider runs server-side over tools sent with
-    /// `defer_loading`: with [`SearchStrategy::Default`](crate::search::SearchStrategy::Default)
+    /// `defer_loading`: with [`SearchStrategy::PydanticAi`](crate::search::SearchStrategy::PydanticAi)
     /// the agent then sends its deferred catalogue to the model instead of its own
     /// `search_tools`. By default none.
     fn tool_search_support(&self) -> ToolSearchSupport {

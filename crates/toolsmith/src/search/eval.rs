@@ -29,17 +29,18 @@ use super::{Catalogue, SearchStrategy};
 use crate::tool::{ModelRetry, ToolDefinition};
 
 /// The names the built-in strategies go by (`FromStr` of [`SearchStrategy`]).
-pub const STRATEGY_NAMES: &[&str] = &["default", "keywords", "bm25", "regex"];
+pub const STRATEGY_NAMES: &[&str] = &["pydantic-ai", "keywords", "bm25", "bm25-plain", "regex"];
 
 impl FromStr for SearchStrategy {
     type Err = String;
 
-    /// Parses `default`, `keywords`, `bm25` or `regex` (any case).
+    /// Parses `pydantic-ai`, `keywords`, `bm25`, `bm25-plain` or `regex` (any case).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s.to_ascii_lowercase().as_str() {
-            "default" => Ok(SearchStrategy::Default),
+            "pydantic-ai" => Ok(SearchStrategy::PydanticAi),
             "keywords" => Ok(SearchStrategy::Keywords),
             "bm25" => Ok(SearchStrategy::Bm25),
+            "bm25-plain" => Ok(SearchStrategy::PlainBm25),
             "regex" => Ok(SearchStrategy::Regex),
             _ => Err(format!("unknown search strategy '{s}': expected one of {}", STRATEGY_NAMES.join(", "))),
         }
@@ -49,9 +50,10 @@ impl FromStr for SearchStrategy {
 /// The name of a strategy: its `FromStr` name, or the custom function's label.
 pub fn strategy_name(strategy: &SearchStrategy) -> String {
     match strategy {
-        SearchStrategy::Default => "default".into(),
+        SearchStrategy::PydanticAi => "pydantic-ai".into(),
         SearchStrategy::Keywords => "keywords".into(),
         SearchStrategy::Bm25 => "bm25".into(),
+        SearchStrategy::PlainBm25 => "bm25-plain".into(),
         SearchStrategy::Regex => "regex".into(),
         SearchStrategy::Custom(c) => format!("custom:{}", c.label()),
         SearchStrategy::NativeBm25 => "native_bm25".into(),
@@ -89,6 +91,9 @@ impl SearchIndex {
         match strategy {
             SearchStrategy::Bm25 => {
                 self.catalogue.bm25_index();
+            }
+            SearchStrategy::PlainBm25 => {
+                self.catalogue.plain_bm25_index();
             }
             SearchStrategy::Regex => {
                 self.catalogue.regex_index();
@@ -373,7 +378,7 @@ mod tests {
     fn every_strategy_ranks_the_corpus() {
         let corpus = parse_corpus(CORPUS).unwrap();
         let index = SearchIndex::new(&corpus);
-        for s in [SearchStrategy::Default, SearchStrategy::Keywords, SearchStrategy::Bm25] {
+        for s in [SearchStrategy::PydanticAi, SearchStrategy::Keywords, SearchStrategy::Bm25] {
             assert_eq!(index.rank(&s, "delete a file", 10).unwrap()[0], "delete_file", "{s:?}");
         }
         assert_eq!(index.rank(&SearchStrategy::Regex, "^send_", 10).unwrap(), ["send_email"]);
