@@ -9,7 +9,11 @@
 //! `../shared/search-eval/corpus.jsonl` beside the work tree, else the hand-made MCP fixture of
 //! the tests), cut or grown to the size with renamed copies (`eval::scale`).
 //!
-//! - `build_*`: building a strategy's index over the catalogue (once per catalogue change).
+//! - `build_*`: building a strategy's index over the catalogue (once per catalogue, or per change
+//!   for strategies other than BM25).
+//! - `update_bm25`: the catalogue replaced by one with a tool more, or a tool less, then one
+//!   search: the BM25 index is carried over and changed by that tool (`SearchIndex::updated`,
+//!   what an agent does when its deferred tools change).
 //! - `search_*`: one `search_tools` search, index built, cycling through user requests (the
 //!   form the evaluation uses, 10 to 40 words) or, for `_model_query`, short keyword queries of
 //!   the kind a model writes; `search_regex` uses patterns a model would write.
@@ -93,6 +97,24 @@ fn bench_search(bencher: Bencher, n: usize, strategy: SearchStrategy, queries: &
 #[divan::bench(args = SIZES, sample_count = 10, sample_size = 1)]
 fn build_bm25(bencher: Bencher, n: usize) {
     bench_build(bencher, n, SearchStrategy::Bm25);
+}
+
+/// A catalogue change of one tool, then a search: compare with `build_bm25`.
+#[divan::bench(args = SIZES, sample_count = 20, sample_size = 1)]
+fn update_bm25(bencher: Bencher, n: usize) {
+    let big = catalogue(n + 1);
+    let small = big[..n].to_vec();
+    let first = SearchIndex::new(&small);
+    first.prepare(&SearchStrategy::Bm25);
+    let mut index = Some(first);
+    let mut grow = true;
+    bencher.bench_local(|| {
+        let next = index.take().map(|i| i.updated(if grow { &big } else { &small }));
+        grow = !grow;
+        let ranked = next.as_ref().map(|i| i.rank(&SearchStrategy::Bm25, divan::black_box("weather forecast"), 10));
+        index = next;
+        ranked
+    });
 }
 
 /// Building the plain BM25 index (no name bonus, synonyms or abbreviations).

@@ -530,3 +530,37 @@ async fn keyword_queries_are_scored_together_and_all_blank_is_asked_again() {
         assert_eq!(returns[1].content, json!("Please provide at least one non-empty search query."));
     }
 }
+
+/// Tools that come and go between runs (a per-run toolset): each run's search finds exactly
+/// the deferred tools that run has, the index being carried from one catalogue to the next.
+#[tokio::test]
+async fn searches_follow_a_deferred_catalogue_that_changes() {
+    let search = |id: &str| call("search_tools", json!({"queries": ["weather forecast for a city"]}), id);
+    let (model, _) = scripted(vec![
+        search("s1"),
+        ModelResponse::text("one"),
+        search("s2"),
+        ModelResponse::text("two"),
+        search("s3"),
+        ModelResponse::text("three"),
+    ]);
+    let agent = Agent::builder(model)
+        .tool(echo)
+        .tool(mortgage_calculator)
+        .tool(currency_converter)
+        .tool_search(ToolSearch::new())
+        .build()
+        .unwrap();
+    let with_weather = || toolsmith::capability::Toolset::new(FunctionToolset::new().with_tool(weather_forecast));
+    let found = |result: &toolsmith::RunResult<String>| tool_returns(result.all_messages())[0].content.clone();
+
+    let first = agent.run("weather?").capability(with_weather()).await.unwrap();
+    assert_eq!(found(&first), json!({"discovered_tools": [{"name": "weather_forecast"}]}));
+    let second = agent.run("weather?").await.unwrap();
+    assert_eq!(
+        found(&second),
+        json!({"discovered_tools": [], "message": "No matching tools found. The tools you need may not be available."})
+    );
+    let third = agent.run("weather?").capability(with_weather()).await.unwrap();
+    assert_eq!(found(&third), json!({"discovered_tools": [{"name": "weather_forecast"}]}));
+}

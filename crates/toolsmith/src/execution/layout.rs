@@ -111,7 +111,7 @@ impl<D> LayoutCache<D> {
         }
         let shape = match slot.as_ref() {
             Some(layout) if same_shape(&layout.shape, &layout.lists, lists) => layout.shape.clone(),
-            _ => Arc::new(build_shape(inner, lists)?),
+            _ => Arc::new(build_shape(inner, lists, slot.as_ref().map(|l| &*l.shape.catalogue))?),
         };
         *slot = Some(Layout { lists: lists.clone(), shape: shape.clone() });
         Ok(Some(shape))
@@ -140,7 +140,13 @@ fn same_shape<D>(shape: &Shape, old: &Lists<D>, new: &Lists<D>) -> bool {
         })
 }
 
-fn build_shape<D>(inner: &StepConfig<D>, lists: &Lists<D>) -> Result<Shape, AgentRunError> {
+/// The shape of new lists; `previous` is the catalogue of the lists they replace, whose search
+/// index is carried over.
+fn build_shape<D>(
+    inner: &StepConfig<D>,
+    lists: &Lists<D>,
+    previous: Option<&Catalogue>,
+) -> Result<Shape, AgentRunError> {
     let mut ordinary = Vec::new();
     let mut deferred = Vec::new();
     for (l, list) in lists.iter().enumerate() {
@@ -166,7 +172,7 @@ fn build_shape<D>(inner: &StepConfig<D>, lists: &Lists<D>) -> Result<Shape, Agen
     let search_def = inner.tool_search.clone().unwrap_or_default().definition();
     let search_validator = Validator::compile(&search_def.parameters_json_schema).ok();
     Ok(Shape {
-        catalogue: Arc::new(Catalogue::build(&defs)),
+        catalogue: Arc::new(Catalogue::build_after(&defs, previous)),
         ordinary,
         deferred,
         deferred_names,

@@ -75,6 +75,30 @@ impl SearchIndex {
         SearchIndex { catalogue: Catalogue::build(&refs) }
     }
 
+    /// A searchable catalogue of these tools that replaces this one, as an agent's deferred
+    /// catalogue is replaced when its tools change: the default strategy's index, if this
+    /// catalogue has built it, is taken over and changed by the difference (a tool removed,
+    /// added or changed costs its own terms, one that stayed a name lookup). Searches rank the
+    /// new catalogue exactly as [`SearchIndex::new`] would; this one keeps working too (with an
+    /// index of its own, built when it next searches).
+    ///
+    /// ```
+    /// use toolsmith::ToolDefinition;
+    /// use toolsmith::search::SearchStrategy;
+    /// use toolsmith::search::eval::SearchIndex;
+    ///
+    /// let tool = |name: &str, text: &str| ToolDefinition::new(name, serde_json::json!({})).with_description(text);
+    /// let first = SearchIndex::new(&[tool("get_weather", "Current weather."), tool("send_email", "Send an email.")]);
+    /// assert_eq!(first.rank(&SearchStrategy::Bm25, "email", 5).unwrap(), ["send_email"]);
+    /// let second = first.updated(&[tool("send_email", "Send an email."), tool("read_email", "Read an email.")]);
+    /// assert_eq!(second.rank(&SearchStrategy::Bm25, "read my email", 5).unwrap(), ["read_email", "send_email"]);
+    /// assert!(second.rank(&SearchStrategy::Bm25, "weather", 5).unwrap().is_empty());
+    /// ```
+    pub fn updated(&self, defs: &[ToolDefinition]) -> Self {
+        let refs: Vec<&ToolDefinition> = defs.iter().collect();
+        SearchIndex { catalogue: Catalogue::build_after(&refs, Some(&self.catalogue)) }
+    }
+
     /// How many tools the catalogue has.
     pub fn len(&self) -> usize {
         self.catalogue.defs().len()
@@ -90,7 +114,7 @@ impl SearchIndex {
     pub fn prepare(&self, strategy: &SearchStrategy) {
         match strategy {
             SearchStrategy::Bm25 => {
-                self.catalogue.bm25_index();
+                self.catalogue.bm25_view();
             }
             SearchStrategy::PlainBm25 => {
                 self.catalogue.plain_bm25_index();

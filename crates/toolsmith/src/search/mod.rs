@@ -31,12 +31,13 @@ pub mod bridge;
 pub mod custom;
 pub mod eval;
 pub mod keywords;
+pub(crate) mod lineage;
 pub(crate) mod native;
 pub mod regex;
 pub mod tokens;
 
 use std::collections::HashSet;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{Value, json};
 
@@ -45,6 +46,7 @@ use crate::tool::{Invocation, ModelRetry, ToolDefinition, ToolError, ToolOutput}
 use bm25::Bm25Index;
 pub use custom::CustomSearch;
 use keywords::{KeywordIndex, tokenize};
+use lineage::Bm25View;
 use regex::RegexIndex;
 
 /// The name of the search tool.
@@ -247,12 +249,17 @@ pub fn discovered_in(messages: &[ModelMessage]) -> HashSet<String> {
 }
 
 /// The deferred catalogue, with one index per strategy, each built the first time that strategy
-/// searches this catalogue.
+/// searches this catalogue. The default strategy's index is taken over from the catalogue this
+/// one replaces, when there is one, and changed by the difference (see [`lineage`]).
 #[derive(Debug)]
 pub(crate) struct Catalogue {
     defs: Arc<[ToolDefinition]>,
     keywords: OnceLock<KeywordIndex>,
-    bm25: OnceLock<Bm25Index>,
+    bm25: OnceLock<Bm25View>,
+    /// The BM25 view of the catalogue this one replaces, until the first BM25 search.
+    previous: Mutex<Option<Bm25View>>,
+    /// An index of this catalogue alone, when its view is no longer the newest of its lineage.
+    own_bm25: OnceLock<Bm25Index>,
     plain_bm25: OnceLock<Bm25Index>,
     regex: OnceLock<RegexIndex>,
     names: OnceLock<HashSet<String>>,
@@ -260,10 +267,17 @@ pub(crate) struct Catalogue {
 
 impl Catalogue {
     pub(crate) fn build(defs: &[&ToolDefinition]) -> Self {
+        Self::build_after(defs, None)
+    }
+
+    /// A catalogue that replaces `previous`: its BM25 index, if built, is carried over.
+    pub(crate) fn build_after(defs: &[&ToolDefinition], previous: Option<&Catalogue>) -> Self {
         Catalogue {
             defs: defs.iter().map(|&d| d.clone()).collect(),
             keywords: OnceLock::new(),
             bm25: OnceLock::new(),
+            previous: Mutex::new(previous.and_then(|p| p.bm25.get().cloned())),
+            own_bm25: OnceLock::new(),
             plain_bm25: OnceLock::new(),
             regex: OnceLock::new(),
             names: OnceLock::new(),
@@ -283,8 +297,20 @@ impl Catalogue {
             .get_or_init(|| KeywordIndex::build(self.defs.iter().map(|d| (d.name.as_str(), d.description.as_deref()))))
     }
 
-    pub(crate) fn bm25_index(&self) -> &Bm25Index {
-        self.bm25.get_or_init(|| Bm25Index::build(self.defs.iter()))
+    pub(crate) fn bm25_view(&self) -> &Bm25View {
+        self.bm25.get_or_init(|| {
+            let previous = self.previous.lock().unwrap_or_else(|p| p.into_inner()).take();
+            previous.and_then(|v| v.derive(&self.defs)).unwrap_or_else(|| Bm25View::build(&self.defs))
+        })
+    }
+
+    /// Runs `f` with a BM25 index of exactly this catalogue's tools and the catalogue position
+    /// of each of its ids.
+    fn with_bm25<R>(&self, f: impl Fn(&Bm25Index, &dyn Fn(u32) -> u32) -> R) -> R {
+        if let Some(r) = self.bm25_view().with_index(|index, position| f(index, position)) {
+            return r;
+        }
+        f(self.own_bm25.get_or_init(|| Bm25Index::build(self.defs.iter())), &|id| id)
     }
 
     pub(crate) fn plain_bm25_index(&self) -> &Bm25Index {
@@ -312,18 +338,13 @@ impl Catalogue {
             SearchStrategy::PydanticAi | SearchStrategy::Keywords => {
                 self.keyword_search(strategy, max_results, queries, discovered)?
             }
-            SearchStrategy::Bm25 | SearchStrategy::PlainBm25 => {
-                let index = if *strategy == SearchStrategy::Bm25 { self.bm25_index() } else { self.plain_bm25_index() };
-                let worded: Vec<bm25::Query> =
-                    queries.iter().map(|q| index.query(q)).filter(bm25::Query::has_words).collect();
-                if worded.is_empty() {
-                    return Err(ModelRetry::new(BLANK_QUERY));
-                }
-                round_robin(
-                    worded.iter().map(|q| index.search_query(q, max_results).into_iter().map(|h| h.0)),
-                    max_results,
-                )
-            }
+            SearchStrategy::Bm25 => self.with_bm25(|index, position| {
+                let ids = bm25_search(index, queries, max_results, position)?;
+                // Every id of a current view is in the catalogue; a stray one is skipped, not
+                // looked up.
+                Ok(ids.into_iter().map(position).filter(|&p| (p as usize) < self.defs.len()).collect())
+            })?,
+            SearchStrategy::PlainBm25 => bm25_search(self.plain_bm25_index(), queries, max_results, &|id| id)?,
             SearchStrategy::Regex => {
                 let patterns: Vec<&String> = queries.iter().filter(|q| !q.trim().is_empty()).collect();
                 if patterns.is_empty() {
@@ -381,6 +402,23 @@ impl Catalogue {
         }
         Ok(ranked.into_iter().take(max_results).map(|(doc, _)| doc).collect())
     }
+}
+
+/// BM25's answer to `search_tools`, as index ids: each query ranked on its own (ties to the
+/// tool first in the catalogue, whose position `position` gives), the rankings merged
+/// round-robin; a retry when no query has words.
+fn bm25_search(
+    index: &Bm25Index,
+    queries: &[String],
+    max_results: usize,
+    position: &dyn Fn(u32) -> u32,
+) -> Result<Vec<u32>, ModelRetry> {
+    let worded: Vec<bm25::Query> = queries.iter().map(|q| index.query(q)).filter(bm25::Query::has_words).collect();
+    if worded.is_empty() {
+        return Err(ModelRetry::new(BLANK_QUERY));
+    }
+    let ranked = worded.iter().map(|q| index.search_query_by(q, max_results, position).into_iter().map(|h| h.0));
+    Ok(round_robin(ranked, max_results))
 }
 
 /// Merges several rankings by taking each one's first, then each one's second, and so on,

@@ -343,6 +343,11 @@ impl Bm25Index {
         self.live == 0
     }
 
+    /// How many ids were given out: the tools added, removed ones included.
+    pub(crate) fn capacity(&self) -> usize {
+        self.lens.len()
+    }
+
     fn term_id(&mut self, stem: &str) -> u32 {
         if let Some(&id) = self.terms.get(stem) {
             return id;
@@ -633,6 +638,12 @@ impl Bm25Index {
     }
 
     pub(crate) fn search_query(&self, query: &Query, k: usize) -> Vec<(u32, f32)> {
+        self.search_query_by(query, k, &|id| id)
+    }
+
+    /// [`search_query`](Self::search_query) with ties going to the tool that comes first by
+    /// `order` rather than by id.
+    pub(crate) fn search_query_by(&self, query: &Query, k: usize, order: &dyn Fn(u32) -> u32) -> Vec<(u32, f32)> {
         if k == 0 || query.terms.is_empty() || self.live == 0 {
             return Vec::new();
         }
@@ -670,7 +681,7 @@ impl Bm25Index {
                 hits.push((doc, score * (1.0 + bonus * names)));
             }
             s.touched.clear();
-            let better = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+            let better = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(order(a.0).cmp(&order(b.0)));
             if hits.len() > k {
                 hits.select_nth_unstable_by(k - 1, better);
                 hits.truncate(k);
