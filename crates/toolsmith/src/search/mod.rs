@@ -392,15 +392,16 @@ impl Catalogue {
                 _ => Ok(Vec::new()),
             };
         }
-        let mut ranked = self.keyword_index().scores(&terms);
-        match strategy {
-            // Tools not discovered yet first, then by score, then in catalogue order.
-            SearchStrategy::PydanticAi => {
-                ranked.sort_by_key(|&(doc, score)| (discovered.contains(self.name(doc)), std::cmp::Reverse(score), doc))
+        let index = self.keyword_index();
+        // By score, then in catalogue order; the default strategy puts the tools not discovered
+        // yet first.
+        let ranked = match strategy {
+            SearchStrategy::PydanticAi if !discovered.is_empty() => {
+                index.top(&terms, max_results, |doc| discovered.contains(self.name(doc)))
             }
-            _ => ranked.sort_by_key(|&(doc, score)| (std::cmp::Reverse(score), doc)),
-        }
-        Ok(ranked.into_iter().take(max_results).map(|(doc, _)| doc).collect())
+            _ => index.top(&terms, max_results, |_| false),
+        };
+        Ok(ranked.into_iter().map(|(doc, _)| doc).collect())
     }
 }
 
@@ -503,5 +504,86 @@ fn search_result(result: Result<Vec<String>, ModelRetry>) -> crate::tool::ToolRe
         Ok(names) => Ok(ToolOutput::Value(json!({
             "discovered_tools": names.iter().map(|n| json!({"name": n})).collect::<Vec<_>>()
         }))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// Pydantic AI's keyword search done the plain way: every tool scored by reading its tokens,
+    /// all of them sorted, the first `max_results` kept.
+    fn reference_keyword_search(
+        defs: &[ToolDefinition],
+        strategy: &SearchStrategy,
+        max_results: usize,
+        queries: &[String],
+        discovered: &HashSet<String>,
+    ) -> Result<Vec<String>, ModelRetry> {
+        if queries.iter().all(|q| q.trim().is_empty()) {
+            return Err(ModelRetry::new(BLANK_QUERY));
+        }
+        let terms: HashSet<String> = queries.iter().flat_map(|q| tokenize(q)).collect();
+        if terms.is_empty() {
+            return match strategy {
+                SearchStrategy::PydanticAi => Err(ModelRetry::new(BLANK_QUERY)),
+                _ => Ok(Vec::new()),
+            };
+        }
+        let mut ranked: Vec<(bool, std::cmp::Reverse<usize>, usize)> = Vec::new();
+        for (i, d) in defs.iter().enumerate() {
+            let held: HashSet<String> =
+                tokenize(&d.name).chain(d.description.iter().flat_map(|t| tokenize(t))).collect();
+            let score = terms.iter().filter(|t| held.contains(*t)).count();
+            if score > 0 {
+                let demoted = *strategy == SearchStrategy::PydanticAi && discovered.contains(&d.name);
+                ranked.push((demoted, std::cmp::Reverse(score), i));
+            }
+        }
+        ranked.sort();
+        Ok(ranked.into_iter().take(max_results).map(|(_, _, i)| defs[i].name.clone()).collect())
+    }
+
+    const WORDS: &[&str] = &["the", "a", "file", "delete", "get", "weather", "v2", "hotel", "list", "x"];
+
+    fn words(max: usize) -> impl Strategy<Value = Vec<&'static str>> {
+        proptest::collection::vec(proptest::sample::select(WORDS), 0..max)
+    }
+
+    proptest! {
+        /// The keyword strategies rank exactly as scoring every tool, sorting them all and taking
+        /// `max_results` does: repeated tool names, discovered names outside the catalogue,
+        /// blank queries and queries without tokens included.
+        #[test]
+        fn keyword_search_equals_full_sort(
+            tools in proptest::collection::vec((words(4), proptest::option::of(words(8))), 0..50),
+            queries in proptest::collection::vec(
+                prop_oneof![words(5).prop_map(|w| w.join(" ")), "[ a-z!_-]{0,8}"],
+                0..4,
+            ),
+            discovered in proptest::collection::vec(words(4).prop_map(|w| w.join("_")), 0..30),
+            max_results in 0usize..60,
+            default in proptest::bool::ANY,
+        ) {
+            let defs: Vec<ToolDefinition> = tools
+                .iter()
+                .map(|(name, description)| {
+                    let def = ToolDefinition::new(name.join("_"), json!({"type": "object"}));
+                    match description {
+                        Some(d) => def.with_description(d.join(" ")),
+                        None => def,
+                    }
+                })
+                .collect();
+            let discovered: HashSet<String> = discovered.into_iter().collect();
+            let strategy = if default { SearchStrategy::PydanticAi } else { SearchStrategy::Keywords };
+            let catalogue = Catalogue::build(&defs.iter().collect::<Vec<_>>());
+            prop_assert_eq!(
+                catalogue.search(&strategy, max_results, &queries, &discovered),
+                reference_keyword_search(&defs, &strategy, max_results, &queries, &discovered)
+            );
+        }
     }
 }
