@@ -681,7 +681,7 @@ impl Bm25Index {
                 hits.push((doc, score * (1.0 + bonus * names)));
             }
             s.touched.clear();
-            let better = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(order(a.0).cmp(&order(b.0)));
+            let better = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then_with(|| order(a.0).cmp(&order(b.0)));
             if hits.len() > k {
                 hits.select_nth_unstable_by(k - 1, better);
                 hits.truncate(k);
