@@ -65,7 +65,7 @@ pub fn strategy_name(strategy: &SearchStrategy) -> String {
 /// by [`prepare`](Self::prepare)), exactly as an agent's deferred catalogue is.
 #[derive(Debug)]
 pub struct SearchIndex {
-    catalogue: Catalogue,
+    pub(super) catalogue: Catalogue,
 }
 
 impl SearchIndex {

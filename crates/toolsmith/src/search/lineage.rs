@@ -79,7 +79,10 @@ impl Bm25View {
         let State { index, version, ids } = &mut *state;
         let names: FxHashSet<&str> = defs.iter().map(|d| d.name.as_str()).collect();
         // Tools are told apart by name: a catalogue with two tools of one name is indexed anew.
-        if names.len() != defs.len() || ids.len() != index.len() {
+        // So is one whose index has given out many more ids than it holds (ids are not reused),
+        // which keeps its memory in proportion to the catalogue, at one rebuild per as many
+        // changes as there are tools.
+        if names.len() != defs.len() || ids.len() != index.len() || index.capacity() > 2 * index.len() + 1024 {
             return None;
         }
         for old in self.defs.iter().filter(|d| !names.contains(d.name.as_str())) {
@@ -226,5 +229,25 @@ mod tests {
         assert_eq!(ranks(&second, &queries), ranks(&SearchIndex::new(&c), &queries));
         assert_eq!(ranks(&first, &queries), ranks(&SearchIndex::new(&b), &queries));
         assert_eq!(ranks(&parent, &queries), ranks(&SearchIndex::new(&a), &queries));
+    }
+
+    #[test]
+    fn a_long_line_of_changes_keeps_the_index_in_proportion() {
+        let small: Vec<ToolDefinition> = (0..5).map(|i| tool(i, 0)).collect();
+        let big: Vec<ToolDefinition> = (0..6).map(|i| tool(i, 0)).collect();
+        let mut index = SearchIndex::new(&small);
+        let queries: Vec<String> = vec!["weather forecast".into(), "delete the folder".into()];
+        for step in 0..3000 {
+            let defs = if step % 2 == 0 { &big } else { &small };
+            index = index.updated(defs);
+            if step % 500 == 0 {
+                assert_eq!(ranks(&index, &queries), ranks(&SearchIndex::new(defs), &queries));
+            } else {
+                index.prepare(&SearchStrategy::Bm25);
+            }
+        }
+        let view = index.catalogue.bm25_view();
+        let state = view.lineage.state.read().unwrap();
+        assert!(state.index.capacity() <= 2 * state.index.len() + 1025, "{}", state.index.capacity());
     }
 }

@@ -19,7 +19,8 @@
 //! The score is Okapi BM25 over the weighted term frequency
 //! `2 × name + description + parameter names + ½ × parameter text` (see [`Bm25Params`]), then
 //! raised for tools whose name holds the request's words: by `name_bonus × (the share of the
-//! query's idf mass found in the name)`.
+//! query's idf mass found in the name)`. The defaults: `k1 = 1.2`, `b = 0.5`, name bonus 0.25,
+//! synonyms weighted 0.4 and abbreviations 0.5 ([`Bm25Params::plain`] turns the last three off).
 //!
 //! A request seldom uses the tool's own words, so a query word also brings in, at a lower
 //! weight:
@@ -111,6 +112,8 @@ const MAX_ENUM_VALUES: usize = 64;
 const MIN_PHRASE_TOOLS: u32 = 3;
 /// The fewest tools a word must appear in to be taken as what a prefix abbreviates.
 const MIN_PREFIX_TOOLS: u32 = 2;
+/// How many words beginning with a query word are looked at for what it abbreviates.
+const MAX_PREFIX_CANDIDATES: usize = 256;
 
 /// Collects the text of a parameter schema: parameter names, and their descriptions and enum
 /// values.
@@ -227,6 +230,31 @@ thread_local! {
 }
 
 /// A BM25 index over a tool catalogue (see the [module docs](self)).
+///
+/// ```
+/// use serde_json::json;
+/// use toolsmith::ToolDefinition;
+/// use toolsmith::search::bm25::Bm25Index;
+///
+/// let tool = |name: &str, text: &str| ToolDefinition::new(name, json!({})).with_description(text);
+/// let tools = [
+///     tool("list_pull_requests", "List the pull requests of a repository."),
+///     tool("merge_pull_request", "Merge a pull request."),
+///     tool("get_pull_request_files", "The files a pull request changes."),
+///     tool("delete_directory", "Delete a directory."),
+/// ];
+/// let mut index = Bm25Index::build(&tools);
+/// // `PRs`: the initials of a phrase the catalogue uses; `folder`: a synonym of `directory`.
+/// assert_eq!(index.search("merge PRs", 1)[0].0, 1);
+/// assert_eq!(index.search("remove a folder", 1)[0].0, 3);
+///
+/// // Tools come and go at the cost of their own terms; ids are not reused.
+/// assert!(index.remove(1));
+/// let id = index.insert(&tool("close_pull_request", "Close a pull request without merging it."));
+/// assert_eq!(id, 4);
+/// assert_eq!(index.search("close the PR", 1)[0].0, 4);
+/// assert_eq!(index.len(), 4);
+/// ```
 pub struct Bm25Index {
     analyzer: Analyzer,
     params: Bm25Params,
@@ -369,7 +397,7 @@ impl Bm25Index {
         let stem = self.analyzer.stem(word);
         let term = self.term_id(&stem);
         let id = self.word_info.len() as u32;
-        let first = word.as_bytes()[0];
+        let first = word.as_bytes().first().copied().unwrap_or(0);
         // Phrases are made of words that are not stop words and begin with an ASCII letter,
         // their initials then being bytes.
         let initial = if first.is_ascii_lowercase() && !is_stop_word(word) { first } else { 0 };
@@ -379,7 +407,9 @@ impl Bm25Index {
         id
     }
 
-    /// Adds a tool; its id is the number of tools added before it (removed ones included).
+    /// Adds a tool; its id is the number of tools added before it (removed ones included). Ids
+    /// are not reused: an index that has seen many more tools come and go than it holds keeps a
+    /// few bytes for each, and is better built anew.
     pub fn insert(&mut self, def: &ToolDefinition) -> u32 {
         self.insert_with(def, &mut BuildScratch::default())
     }
@@ -528,13 +558,21 @@ impl Bm25Index {
     pub(crate) fn query(&self, query: &str) -> Query {
         let words = query_words(&self.analyzer, query);
         let mut terms: Vec<QueryTerm> = Vec::new();
+        // Term → its place in `terms`: a query can be long (the model writes it).
+        let mut placed: FxHashMap<u32, usize> = FxHashMap::default();
         let mut add = |term: u32, weight: f32| {
             if weight <= 0.0 || self.df.get(term as usize).is_none_or(|&df| df == 0) {
                 return;
             }
-            match terms.iter_mut().find(|t| t.term == term) {
-                Some(t) => t.weight = t.weight.max(weight),
-                None => terms.push(QueryTerm { term, weight }),
+            match placed.entry(term) {
+                std::collections::hash_map::Entry::Occupied(e) => {
+                    let t = &mut terms[*e.get()];
+                    t.weight = t.weight.max(weight);
+                }
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(terms.len());
+                    terms.push(QueryTerm { term, weight });
+                }
             }
         };
         for w in &words {
@@ -585,6 +623,9 @@ impl Bm25Index {
                 .sorted_words
                 .range::<str, _>((std::ops::Bound::Excluded(w.word.as_str()), std::ops::Bound::Unbounded))
                 .take_while(|(word, _)| word.starts_with(&w.word))
+                // A short beginning can start thousands of words: the first ones in order are
+                // enough to find the abbreviated word, which is rarely much longer.
+                .take(MAX_PREFIX_CANDIDATES)
                 .filter(|(word, _)| word.chars().count() >= letters + 2)
                 .map(|(_, &id)| self.word_info[id as usize])
                 .filter(|info| info.tools >= MIN_PREFIX_TOOLS)

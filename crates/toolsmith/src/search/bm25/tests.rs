@@ -254,3 +254,31 @@ mod updates {
         assert!(hits.iter().all(|h| h.0 >= 2900));
     }
 }
+
+/// A query is the model's text: a long one, of every word of a large catalogue and many words
+/// it lacks, is answered (in time linear in its length) with the tools that share most of it.
+#[test]
+fn a_very_long_query_is_answered() {
+    // 40,000 distinct words: letters only, so that none is dropped as a number.
+    let word = |i: usize| {
+        let mut w = String::from("q");
+        let mut n = i;
+        for _ in 0..4 {
+            w.push(char::from(b'a' + (n % 26) as u8));
+            n /= 26;
+        }
+        w
+    };
+    let defs: Vec<ToolDefinition> = (0..4_000)
+        .map(|t| {
+            plain_def(&format!("tool_{}", word(t)), &(0..10).map(|k| word(t * 10 + k)).collect::<Vec<_>>().join(" "))
+        })
+        .collect();
+    let index = Bm25Index::build(&defs);
+    let mut query: Vec<String> = (0..40_000).map(word).collect();
+    query.extend((0..40_000).map(|i| format!("unknown{}", word(i))));
+    query.extend(["dir", "pr", "PRs", "the"].map(String::from));
+    let hits = index.search(&query.join(" "), 10);
+    assert_eq!(hits.len(), 10);
+    assert!(index.search(&"é ü 中文 🚀 ".repeat(10_000), 10).is_empty());
+}
