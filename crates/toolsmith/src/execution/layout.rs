@@ -6,7 +6,9 @@
 //! for duplicate names, the ordinary and deferred tools were told apart and the deferred
 //! catalogue was indexed. A step then costs the tools it shows, not the deferred catalogue.
 //! When a list is new but holds the same tools (same names, same deferred definitions), the
-//! catalogue and its search indexes are kept, at the price of one comparison per tool.
+//! catalogue and its search indexes are kept, at the price of one comparison per tool. When the
+//! tools did change, the new catalogue's BM25 index is the old one's, changed by the difference
+//! (see `search::lineage`).
 
 use std::sync::{Arc, Mutex};
 
