@@ -143,30 +143,7 @@ mod tests {
     use crate::search::eval::SearchIndex;
     use crate::tool::ToolDefinition;
 
-    const WORDS: &[&str] = &[
-        "create",
-        "delete",
-        "remove",
-        "folder",
-        "directory",
-        "pull",
-        "request",
-        "repository",
-        "repo",
-        "file",
-        "list",
-        "weather",
-        "forecast",
-        "issue",
-        "comment",
-        "user",
-        "dir",
-        "merge",
-        "branch",
-        "send",
-        "message",
-        "the",
-    ];
+    use crate::search::bm25::tests::WORDS;
 
     /// Tool `i` of the pool, in one of two versions (a changed description).
     fn tool(i: usize, version: usize) -> ToolDefinition {

@@ -747,4 +747,4 @@ struct BuildScratch {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

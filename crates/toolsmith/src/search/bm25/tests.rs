@@ -1,6 +1,33 @@
 use super::*;
 use serde_json::json;
 
+/// Words of tool texts and queries for the property tests (of this index and of the catalogues
+/// that carry it over): synonyms, abbreviations and a stop word among them.
+pub(crate) const WORDS: &[&str] = &[
+    "create",
+    "delete",
+    "remove",
+    "folder",
+    "directory",
+    "pull",
+    "request",
+    "repository",
+    "repo",
+    "file",
+    "list",
+    "weather",
+    "forecast",
+    "issue",
+    "comment",
+    "user",
+    "dir",
+    "merge",
+    "branch",
+    "send",
+    "message",
+    "the",
+];
+
 fn def(name: &str, description: &str, parameters: Value) -> ToolDefinition {
     ToolDefinition::new(name, parameters).with_description(description)
 }
@@ -154,30 +181,6 @@ fn scored(index: &Bm25Index, names_of: &[&str], query: &str) -> Vec<(String, f32
 mod updates {
     use super::*;
     use proptest::prelude::*;
-
-    const WORDS: &[&str] = &[
-        "create",
-        "delete",
-        "remove",
-        "folder",
-        "directory",
-        "pull",
-        "request",
-        "repository",
-        "repo",
-        "file",
-        "list",
-        "weather",
-        "forecast",
-        "issue",
-        "comment",
-        "user",
-        "dir",
-        "merge",
-        "branch",
-        "send",
-        "message",
-    ];
 
     fn tool(i: usize, words: &[usize]) -> ToolDefinition {
         let text: Vec<&str> = words.iter().map(|&w| WORDS[w % WORDS.len()]).collect();
