@@ -23,17 +23,14 @@ import subprocess
 import sys
 import time
 
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# The environment (one thread, offline model), the paths, tool texts, model, embedding and
+# caching, metrics and bootstrap: all from eval_dense.
+import eval_dense as ed  # noqa: E402
 
-import numpy as np
+import numpy as np  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
-WORK = os.path.join(__import__("tempfile").gettempdir(), "toolsmith-dense")
-sys.path.insert(0, HERE)
-import eval_dense as ed  # noqa: E402  (tool texts, model, embedding + caching, metrics, bootstrap)
+REPO, WORK = ed.REPO, ed.WORK
 
 TOOLSMITH = os.environ.get("TOOLSMITH", os.path.join(REPO, "target", "release", "toolsmith"))
 CATS = {
