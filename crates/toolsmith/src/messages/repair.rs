@@ -84,10 +84,9 @@ pub(crate) fn sendable(messages: &[ModelMessage]) -> Cow<'_, [ModelMessage]> {
 /// order, in the places results hold (every other part keeps its place; results answering the
 /// same call keep their relative order). `None` when every request is in order already.
 fn order_results_by_call(messages: &[ModelMessage]) -> Option<Vec<ModelMessage>> {
-    let rank = |calls: &ModelResponse, id: &str| calls.tool_calls().position(|c| c.tool_call_id == id);
-    let out_of_order = |response: &ModelResponse, request: &ModelRequest| {
+    let out_of_order = |ranks: &Ranks<'_>, request: &ModelRequest| {
         let mut last = 0;
-        for r in request.parts.iter().filter_map(result_id).filter_map(|id| rank(response, id)) {
+        for r in request.parts.iter().filter_map(result_id).filter_map(|id| ranks.first(id)) {
             if r < last {
                 return true;
             }
@@ -95,27 +94,27 @@ fn order_results_by_call(messages: &[ModelMessage]) -> Option<Vec<ModelMessage>>
         }
         false
     };
-    let needs = messages.windows(2).any(|w| match (&w[0], &w[1]) {
-        (ModelMessage::Response(a), ModelMessage::Request(b)) => out_of_order(a, b),
-        _ => false,
-    });
-    if !needs {
+    let unordered: Vec<usize> = (1..messages.len())
+        .filter(|&i| match (&messages[i - 1], &messages[i]) {
+            (ModelMessage::Response(a), ModelMessage::Request(b)) => out_of_order(&Ranks::new(a), b),
+            _ => false,
+        })
+        .collect();
+    if unordered.is_empty() {
         return None;
     }
     let mut out: Vec<ModelMessage> = messages.to_vec();
-    for i in 1..out.len() {
+    for i in unordered {
         let (head, tail) = out.split_at_mut(i);
         let (ModelMessage::Response(response), ModelMessage::Request(request)) = (&head[i - 1], &mut tail[0]) else {
             continue;
         };
-        if !out_of_order(response, request) {
-            continue;
-        }
+        let ranks = Ranks::new(response);
         let slots: Vec<(usize, usize)> = request
             .parts
             .iter()
             .enumerate()
-            .filter_map(|(at, p)| result_id(p).and_then(|id| rank(response, id)).map(|r| (at, r)))
+            .filter_map(|(at, p)| result_id(p).and_then(|id| ranks.first(id)).map(|r| (at, r)))
             .collect();
         let mut ranked = slots.clone();
         ranked.sort_by_key(|&(_, r)| r);
@@ -131,35 +130,77 @@ fn order_results_by_call(messages: &[ModelMessage]) -> Option<Vec<ModelMessage>>
     Some(out)
 }
 
-/// Whether the history needs no repair, checked in one pass without sets (the usual case, so
-/// that it costs little per request): every request that answers calls follows the response
-/// that made them and answers each of them once, results first; every response's calls are
-/// answered by the next message (but the last response's, unless `repair_last_response`); no
-/// two requests in a row. Anything else goes to the full repair, which decides.
+/// Where each call id of a response first stands among its calls: looked up in a map for a response with many calls, by a scan for a few.
+struct Ranks<'a> {
+    ids: Vec<&'a str>,
+    map: Option<FxHashMap<&'a str, usize>>,
+}
+
+impl<'a> Ranks<'a> {
+    /// Up to this many calls, a scan costs less than building the map.
+    const SCAN: usize = 8;
+
+    fn new(response: &'a ModelResponse) -> Self {
+        let ids: Vec<&str> = response.tool_calls().map(|c| c.tool_call_id.as_str()).collect();
+        let map = (ids.len() > Self::SCAN).then(|| {
+            let mut map = FxHashMap::with_capacity_and_hasher(ids.len(), Default::default());
+            for (i, id) in ids.iter().enumerate() {
+                map.entry(*id).or_insert(i);
+            }
+            map
+        });
+        Ranks { ids, map }
+    }
+
+    fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// The position of the first call with `id`.
+    fn first(&self, id: &str) -> Option<usize> {
+        match &self.map {
+            Some(map) => map.get(id).copied(),
+            None => self.ids.iter().position(|c| *c == id),
+        }
+    }
+}
+
+/// Whether a request answers each call of the response before it exactly once, and nothing else.
+/// As many answers as calls, each for a different first position, means the calls' ids are
+/// distinct too.
+fn answers_each_call_once(response: &ModelResponse, request: &ModelRequest) -> bool {
+    let ranks = Ranks::new(response);
+    let mut answered = vec![false; ranks.len()];
+    let mut count = 0;
+    for id in request.parts.iter().filter_map(result_id) {
+        match ranks.first(id) {
+            Some(at) if !answered[at] => answered[at] = true,
+            _ => return false,
+        }
+        count += 1;
+    }
+    count == ranks.len()
+}
+
+/// Whether the history needs no repair, checked in one pass (the usual case, so that it costs
+/// little per request): every request that answers calls follows the response that made them
+/// and answers each of them once, results first; every response's calls are answered by the
+/// next message (but the last response's, unless `repair_last_response`); no two requests in a
+/// row. Anything else goes to the full repair, which decides.
 fn is_sound(messages: &[ModelMessage], repair_last_response: bool) -> bool {
     let last_response = messages.iter().rposition(|m| matches!(m, ModelMessage::Response(_)));
     for (index, message) in messages.iter().enumerate() {
         match message {
             ModelMessage::Request(request) => {
-                let answers = request.parts.iter().filter_map(result_id);
                 match index.checked_sub(1).map(|i| &messages[i]) {
                     Some(ModelMessage::Request(_)) => return false,
                     Some(ModelMessage::Response(response)) => {
-                        let calls = response.tool_calls().count();
-                        // Each call answered once, and nothing else answered.
-                        if answers.clone().count() != calls
-                            || !answers
-                                .clone()
-                                .all(|id| response.tool_calls().filter(|c| c.tool_call_id == id).count() == 1)
-                            || answers.enumerate().any(|(i, id)| {
-                                request.parts.iter().filter_map(result_id).take(i).any(|seen| seen == id)
-                            })
-                        {
+                        if !answers_each_call_once(response, request) {
                             return false;
                         }
                     }
                     None => {
-                        if answers.count() > 0 {
+                        if request.parts.iter().any(|p| result_id(p).is_some()) {
                             return false;
                         }
                     }
@@ -169,9 +210,11 @@ fn is_sound(messages: &[ModelMessage], repair_last_response: bool) -> bool {
                 }
             }
             ModelMessage::Response(response) => {
-                let calls = response.tool_calls().count();
                 let open_frontier = Some(index) == last_response && !repair_last_response;
-                if calls > 0 && !open_frontier && !matches!(messages.get(index + 1), Some(ModelMessage::Request(_))) {
+                if !open_frontier
+                    && response.tool_calls().next().is_some()
+                    && !matches!(messages.get(index + 1), Some(ModelMessage::Request(_)))
+                {
                     return false;
                 }
             }
@@ -437,6 +480,90 @@ mod tests {
                 _ => "prompt".to_string(),
             })
             .collect()
+    }
+
+    /// The definitions the fast checks stand for, written plainly (quadratic).
+    mod plain {
+        use super::*;
+
+        pub(super) fn answers_each_call_once(response: &ModelResponse, request: &ModelRequest) -> bool {
+            let answers: Vec<&str> = request.parts.iter().filter_map(result_id).collect();
+            let calls: Vec<&str> = response.tool_calls().map(|c| c.tool_call_id.as_str()).collect();
+            answers.len() == calls.len()
+                && answers.iter().all(|id| calls.iter().filter(|c| *c == id).count() == 1)
+                && answers.iter().enumerate().all(|(i, id)| !answers[..i].contains(id))
+        }
+
+        pub(super) fn rank(response: &ModelResponse, id: &str) -> Option<usize> {
+            response.tool_calls().position(|c| c.tool_call_id == id)
+        }
+    }
+
+    fn generated() -> impl proptest::strategy::Strategy<Value = Vec<ModelMessage>> {
+        use proptest::prelude::*;
+        let answers = |ids: &[u8], at: u8| {
+            let mut parts: Vec<ModelRequestPart> = ids.iter().map(|i| ret(&format!("c{i}"))).collect();
+            let at = (at as usize) % (parts.len() + 1);
+            if at.is_multiple_of(3) {
+                parts.insert(at, ModelRequestPart::UserPrompt(UserPromptPart::new("p")));
+            }
+            ModelMessage::Request(ModelRequest::new(parts))
+        };
+        let response = |ids: &[u8]| {
+            let ids: Vec<String> = ids.iter().map(|i| format!("c{i}")).collect();
+            calls(&ids.iter().map(String::as_str).collect::<Vec<_>>())
+        };
+        // Up to 20 calls from a pool of 24 ids: responses past the scan limit, repeated ids,
+        // results in and out of order, prompts among them; and calls with every one answered,
+        // in order or swapped.
+        let ids = || prop::collection::vec(0u8..24, 0..20);
+        let one = prop_oneof![
+            ids().prop_map(move |ids| vec![response(&ids)]),
+            (ids(), any::<u8>()).prop_map(move |(ids, at)| vec![answers(&ids, at)]),
+            (prop::collection::hash_set(0u8..24, 0..20), any::<u8>(), any::<usize>()).prop_map(
+                move |(ids, at, swap)| {
+                    let ids: Vec<u8> = ids.into_iter().collect();
+                    let mut answered = ids.clone();
+                    if swap % 2 == 1 && answered.len() > 1 {
+                        let n = answered.len();
+                        answered.swap(swap % n, (swap / 2) % n);
+                    }
+                    vec![response(&ids), answers(&answered, at)]
+                }
+            ),
+        ];
+        prop::collection::vec(one, 0..5).prop_map(|m| m.into_iter().flatten().collect())
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn fast_checks_agree_with_their_plain_definitions(history in generated()) {
+            for w in history.windows(2) {
+                if let (ModelMessage::Response(a), ModelMessage::Request(b)) = (&w[0], &w[1]) {
+                    proptest::prop_assert_eq!(answers_each_call_once(a, b), plain::answers_each_call_once(a, b));
+                    let ranks = Ranks::new(a);
+                    for id in b.parts.iter().filter_map(result_id) {
+                        proptest::prop_assert_eq!(ranks.first(id), plain::rank(a, id));
+                    }
+                }
+            }
+            // What the shortcut lets through, the full repair leaves as it is.
+            for last in [true, false] {
+                if is_sound(&history, last) {
+                    proptest::prop_assert!(drop_orphaned_results(&history).is_none());
+                    proptest::prop_assert!(repair_dangling_calls(&history, last).is_none());
+                    proptest::prop_assert!(merge_consecutive_requests(&history).is_none());
+                }
+            }
+            // Sending orders each request's results as the calls they answer.
+            let sent = sendable(&history);
+            for w in sent.windows(2) {
+                if let (ModelMessage::Response(a), ModelMessage::Request(b)) = (&w[0], &w[1]) {
+                    let ranks: Vec<usize> = b.parts.iter().filter_map(result_id).filter_map(|id| plain::rank(a, id)).collect();
+                    proptest::prop_assert!(ranks.windows(2).all(|r| r[0] <= r[1]), "{ranks:?}");
+                }
+            }
+        }
     }
 
     #[test]
