@@ -27,12 +27,19 @@ pub(crate) fn cut_points(value: &Value, max: usize) -> Vec<Vec<LocItem>> {
 }
 
 /// Calls `found` with the location of each array or object past depth `max` (without looking
-/// inside it), until it returns `false`. Iterative: the walk's own memory is on the heap.
+/// inside it), until it returns `false`. Iterative: the walk's own memory is on the heap; the
+/// location is built only for what is found (the walk itself borrows keys).
 fn walk(value: &Value, max: usize, found: &mut dyn FnMut(&[LocItem]) -> bool) {
     /// A container being walked: the rest of its children, with their location items.
     enum Frame<'v> {
         Array(std::iter::Enumerate<std::slice::Iter<'v, Value>>),
         Object(serde_json::map::Iter<'v>),
+    }
+    /// A location item, borrowed from the value.
+    #[derive(Clone, Copy)]
+    enum Item<'v> {
+        Index(usize),
+        Key(&'v str),
     }
     fn open(v: &Value) -> Option<Frame<'_>> {
         match v {
@@ -40,6 +47,14 @@ fn walk(value: &Value, max: usize, found: &mut dyn FnMut(&[LocItem]) -> bool) {
             Value::Object(map) if !map.is_empty() => Some(Frame::Object(map.iter())),
             _ => None,
         }
+    }
+    fn owned(path: &[Item<'_>]) -> Vec<LocItem> {
+        path.iter()
+            .map(|item| match *item {
+                Item::Index(i) => LocItem::Index(i),
+                Item::Key(k) => LocItem::Key(k.to_string()),
+            })
+            .collect()
     }
     let is_container = |v: &Value| matches!(v, Value::Array(_) | Value::Object(_));
     if !is_container(value) {
@@ -49,13 +64,22 @@ fn walk(value: &Value, max: usize, found: &mut dyn FnMut(&[LocItem]) -> bool) {
         found(&[]);
         return;
     }
+    // The usual value: one level of scalars, nothing to walk.
+    let flat = match value {
+        Value::Array(items) => !items.iter().any(is_container),
+        Value::Object(map) => !map.values().any(is_container),
+        _ => true,
+    };
+    if flat {
+        return;
+    }
     // `stack[i]` walks the container at depth `i + 1`; `path[i]` is the item of it being looked at.
     let mut stack: Vec<Frame<'_>> = open(value).into_iter().collect();
-    let mut path: Vec<LocItem> = Vec::new();
+    let mut path: Vec<Item<'_>> = Vec::new();
     while let Some(frame) = stack.last_mut() {
         let next = match frame {
-            Frame::Array(it) => it.next().map(|(i, v)| (LocItem::Index(i), v)),
-            Frame::Object(it) => it.next().map(|(k, v)| (LocItem::Key(k.clone()), v)),
+            Frame::Array(it) => it.next().map(|(i, v)| (Item::Index(i), v)),
+            Frame::Object(it) => it.next().map(|(k, v)| (Item::Key(k.as_str()), v)),
         };
         let Some((item, child)) = next else {
             stack.pop();
@@ -65,7 +89,7 @@ fn walk(value: &Value, max: usize, found: &mut dyn FnMut(&[LocItem]) -> bool) {
         path.push(item);
         if is_container(child) {
             if stack.len() >= max {
-                if !found(&path) {
+                if !found(&owned(&path)) {
                     return;
                 }
             } else if let Some(frame) = open(child) {
