@@ -196,6 +196,11 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
         &self.stages[stage.index()]
     }
 
+    /// Whether some capability has hooks at `stage` (without any, the step skips the chain).
+    pub(crate) fn hooks(&self, stage: HookStage) -> bool {
+        !self.stage(stage).is_empty()
+    }
+
     /// Adds a capability (a combination's members, each in its place).
     pub(crate) fn push(&mut self, cap: Arc<dyn DynCapability<D>>) {
         self.caps.extend(spread_all([cap]));

@@ -54,11 +54,19 @@ pub(super) fn success_part(call: &ToolCallPart, content: Value) -> ModelRequestP
     ModelRequestPart::ToolReturn(ToolReturnPart::success(&call.tool_name, content, &call.tool_call_id))
 }
 
-/// A call to a known function tool: raw arguments until validated, then the validated ones.
-pub(super) struct Ready<D> {
+/// A call of the response being handled: borrowed from the history that holds the response,
+/// owned when it was rewritten (a bridged call) or given by a node hook.
+pub(super) type Call<'h> = std::borrow::Cow<'h, ToolCallPart>;
+
+/// A call to a known function tool: its raw arguments (the call's own, or those an approval
+/// replaced them with), then the validated ones.
+pub(super) struct Ready<'h, D> {
     pub(super) index: usize,
-    pub(super) call: ToolCallPart,
-    pub(super) tool: ToolsetTool<D>,
+    pub(super) call: Call<'h>,
+    pub(super) tool: &'h ToolsetTool<D>,
+    /// Arguments that replace the call's own (an approval's).
+    pub(super) raw: Option<Value>,
+    /// The validated arguments (`Null` until validated).
     pub(super) args: Value,
     pub(super) max_retries: u32,
     pub(super) timeout: Option<Duration>,
@@ -66,11 +74,18 @@ pub(super) struct Ready<D> {
     pub(super) ctx: RunContext<D>,
 }
 
+impl<D> Ready<'_, D> {
+    /// The arguments to validate: the approval's, else the call's own.
+    pub(super) fn raw_args(&self) -> &Value {
+        self.raw.as_ref().unwrap_or(&self.call.args)
+    }
+}
+
 /// Turns a failed validation or execution into the next request's part, a deferral, or the
 /// error that ends the run.
 pub(super) fn settle_error<D>(
     error: ToolError,
-    r: &Ready<D>,
+    r: &Ready<'_, D>,
     counts: &HashMap<String, u32>,
     book: &mut RetryBook,
     parts: &mut Vec<(usize, ModelRequestPart)>,
@@ -90,13 +105,13 @@ pub(super) fn settle_error<D>(
             if let Some(m) = a.metadata {
                 deferred.metadata.insert(r.call.tool_call_id.clone(), m);
             }
-            deferred.approvals.push(r.call.clone());
+            deferred.approvals.push(r.call.clone().into_owned());
         }
         ToolError::CallDeferred(d) => {
             if let Some(m) = d.metadata {
                 deferred.metadata.insert(r.call.tool_call_id.clone(), m);
             }
-            deferred.calls.push(r.call.clone());
+            deferred.calls.push(r.call.clone().into_owned());
         }
         ToolError::Failed { kind, message, source } => {
             return Err(AgentRunError::ToolFailed { tool: name.clone(), kind, message, source });
@@ -143,29 +158,34 @@ pub(super) fn validate_args<D>(
     Ok((validated, pending))
 }
 
-/// Validation of one call's arguments (taken from `r`: the validated ones replace them)
-/// through the capabilities' validate hooks.
+/// Validation of one call's arguments through the capabilities' validate hooks: the validated
+/// arguments. Without validate hooks the raw arguments are validated where they are, uncopied.
 pub(super) async fn validate_call<D: Clone + Send + Sync + 'static>(
     caps: &Capabilities<D>,
-    r: &mut Ready<D>,
+    r: &Ready<'_, D>,
 ) -> Result<Value, ToolError> {
-    let args = std::mem::take(&mut r.args);
-    let r = &*r;
+    // The tool's arguments validator is the tool's code: its panic is the tool's.
+    let panicked = |p| ToolError::Panicked { message: panic_message(p) };
+    let checked = |raw: &Value| {
+        std::panic::catch_unwind(AssertUnwindSafe(|| validate_args(r.tool, &r.ctx, raw)))
+            .unwrap_or_else(|p| Err(panicked(p)))
+    };
+    let finish = async move |result: Result<(Value, Option<PendingCheck>), ToolError>| {
+        let (args, pending) = result?;
+        if let Some(check) = pending {
+            AssertUnwindSafe(check).catch_unwind().await.unwrap_or_else(|p| Err(panicked(p)))?;
+        }
+        Ok(args)
+    };
+    if !caps.hooks(HookStage::ToolValidate) {
+        return finish(checked(r.raw_args())).await;
+    }
     let core = |raw: Value| -> BoxFuture<'_, Result<Value, ToolError>> {
-        // The tool's arguments validator is the tool's code: its panic is the tool's.
-        let panicked = |p| ToolError::Panicked { message: panic_message(p) };
-        let result = std::panic::catch_unwind(AssertUnwindSafe(|| validate_args(&r.tool, &r.ctx, &raw)))
-            .unwrap_or_else(|p| Err(panicked(p)));
-        Box::pin(async move {
-            let (args, pending) = result?;
-            if let Some(check) = pending {
-                AssertUnwindSafe(check).catch_unwind().await.unwrap_or_else(|p| Err(panicked(p)))?;
-            }
-            Ok(args)
-        })
+        let result = checked(&raw);
+        Box::pin(finish(result))
     };
     let info = ToolCallInfo { call: &r.call, def: &r.tool.def };
-    caps.validate(0, &r.ctx, info, args, &core).await
+    caps.validate(0, &r.ctx, info, r.raw_args().clone(), &core).await
 }
 
 /// Execution of one call (with its validated `args`) through the capabilities' execute hooks;
@@ -173,29 +193,28 @@ pub(super) async fn validate_call<D: Clone + Send + Sync + 'static>(
 pub(super) async fn execute_call<D: Clone + Send + Sync + 'static>(
     inner: &StepConfig<D>,
     caps: &Capabilities<D>,
-    r: &Ready<D>,
+    r: &Ready<'_, D>,
     args: Value,
 ) -> (Result<ToolOutput, ToolError>, bool) {
     let ran_ok = AtomicBool::new(false);
-    let core = |args: Value| -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
-        let ran_ok = &ran_ok;
-        Box::pin(async move {
-            let result = run_tool(inner, r, args).await;
-            match result {
-                Ok(_) => ran_ok.store(true, Ordering::Relaxed),
-                // The tool's own retry with its budget spent ends the run from inside the hook
-                // chain: the execute hooks see that error, and may still recover.
-                Err(ToolError::Retry(_)) if r.ctx.retry >= r.max_retries => {
-                    return Err(ToolError::RetriesExhausted {
-                        tool: r.call.tool_name.clone(),
-                        max_retries: r.max_retries,
-                    });
-                }
-                Err(_) => {}
+    let run = async |args: Value, ran_ok: &AtomicBool| {
+        let result = run_tool(inner, r, args).await;
+        match result {
+            Ok(_) => ran_ok.store(true, Ordering::Relaxed),
+            // The tool's own retry with its budget spent ends the run from inside the hook
+            // chain: the execute hooks see that error, and may still recover.
+            Err(ToolError::Retry(_)) if r.ctx.retry >= r.max_retries => {
+                return Err(ToolError::RetriesExhausted { tool: r.call.tool_name.clone(), max_retries: r.max_retries });
             }
-            result
-        })
+            Err(_) => {}
+        }
+        result
     };
+    if !caps.hooks(HookStage::ToolExecute) {
+        let result = run(args, &ran_ok).await;
+        return (result, ran_ok.load(Ordering::Relaxed));
+    }
+    let core = |args: Value| -> BoxFuture<'_, Result<ToolOutput, ToolError>> { Box::pin(run(args, &ran_ok)) };
     let info = ToolCallInfo { call: &r.call, def: &r.tool.def };
     let result = caps.execute(0, &r.ctx, info, args, &core).await;
     (result, ran_ok.load(Ordering::Relaxed))
@@ -205,7 +224,7 @@ pub(super) async fn execute_call<D: Clone + Send + Sync + 'static>(
 /// with panics caught.
 pub(super) async fn run_tool<D: Clone + Send + Sync + 'static>(
     inner: &StepConfig<D>,
-    r: &Ready<D>,
+    r: &Ready<'_, D>,
     args: Value,
 ) -> Result<ToolOutput, ToolError> {
     let handler = r.tool.handler.clone();

@@ -187,7 +187,7 @@ impl<D> ToolIndex<D> {
     /// Rewrites `tool_call(tool_name, tool_args)` calls to a bridged or visible tool into calls
     /// of that tool (same id); returns the ids rewritten. Other `tool_call`s are left for its
     /// own validation and answer.
-    pub(super) fn unwrap_bridge_calls(&self, calls: &mut [ToolCallPart]) -> HashSet<String> {
+    pub(super) fn unwrap_bridge_calls(&self, calls: &mut [Call<'_>]) -> HashSet<String> {
         let mut rewritten = HashSet::new();
         if !self.bridge {
             return rewritten;
@@ -205,6 +205,7 @@ impl<D> ToolIndex<D> {
                 continue;
             }
             let Some(tool_args) = args.get("tool_args").cloned() else { continue };
+            let call = call.to_mut();
             call.tool_name = name.to_string();
             call.args = tool_args;
             rewritten.insert(call.tool_call_id.clone());

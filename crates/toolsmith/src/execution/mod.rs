@@ -13,7 +13,7 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-use crate::capability::{Capabilities, OutputInfo, OutputKind, ToolCallInfo};
+use crate::capability::{Capabilities, HookStage, OutputInfo, OutputKind, ToolCallInfo};
 use crate::context::RunContext;
 use crate::deferred::{
     DeferredKind, DeferredToolRequests, ExternalResult, PendingCall, PendingRecords, ResumeRefusal, check_bound,
@@ -33,6 +33,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 mod call;
 mod config;
 mod index;
+mod join;
 mod layout;
 mod output;
 mod prompted;
@@ -41,7 +42,10 @@ mod step;
 use call::*;
 pub(crate) use index::ToolIndex;
 use index::*;
-pub(crate) use step::{Resolution, Resume, ResumeBinding, process_tool_calls, repeated_ids, results_mismatch};
+use join::join_in_order;
+pub(crate) use step::{
+    CallSource, Resolution, Resume, ResumeBinding, process_tool_calls, repeated_ids, results_mismatch,
+};
 
 pub(crate) use config::StepConfig;
 pub use config::{EndStrategy, ParallelMode};

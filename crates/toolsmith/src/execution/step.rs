@@ -55,31 +55,32 @@ pub(crate) fn results_mismatch<'c, D>(
     AgentRunError::User(ResumeRefusal::ResultsMismatch { expected, given: sorted(given.collect()) }.into())
 }
 
-/// How one call of a response is to be handled this step.
-pub(super) enum Plan<D> {
+/// How one call of a response is to be handled this step (`'h`: the history the calls are
+/// borrowed from).
+pub(super) enum Plan<'h, D> {
     /// An output tool call.
-    Output(usize, ToolCallPart),
+    Output(usize, Call<'h>),
     /// A call to a function tool (or an approved call).
-    Function(Ready<D>),
+    Function(Box<Ready<'h, D>>),
     /// A call the step answers with a retry without running anything (unknown or hidden tool).
-    Refused(Refusal),
+    Refused(Refusal<'h>),
     /// A refused call to a hidden external tool (or one needing approval): answered with the
     /// step's deferred calls.
-    Withheld(Refusal),
+    Withheld(Refusal<'h>),
     /// A result supplied from outside (resumed deferred calls: a denial or an external result).
     Settled(usize, ModelRequestPart, Option<Vec<UserContent>>),
     /// A call to an external tool: validated (through the hooks; its arguments are only parsed)
     /// after the step's executions, then it waits for a result from outside.
-    External(Ready<D>),
+    External(Box<Ready<'h, D>>),
     /// A call that needs approval: validated after the step's executions, then it waits.
-    Unapproved(Ready<D>),
+    Unapproved(Box<Ready<'h, D>>),
 }
 
 /// A call answered with a retry without running anything, counted (when `charged`) against
 /// `max` retries.
-pub(super) struct Refusal {
+pub(super) struct Refusal<'h> {
     index: usize,
-    call: ToolCallPart,
+    call: Call<'h>,
     message: String,
     cause: RetryCause,
     charged: bool,
@@ -87,9 +88,9 @@ pub(super) struct Refusal {
 }
 
 /// A validated batch: the parts made so far and the calls to run.
-pub(super) struct Validated<D> {
+pub(super) struct Validated<'h, D> {
     out: Vec<(usize, ModelRequestPart)>,
-    to_run: Vec<Ready<D>>,
+    to_run: Vec<Box<Ready<'h, D>>>,
 }
 
 /// The working state of one step.
@@ -191,20 +192,20 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
     }
 
     /// Validates, then runs, a batch of calls; their parts follow in call order.
-    pub(super) async fn flush(&mut self, state: &mut RunState, batch: Vec<Plan<D>>) -> Result<(), AgentRunError> {
+    pub(super) async fn flush(&mut self, state: &mut RunState, batch: Vec<Plan<'_, D>>) -> Result<(), AgentRunError> {
         let validated = self.validate_batch(state, batch).await?;
         self.run_batch(state, validated).await
     }
 
     /// Validates a batch of calls (a refused call is answered at once): the parts made so far and
     /// the calls to run.
-    pub(super) async fn validate_batch(
+    pub(super) async fn validate_batch<'h>(
         &mut self,
         state: &mut RunState,
-        batch: Vec<Plan<D>>,
-    ) -> Result<Validated<D>, AgentRunError> {
+        batch: Vec<Plan<'h, D>>,
+    ) -> Result<Validated<'h, D>, AgentRunError> {
         let mut out: Vec<(usize, ModelRequestPart)> = Vec::with_capacity(batch.len());
-        let mut to_run: Vec<Ready<D>> = Vec::with_capacity(batch.len());
+        let mut to_run: Vec<Box<Ready<'h, D>>> = Vec::with_capacity(batch.len());
         let mut failure = None;
         for plan in batch {
             if let Err(e) = self.validate_plan(state, plan, &mut out, &mut to_run).await {
@@ -220,12 +221,12 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
         Ok(Validated { out, to_run })
     }
 
-    async fn validate_plan(
+    async fn validate_plan<'h>(
         &mut self,
         state: &mut RunState,
-        plan: Plan<D>,
+        plan: Plan<'h, D>,
         out: &mut Vec<(usize, ModelRequestPart)>,
-        to_run: &mut Vec<Ready<D>>,
+        to_run: &mut Vec<Box<Ready<'h, D>>>,
     ) -> Result<(), AgentRunError> {
         match plan {
             Plan::Settled(index, part, content) => {
@@ -248,8 +249,11 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
                 out.push((index, retried_part(&call, Value::String(message), info)));
             }
             Plan::Function(mut r) => {
-                let validated = validate_call(self.caps, &mut r).await;
-                state.emit(|| AgentEvent::FunctionToolCall { call: r.call.clone(), args_valid: validated.is_ok() });
+                let validated = validate_call(self.caps, &r).await;
+                state.emit(|| AgentEvent::FunctionToolCall {
+                    call: r.call.clone().into_owned(),
+                    args_valid: validated.is_ok(),
+                });
                 match validated {
                     Ok(args) => {
                         if let Some(kind) = self.tools.tool_kind(&r.call.tool_name) {
@@ -272,14 +276,14 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
     pub(super) async fn run_batch(
         &mut self,
         state: &mut RunState,
-        validated: Validated<D>,
+        validated: Validated<'_, D>,
     ) -> Result<(), AgentRunError> {
         let Validated { mut out, to_run } = validated;
         // Execute in segments split at sequential tools (the barriers, which run alone).
         let sequential = self.inner.parallel_mode == ParallelMode::Sequential;
         let mut barriers: Vec<usize> = Vec::new();
-        let mut segments: Vec<Vec<Ready<D>>> = Vec::new();
-        let mut segment: Vec<Ready<D>> = Vec::with_capacity(to_run.len());
+        let mut segments: Vec<Vec<Box<Ready<'_, D>>>> = Vec::new();
+        let mut segment: Vec<Box<Ready<'_, D>>> = Vec::with_capacity(to_run.len());
         for r in to_run {
             if r.tool.def.sequential || sequential {
                 barriers.push(r.index);
@@ -306,10 +310,9 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
             }
             executed.extend(segment.iter().map(|r| r.index));
             let args: Vec<Value> = segment.iter_mut().map(|r| std::mem::take(&mut r.args)).collect();
-            let results = futures::future::join_all(
-                segment.iter().zip(args).map(|(r, args)| execute_call(self.inner, self.caps, r, args)),
-            )
-            .await;
+            let calls =
+                segment.iter().zip(args).map(|(r, args)| Box::pin(execute_call(self.inner, self.caps, r, args)));
+            let results = join_in_order(calls.collect()).await;
             for (r, (result, ran_ok)) in segment.iter().zip(results) {
                 if ran_ok {
                     state.usage.tool_calls += 1;
@@ -386,7 +389,7 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
     pub(super) fn settle(
         &mut self,
         error: ToolError,
-        r: &Ready<D>,
+        r: &Ready<'_, D>,
         out: &mut Vec<(usize, ModelRequestPart)>,
     ) -> Result<(), AgentRunError> {
         // A capability's panic in a tool hook ends the run as the capability's error.
@@ -419,8 +422,59 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
     tools: &ToolIndex<D>,
     ctx: RunContext<D>,
     limits: &UsageLimits,
-    calls: Vec<ToolCallPart>,
+    source: CallSource,
     resume: Option<Resume>,
+) -> Result<StepOutcome, AgentRunError> {
+    // The calls are borrowed from the history, which is let go before the step's request is
+    // filled in: the request is then filled in place, the history not copied.
+    let history = matches!(source, CallSource::History(_)).then(|| Arc::clone(&state.messages));
+    let calls: Vec<Call<'_>> = match (source, &history) {
+        (CallSource::History(at), Some(history)) => match history.get(at) {
+            Some(crate::messages::ModelMessage::Response(r)) => r.tool_calls().map(Call::Borrowed).collect(),
+            _ => return Err(AgentRunError::unexpected("the response whose calls the run handles left the history")),
+        },
+        (CallSource::Given(calls), _) => calls.into_iter().map(Call::Owned).collect(),
+        (CallSource::History(_), None) => Vec::new(),
+    };
+    let mut record = None;
+    let outcome = run_step(inner, caps, state, tools, ctx, limits, calls, resume, &mut record).await;
+    drop(history);
+    if let Some(Record { parts, content, kinded, bridged_ids, prompt }) = record {
+        record_parts(state, parts, content, &kinded, &bridged_ids, prompt);
+    }
+    outcome
+}
+
+/// Where the calls of a step come from.
+pub(crate) enum CallSource {
+    /// The response at this index of the run's history.
+    History(usize),
+    /// Calls of a response that is not in the history (a node hook's).
+    Given(Vec<ToolCallPart>),
+}
+
+/// What a step puts in its request (the last message of the history), once it has let go of
+/// the history.
+struct Record {
+    parts: Vec<(usize, ModelRequestPart)>,
+    content: Vec<(usize, Vec<UserContent>)>,
+    kinded: FxHashMap<String, &'static str>,
+    bridged_ids: HashSet<String>,
+    prompt: Option<UserPromptPart>,
+}
+
+/// The step itself: what it answers goes to `record`.
+#[allow(clippy::too_many_arguments)]
+async fn run_step<'h, D: Clone + Send + Sync + 'static>(
+    inner: &StepConfig<D>,
+    caps: &Capabilities<D>,
+    state: &mut RunState,
+    tools: &'h ToolIndex<D>,
+    ctx: RunContext<D>,
+    limits: &UsageLimits,
+    calls: Vec<Call<'h>>,
+    resume: Option<Resume>,
+    record: &mut Option<Record>,
 ) -> Result<StepOutcome, AgentRunError> {
     tools.prepare_lookups(calls.len());
     // A call to a tool of a known kind (`search_tools`) whose arguments are valid carries that
@@ -456,6 +510,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
         Some(mut r) => {
             let pending_now: Vec<&ToolCallPart> = calls
                 .iter()
+                .map(|c| &**c)
                 .filter(|c| !matches!(r.resolutions.get(&c.tool_call_id), Some(Resolution::Skip)))
                 .collect();
             let expected: Vec<String> = pending_now.iter().map(|c| c.tool_call_id.clone()).collect();
@@ -470,7 +525,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
             };
             let stray = || r.resolutions.keys().any(|id| !calls.iter().any(|c| c.tool_call_id == *id));
             if r.pending.is_none() && (unanswered() || stray()) {
-                return Err(results_mismatch(calls.iter(), r.resolutions.keys().cloned(), inner));
+                return Err(results_mismatch(calls.iter().map(|c| &**c), r.resolutions.keys().cloned(), inner));
             }
             // An approval approves the call it was made for: the history's pending calls must be
             // exactly the calls the results were bound to (or that this agent recorded).
@@ -520,7 +575,8 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
     // the run ends before any of them runs, with Pydantic AI's error (a resumed history with them
     // is refused earlier).
     if resolutions.is_none() {
-        let duplicates = duplicate_ids(calls.iter().filter(|c| Some(&c.tool_name) != output_tool.as_ref()));
+        let duplicates =
+            duplicate_ids(calls.iter().map(|c| &**c).filter(|c| Some(&c.tool_name) != output_tool.as_ref()));
         if !duplicates.is_empty() {
             let listed: Vec<String> = duplicates.iter().map(|id| format!("'{id}'")).collect();
             return Err(AgentRunError::unexpected(format!(
@@ -529,7 +585,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
             )));
         }
     }
-    let mut plans: Vec<Plan<D>> = Vec::with_capacity(calls.len());
+    let mut plans: Vec<Plan<'h, D>> = Vec::with_capacity(calls.len());
     for (index, call) in calls.into_iter().enumerate() {
         let mut approved = false;
         let mut call_metadata = None;
@@ -617,16 +673,16 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
         c.max_retries = max_retries;
         c.tool_call_approved = approved;
         c.tool_call_metadata = call_metadata;
-        let args = args_override.unwrap_or_else(|| call.args.clone());
-        let r = Ready {
+        let r = Box::new(Ready {
             index,
             call,
-            tool: tool.clone(),
-            args,
+            tool,
+            raw: args_override,
+            args: Value::Null,
             max_retries,
             timeout: tool.def.timeout.or(tool.toolset_timeout),
             ctx: c,
-        };
+        });
         plans.push(if tool.def.kind == ToolKind::External {
             Plan::External(r)
         } else if tool.def.kind == ToolKind::Unapproved && !approved {
@@ -661,7 +717,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
     // Run the strategy.
     let strategy = if resolutions.is_some() { EndStrategy::Graceful } else { inner.end_strategy };
     step.content_at_end = strategy == EndStrategy::Exhaustive;
-    let mut deferred_kinds: Vec<Plan<D>> = Vec::new();
+    let mut deferred_kinds: Vec<Plan<'h, D>> = Vec::new();
     let n_plans = plans.len();
     let mut absorbed: Vec<usize> = Vec::new();
     let outcome: Result<(), AgentRunError> = async {
@@ -681,7 +737,10 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
                     for plan in rest {
                         match plan {
                             // Skipped, unknown and undiscovered tools included: nothing is retried.
-                            Plan::Function(Ready { index, call, .. }) | Plan::Refused(Refusal { index, call, .. }) => {
+                            Plan::Function(r) => {
+                                out.push((r.index, success_part(&r.call, Value::String(TOOL_NOT_EXECUTED.into()))))
+                            }
+                            Plan::Refused(Refusal { index, call, .. }) => {
                                 out.push((index, success_part(&call, Value::String(TOOL_NOT_EXECUTED.into()))))
                             }
                             other => refused.push(other),
@@ -748,7 +807,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
         // content they sent) stays in the history.
         drop(ctx);
         let Step { parts, content, kinded, .. } = step;
-        record_parts(state, parts, content, &kinded, &bridged_ids, None);
+        *record = Some(Record { parts, content, kinded, bridged_ids, prompt: None });
         return Err(e);
     }
     if !absorbed.is_empty() && step.final_output.is_none() {
@@ -756,7 +815,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
         let Step { parts, content, kinded, output_problem, .. } = step;
         let problem = output_problem.unwrap_or_else(|| "no output call of the model's last answer was valid".into());
         let parts = parts.into_iter().filter(|(i, _)| !absorbed.contains(i)).collect();
-        record_parts(state, parts, content, &kinded, &bridged_ids, None);
+        *record = Some(Record { parts, content, kinded, bridged_ids, prompt: None });
         return Err(output_budget_exceeded(inner.output_retries, &problem));
     }
 
@@ -798,8 +857,8 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
                         break;
                     }
                 }
-                Plan::External(mut r) => match validate_call(caps, &mut r).await {
-                    Ok(_) => step.deferred.calls.push(r.call),
+                Plan::External(r) => match validate_call(caps, &r).await {
+                    Ok(_) => step.deferred.calls.push(r.call.into_owned()),
                     Err(e) => {
                         if let Err(error) = step.settle(e, &r, &mut out) {
                             failure = Some(error);
@@ -807,8 +866,8 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
                         }
                     }
                 },
-                Plan::Unapproved(mut r) => match validate_call(caps, &mut r).await {
-                    Ok(_) => step.deferred.approvals.push(r.call),
+                Plan::Unapproved(r) => match validate_call(caps, &r).await {
+                    Ok(_) => step.deferred.approvals.push(r.call.into_owned()),
                     Err(e) => {
                         if let Err(error) = step.settle(e, &r, &mut out) {
                             failure = Some(error);
@@ -825,7 +884,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
         if let Some(error) = failure {
             drop(ctx);
             let Step { parts, content, kinded, .. } = step;
-            record_parts(state, parts, content, &kinded, &bridged_ids, None);
+            *record = Some(Record { parts, content, kinded, bridged_ids, prompt: None });
             return Err(error);
         }
     }
@@ -838,7 +897,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
     state.retries = Arc::new(counts_now);
     // A final result ends the run before the model would read the new prompt: it is not kept.
     let prompt = if final_output.is_some() { None } else { resume_prompt };
-    record_parts(state, parts, content, &kinded, &bridged_ids, prompt);
+    *record = Some(Record { parts, content, kinded, bridged_ids, prompt });
 
     if let Some((v, _)) = final_output {
         return Ok(StepOutcome::Final(RunOutput::Structured(v)));

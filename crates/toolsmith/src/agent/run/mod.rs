@@ -30,8 +30,16 @@ pub use output_stream::OutputStream;
 enum Pending {
     Start,
     Request,
-    Response(ModelResponse, Option<Resume>),
+    Response(Responded, Option<Resume>),
     Done,
+}
+
+/// The response whose calls the run handles next.
+enum Responded {
+    /// The history's message at this index: its calls are handled where they are, uncopied.
+    Recorded(usize),
+    /// A response a node hook gave in its place.
+    Given(ModelResponse),
 }
 
 /// A node of a run, as returned by [`AgentRun::next`].
@@ -182,7 +190,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             return Ok(Node::End);
         }
         Ok(match &self.next {
-            Pending::Response(r, _) => Node::ModelRequest { response: r.clone() },
+            Pending::Response(r, _) => Node::ModelRequest { response: self.response_of(r)?.clone() },
             Pending::Request => match self.state.messages.last() {
                 Some(ModelMessage::Request(r)) if self.state.run_step > 0 => Node::CallTools { parts: r.parts.clone() },
                 _ => Node::UserPrompt,
@@ -343,7 +351,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
     }
 
     async fn advance_node(&mut self) -> Result<Option<RunOutput>, AgentRunError> {
-        if self.caps.is_empty() {
+        if !self.caps.hooks(crate::capability::HookStage::Node) {
             return self.guarded_transition().await;
         }
         let node = self.pending_node()?;
@@ -377,12 +385,23 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         Ok(NodeResult::Next(self.pending_node()?))
     }
 
+    /// The response a [`Responded`] stands for.
+    fn response_of<'r>(&'r self, responded: &'r Responded) -> Result<&'r ModelResponse, AgentRunError> {
+        match responded {
+            Responded::Recorded(at) => match self.state.messages.get(*at) {
+                Some(ModelMessage::Response(r)) => Ok(r),
+                _ => Err(AgentRunError::unexpected("the response the run was to handle left the history")),
+            },
+            Responded::Given(r) => Ok(r),
+        }
+    }
+
     /// The node the run does next, as the node hooks see it.
     fn pending_node(&self) -> Result<AgentNode, AgentRunError> {
         Ok(match &self.next {
             Pending::Start => AgentNode::UserPrompt,
             Pending::Request => AgentNode::ModelRequest,
-            Pending::Response(r, _) => AgentNode::CallTools { response: r.clone() },
+            Pending::Response(r, _) => AgentNode::CallTools { response: self.response_of(r)?.clone() },
             Pending::Done => return Err(AgentRunError::User(UserError::new("the run has already ended"))),
         })
     }
@@ -397,8 +416,12 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                 )));
             }
             (AgentNode::ModelRequest, _) => Pending::Request,
-            (AgentNode::CallTools { response }, Pending::Response(_, resume)) => Pending::Response(response, resume),
-            (AgentNode::CallTools { response }, _) => Pending::Response(response, None),
+            // The response handed back unchanged is still the history's own.
+            (AgentNode::CallTools { response }, Pending::Response(before, resume)) => {
+                let same = self.response_of(&before).is_ok_and(|r| *r == response);
+                Pending::Response(if same { before } else { Responded::Given(response) }, resume)
+            }
+            (AgentNode::CallTools { response }, _) => Pending::Response(Responded::Given(response), None),
         };
         Ok(())
     }

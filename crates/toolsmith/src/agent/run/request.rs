@@ -1,7 +1,7 @@
 //! A run's requests and responses: the first request, resumes with deferred results, the model
 //! request through the capabilities, and what a response leads to.
 
-use super::{AgentRun, Pending};
+use super::{AgentRun, Pending, Responded};
 
 use crate::agent::AgentEvent;
 use crate::run::RunOutput;
@@ -39,7 +39,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             (Some(ModelMessage::Response(r)), None)
                 if r.tool_calls().next().is_some() || !self.has_instructions().await? =>
             {
-                let response = r.clone();
+                let response = Responded::Recorded(self.state.messages.len() - 1);
                 // The tools are prepared for the step the run is about to make, as the run starts;
                 // the response's calls are then handled in the step the history ended with.
                 self.collect_tools_at(self.state.run_step + 1).await?;
@@ -101,7 +101,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         &self,
         results: DeferredToolResults,
         pending: Option<&DeferredToolRequests>,
-    ) -> Result<(ModelResponse, Resume), AgentRunError> {
+    ) -> Result<(Responded, Resume), AgentRunError> {
         let user = |m: String| AgentRunError::User(UserError::new(m));
         let messages = &self.state.messages;
         let Some(pos) = messages.iter().rposition(|m| matches!(m, ModelMessage::Response(_))) else {
@@ -114,7 +114,6 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         let Some(ModelMessage::Response(response)) = messages.get(pos) else {
             return Err(user("the message history changed while resuming".into()));
         };
-        let response = response.clone();
         if response.tool_calls().next().is_none() {
             return Err(user(
                 "Tool call results were provided, but the message history does not contain any unprocessed tool calls."
@@ -178,7 +177,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             (None, Binding::TrustHistory) => ResumeBinding::Trusted,
             (None, Binding::None) => ResumeBinding::Recorded(self.agent.inner.deferred_records.clone()),
         };
-        Ok((response, Resume { resolutions, prompt, pending: pending.cloned(), binding }))
+        Ok((Responded::Recorded(pos), Resume { resolutions, prompt, pending: pending.cloned(), binding }))
     }
 
     pub(super) async fn collect_tools(&mut self) -> Result<(), AgentRunError> {
@@ -197,7 +196,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
 
     /// Sends the next request; `None` when a capability asked the model to try again (a retry
     /// prompt is then the next request).
-    pub(super) async fn request(&mut self) -> Result<Option<ModelResponse>, AgentRunError> {
+    pub(super) async fn request(&mut self) -> Result<Option<Responded>, AgentRunError> {
         self.state.run_step += 1;
         // Tools already prepared for this step (a run that took a response of its history again)
         // are not prepared twice.
@@ -377,7 +376,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
     }
 
     /// Counts a response's usage (checking the token limits) and adds it to the history.
-    pub(super) fn record_response(&mut self, mut response: ModelResponse) -> Result<ModelResponse, AgentRunError> {
+    pub(super) fn record_response(&mut self, mut response: ModelResponse) -> Result<Responded, AgentRunError> {
         bound_arguments(&mut response);
         // A request counts once it is answered: one that failed committed no response.
         self.state.usage.requests += 1;
@@ -392,9 +391,9 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         if response.timestamp.is_none() {
             response.timestamp = Some(crate::durable::now());
         }
-        self.state.push(response.clone());
         self.state.emit(|| AgentEvent::ModelResponse { response: response.clone() });
-        Ok(response)
+        self.state.push(response);
+        Ok(Responded::Recorded(self.state.messages.len() - 1))
     }
 
     pub(super) fn check_token_limits(&self) -> Result<(), AgentRunError> {
@@ -418,23 +417,29 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
 
     pub(super) async fn handle_response(
         &mut self,
-        response: ModelResponse,
+        response: Responded,
         resume: Option<Resume>,
     ) -> Result<Option<RunOutput>, AgentRunError> {
-        if response.tool_calls().next().is_some() {
+        if self.response_of(&response)?.tool_calls().next().is_some() {
             // The calls are handled with the tools prepared for this step.
             if self.tools.is_none() || self.tools_step != self.state.run_step {
                 self.collect_tools().await?;
             }
-            // The history has its own copy of the response: the calls move out of this one.
-            let calls: Vec<_> = response
-                .parts
-                .into_iter()
-                .filter_map(|p| match p {
-                    crate::messages::ModelResponsePart::ToolCall(c) => Some(c),
-                    _ => None,
-                })
-                .collect();
+            // The calls of the history's response are handled where they are; a response given
+            // in its place gives up its calls.
+            let calls = match response {
+                Responded::Recorded(at) => execution::CallSource::History(at),
+                Responded::Given(response) => execution::CallSource::Given(
+                    response
+                        .parts
+                        .into_iter()
+                        .filter_map(|p| match p {
+                            crate::messages::ModelResponsePart::ToolCall(c) => Some(c),
+                            _ => None,
+                        })
+                        .collect(),
+                ),
+            };
             // The next request goes into the history first (a failure leaves it as it stood),
             // before the contexts that share the history are made.
             let mut request = ModelRequest::new(Vec::new());
@@ -498,9 +503,10 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             };
         }
         let inner = &self.agent.inner;
+        let response = self.response_of(&response)?;
         // Empty text is no text: it is neither the output nor parsed as one.
         let Some(text) = response.text_content().filter(|t| !t.is_empty()) else {
-            let problem = empty_answer(&response);
+            let problem = empty_answer(response);
             let has_tools = self.tools.as_ref().is_none_or(|t| !t.is_empty());
             let feedback = no_output_feedback(&inner.step.output, has_tools);
             return self.output_retry(serde_json::Value::String(feedback), RetryCause::NoOutput, problem);
