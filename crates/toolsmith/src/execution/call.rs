@@ -55,8 +55,48 @@ pub(super) fn success_part(call: &ToolCallPart, content: Value) -> ModelRequestP
 }
 
 /// A call of the response being handled: borrowed from the history that holds the response,
-/// owned when it was rewritten (a bridged call) or given by a node hook.
-pub(super) type Call<'h> = std::borrow::Cow<'h, ToolCallPart>;
+/// owned when it was rewritten (a bridged call) or given by a node hook. Boxed when owned, so
+/// that it moves as a pointer either way.
+pub(super) enum Call<'h> {
+    Borrowed(&'h ToolCallPart),
+    Owned(Box<ToolCallPart>),
+}
+
+impl Call<'_> {
+    pub(super) fn owned(call: ToolCallPart) -> Self {
+        Call::Owned(Box::new(call))
+    }
+
+    /// The call, owned (copied when borrowed).
+    pub(super) fn into_owned(self) -> ToolCallPart {
+        match self {
+            Call::Borrowed(c) => c.clone(),
+            Call::Owned(c) => *c,
+        }
+    }
+
+    /// The call, to change (copied first when borrowed).
+    pub(super) fn to_mut(&mut self) -> &mut ToolCallPart {
+        if let Call::Borrowed(c) = self {
+            *self = Call::owned((*c).clone());
+        }
+        match self {
+            Call::Owned(c) => c,
+            Call::Borrowed(_) => unreachable!("made owned above"),
+        }
+    }
+}
+
+impl std::ops::Deref for Call<'_> {
+    type Target = ToolCallPart;
+
+    fn deref(&self) -> &ToolCallPart {
+        match self {
+            Call::Borrowed(c) => c,
+            Call::Owned(c) => c,
+        }
+    }
+}
 
 /// A call to a known function tool: its raw arguments (the call's own, or those an approval
 /// replaced them with), then the validated ones.
@@ -105,13 +145,13 @@ pub(super) fn settle_error<D>(
             if let Some(m) = a.metadata {
                 deferred.metadata.insert(r.call.tool_call_id.clone(), m);
             }
-            deferred.approvals.push(r.call.clone().into_owned());
+            deferred.approvals.push((*r.call).clone());
         }
         ToolError::CallDeferred(d) => {
             if let Some(m) = d.metadata {
                 deferred.metadata.insert(r.call.tool_call_id.clone(), m);
             }
-            deferred.calls.push(r.call.clone().into_owned());
+            deferred.calls.push((*r.call).clone());
         }
         ToolError::Failed { kind, message, source } => {
             return Err(AgentRunError::ToolFailed { tool: name.clone(), kind, message, source });

@@ -250,10 +250,7 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
             }
             Plan::Function(mut r) => {
                 let validated = validate_call(self.caps, &r).await;
-                state.emit(|| AgentEvent::FunctionToolCall {
-                    call: r.call.clone().into_owned(),
-                    args_valid: validated.is_ok(),
-                });
+                state.emit(|| AgentEvent::FunctionToolCall { call: (*r.call).clone(), args_valid: validated.is_ok() });
                 match validated {
                     Ok(args) => {
                         if let Some(kind) = self.tools.tool_kind(&r.call.tool_name) {
@@ -303,7 +300,7 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
         // when its results are read, so none is dropped).
         let mut failure: Option<AgentRunError> = None;
         let mut failed_at: Option<usize> = None;
-        let mut executed: FxHashSet<usize> = FxHashSet::default();
+        let mut executed: Vec<usize> = Vec::new();
         for mut segment in segments {
             if failure.is_some() {
                 break;
@@ -364,7 +361,8 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
             } else {
                 barriers.iter().copied().filter(|&b| b > at).min().map_or(usize::MAX, |b| b - 1)
             };
-            out.retain(|(i, _)| *i <= segment_end || executed.contains(i));
+            executed.sort_unstable();
+            out.retain(|(i, _)| *i <= segment_end || executed.binary_search(i).is_ok());
         }
         out.sort_by_key(|(i, _)| *i);
         let last = out.last().map(|(i, _)| *i);
@@ -433,7 +431,7 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
             Some(crate::messages::ModelMessage::Response(r)) => r.tool_calls().map(Call::Borrowed).collect(),
             _ => return Err(AgentRunError::unexpected("the response whose calls the run handles left the history")),
         },
-        (CallSource::Given(calls), _) => calls.into_iter().map(Call::Owned).collect(),
+        (CallSource::Given(calls), _) => calls.into_iter().map(Call::owned).collect(),
         (CallSource::History(_), None) => Vec::new(),
     };
     let mut record = None;

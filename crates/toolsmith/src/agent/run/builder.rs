@@ -374,7 +374,7 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
             settings,
             limits: self.limits.or_else(|| inner.usage_limits.clone()).unwrap_or_default(),
             metadata: self.metadata,
-            deferred: self.deferred,
+            deferred: self.deferred.map(Box::new),
             state: RunState {
                 events,
                 handler_panic,
@@ -409,19 +409,9 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
     /// Runs to the end and returns the output, the messages and the usage whether the run
     /// succeeded or not.
     pub async fn run_capturing(self) -> RunRecord<O> {
-        let mut run = match self.iter() {
-            Ok(r) => r,
-            Err(e) => {
-                return RunRecord { result: Err(e), messages: Vec::new(), new_start: 0, usage: RunUsage::default() };
-            }
-        };
-        let result = run.drive().await;
-        let state = run.state;
-        RunRecord {
-            result,
-            messages: Arc::try_unwrap(state.messages).unwrap_or_else(|a| (*a).clone()),
-            new_start: state.new_start,
-            usage: state.usage,
+        match self.iter() {
+            Ok(run) => capture(run).await,
+            Err(e) => RunRecord { result: Err(e), messages: Vec::new(), new_start: 0, usage: RunUsage::default() },
         }
     }
 
@@ -451,6 +441,19 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
     }
 }
 
+/// Drives a run made from a builder to its end, keeping its messages and usage whatever the
+/// outcome. The builder is spent before this starts: a run in flight holds the run alone.
+async fn capture<D: Clone + Send + Sync + 'static, O: Send + 'static>(mut run: AgentRun<D, O>) -> RunRecord<O> {
+    let result = run.drive().await;
+    let state = run.state;
+    RunRecord {
+        result,
+        messages: Arc::try_unwrap(state.messages).unwrap_or_else(|a| (*a).clone()),
+        new_start: state.new_start,
+        usage: state.usage,
+    }
+}
+
 fn default_unit<D: 'static>() -> Option<D> {
     let unit: Box<dyn std::any::Any> = Box::new(());
     unit.downcast::<D>().ok().map(|b| *b)
@@ -461,8 +464,14 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> IntoFuture for Run
     type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send + 'a>>;
 
     fn into_future(self) -> Self::IntoFuture {
+        // The builder is boxed and spent when the run starts (inside the future, so that a
+        // durable scope around it covers the run's ids): a run in flight does not carry it.
+        let builder = Box::new(self);
         Box::pin(async move {
-            let record = self.run_capturing().await;
+            let record = match (*builder).iter() {
+                Ok(run) => capture(run).await,
+                Err(e) => return Err(e),
+            };
             let output = record.result?;
             Ok(RunResult { output, messages: record.messages, new_start: record.new_start, usage: record.usage })
         })

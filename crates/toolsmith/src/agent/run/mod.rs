@@ -30,7 +30,7 @@ pub use output_stream::OutputStream;
 enum Pending {
     Start,
     Request,
-    Response(Responded, Option<Resume>),
+    Response(Responded, Option<Box<Resume>>),
     Done,
 }
 
@@ -39,7 +39,7 @@ enum Responded {
     /// The history's message at this index: its calls are handled where they are, uncopied.
     Recorded(usize),
     /// A response a node hook gave in its place.
-    Given(ModelResponse),
+    Given(Box<ModelResponse>),
 }
 
 /// A node of a run, as returned by [`AgentRun::next`].
@@ -73,7 +73,7 @@ pub struct AgentRun<D, O> {
     settings: Option<ModelSettings>,
     limits: UsageLimits,
     metadata: Option<serde_json::Value>,
-    deferred: Option<DeferredToolResults>,
+    deferred: Option<Box<DeferredToolResults>>,
     pub(crate) state: RunState,
     next: Pending,
     tools: Option<ToolIndex<D>>,
@@ -140,12 +140,14 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
 
     /// The run to its end through the capabilities' `wrap_run`, with the run hooks around it.
     async fn drive_output(&mut self) -> Result<RunOutput, AgentRunError> {
-        if let Err(e) = self.begin().await {
-            return self.finish(Err(e)).await;
+        // The run's start and end are boxed (once per run): a run in flight holds the state of
+        // its steps alone.
+        if let Err(e) = Box::pin(self.begin()).await {
+            return Box::pin(self.finish(Err(e))).await;
         }
         if self.caps.is_empty() {
             let result = self.advance_to_end().await;
-            return self.finish(result).await;
+            return Box::pin(self.finish(result)).await;
         }
         let caps = self.caps.clone();
         let ctx = self.context();
@@ -159,7 +161,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             };
             caps.run(0, &ctx, &core).await
         };
-        self.finish(result).await
+        Box::pin(self.finish(result)).await
     }
 
     async fn advance_to_end(&mut self) -> Result<RunOutput, AgentRunError> {
@@ -392,7 +394,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                 Some(ModelMessage::Response(r)) => Ok(r),
                 _ => Err(AgentRunError::unexpected("the response the run was to handle left the history")),
             },
-            Responded::Given(r) => Ok(r),
+            Responded::Given(r) => Ok(&**r),
         }
     }
 
@@ -419,9 +421,9 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             // The response handed back unchanged is still the history's own.
             (AgentNode::CallTools { response }, Pending::Response(before, resume)) => {
                 let same = self.response_of(&before).is_ok_and(|r| *r == response);
-                Pending::Response(if same { before } else { Responded::Given(response) }, resume)
+                Pending::Response(if same { before } else { Responded::Given(Box::new(response)) }, resume)
             }
-            (AgentNode::CallTools { response }, _) => Pending::Response(Responded::Given(response), None),
+            (AgentNode::CallTools { response }, _) => Pending::Response(Responded::Given(Box::new(response)), None),
         };
         Ok(())
     }
@@ -443,9 +445,11 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
     }
 
     async fn transition(&mut self) -> Result<Option<RunOutput>, AgentRunError> {
+        // The start and the handling of a response are boxed: a run waiting on its model (most
+        // of its life) then holds only the request's state, not the largest node's.
         match std::mem::replace(&mut self.next, Pending::Done) {
             Pending::Start => {
-                self.start().await?;
+                Box::pin(self.start()).await?;
                 Ok(None)
             }
             Pending::Request => {
@@ -454,7 +458,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                 }
                 Ok(None)
             }
-            Pending::Response(response, resume) => self.handle_response(response, resume).await,
+            Pending::Response(response, resume) => Box::pin(self.handle_response(response, resume.map(|r| *r))).await,
             Pending::Done => Err(AgentRunError::User(UserError::new("the run has already ended"))),
         }
     }

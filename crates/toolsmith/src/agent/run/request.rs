@@ -26,7 +26,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             self.agent.inner.step.output.output_tool().map(|t| t.name.as_str()).into_iter().collect();
         check_static_tool_choice(self.settings.as_ref().and_then(|s| s.tool_choice.as_ref()), &output_names)?;
         if let Some(results) = self.deferred.take() {
-            return self.start_resume(results);
+            return self.start_resume(*results);
         }
         match (self.state.messages.last(), &self.prompt) {
             // No new prompt: the run goes on from where the history ends.
@@ -89,7 +89,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
     /// Settles the deferred calls the history ends with.
     pub(super) fn start_resume(&mut self, results: DeferredToolResults) -> Result<(), AgentRunError> {
         let (response, resume) = self.build_resume(results, None)?;
-        self.next = Pending::Response(response, Some(resume));
+        self.next = Pending::Response(response, Some(Box::new(resume)));
         Ok(())
     }
 
@@ -200,8 +200,10 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         self.state.run_step += 1;
         // Tools already prepared for this step (a run that took a response of its history again)
         // are not prepared twice.
+        // Boxed: the request's own state, which the run holds while it waits on the model, is
+        // then not as large as the tools' preparation.
         if self.tools.is_none() || self.tools_step != self.state.run_step {
-            self.collect_tools().await?;
+            Box::pin(self.collect_tools()).await?;
         }
         if let Some(limit) = self.limits.request_limit
             && self.state.usage.requests + 1 > limit
@@ -278,7 +280,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             let mut c = ctx.clone();
             c.retry = self.state.output_retries;
             c.max_retries = inner.step.output_retries;
-            c
+            Box::new(c)
         });
         let caps = &self.caps;
         let core = |req: ModelRequestContext| -> BoxFuture<'_, Result<ModelResponse, AgentRunError>> {
@@ -297,7 +299,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                                 Ok(mut stream) => {
                                     use futures::StreamExt;
                                     let mut partial = partial_ctx.as_ref().map(|c| {
-                                        super::partial::PartialOutput::new(&inner.step.output, caps, c.clone())
+                                        super::partial::PartialOutput::new(&inner.step.output, caps, (**c).clone())
                                     });
                                     let mut last = Err(crate::model::ModelError::new(
                                         crate::model::ModelErrorKind::UnexpectedResponse,
@@ -477,7 +479,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                         if !results.is_empty() {
                             self.state.pop_empty_request();
                             let (response, resume) = self.build_resume(results, Some(&requests))?;
-                            self.next = Pending::Response(response, Some(resume));
+                            self.next = Pending::Response(response, Some(Box::new(resume)));
                             return Ok(None);
                         }
                     }
