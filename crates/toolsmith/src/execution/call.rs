@@ -110,14 +110,31 @@ pub(super) struct Ready<'h, D> {
     pub(super) args: Value,
     pub(super) max_retries: u32,
     pub(super) timeout: Option<Duration>,
-    /// The context the tool and its hooks see.
-    pub(super) ctx: RunContext<D>,
+    /// The step's context, from which the call's own is made when something needs it.
+    pub(super) base: &'h RunContext<D>,
+    /// The tool's retry count when the call was planned.
+    pub(super) retry: u32,
+    pub(super) approved: bool,
+    pub(super) metadata: Option<Value>,
 }
 
-impl<D> Ready<'_, D> {
+impl<D: Clone> Ready<'_, D> {
     /// The arguments to validate: the approval's, else the call's own.
     pub(super) fn raw_args(&self) -> &Value {
         self.raw.as_ref().unwrap_or(&self.call.args)
+    }
+
+    /// The context the tool and its hooks see (made when needed: most calls need it once, to
+    /// hand to the tool).
+    pub(super) fn context(&self) -> RunContext<D> {
+        let mut c = self.base.clone();
+        c.tool_name = Some(self.call.tool_name.clone());
+        c.tool_call_id = Some(self.call.tool_call_id.clone());
+        c.retry = self.retry;
+        c.max_retries = self.max_retries;
+        c.tool_call_approved = self.approved;
+        c.tool_call_metadata = self.metadata.clone();
+        c
     }
 }
 
@@ -206,8 +223,12 @@ pub(super) async fn validate_call<D: Clone + Send + Sync + 'static>(
 ) -> Result<Value, ToolError> {
     // The tool's arguments validator is the tool's code: its panic is the tool's.
     let panicked = |p| ToolError::Panicked { message: panic_message(p) };
+    // The call's context is made for the hooks and the arguments validator alone.
+    let hooks = caps.hooks(HookStage::ToolValidate);
+    let ctx = (hooks || r.tool.args_validator.is_some()).then(|| r.context());
+    let ctx = ctx.as_ref().unwrap_or(r.base);
     let checked = |raw: &Value| {
-        std::panic::catch_unwind(AssertUnwindSafe(|| validate_args(r.tool, &r.ctx, raw)))
+        std::panic::catch_unwind(AssertUnwindSafe(|| validate_args(r.tool, ctx, raw)))
             .unwrap_or_else(|p| Err(panicked(p)))
     };
     let finish = async move |result: Result<(Value, Option<PendingCheck>), ToolError>| {
@@ -217,7 +238,7 @@ pub(super) async fn validate_call<D: Clone + Send + Sync + 'static>(
         }
         Ok(args)
     };
-    if !caps.hooks(HookStage::ToolValidate) {
+    if !hooks {
         return finish(checked(r.raw_args())).await;
     }
     let core = |raw: Value| -> BoxFuture<'_, Result<Value, ToolError>> {
@@ -225,7 +246,7 @@ pub(super) async fn validate_call<D: Clone + Send + Sync + 'static>(
         Box::pin(finish(result))
     };
     let info = ToolCallInfo { call: &r.call, def: &r.tool.def };
-    caps.validate(0, &r.ctx, info, r.raw_args().clone(), &core).await
+    caps.validate(0, ctx, info, r.raw_args().clone(), &core).await
 }
 
 /// Execution of one call (with its validated `args`) through the capabilities' execute hooks;
@@ -237,13 +258,13 @@ pub(super) async fn execute_call<D: Clone + Send + Sync + 'static>(
     args: Value,
 ) -> (Result<ToolOutput, ToolError>, bool) {
     let ran_ok = AtomicBool::new(false);
-    let run = async |args: Value, ran_ok: &AtomicBool| {
-        let result = run_tool(inner, r, args).await;
+    let run = async |args: Value, ctx: RunContext<D>, ran_ok: &AtomicBool| {
+        let result = run_tool(inner, r, args, ctx).await;
         match result {
             Ok(_) => ran_ok.store(true, Ordering::Relaxed),
             // The tool's own retry with its budget spent ends the run from inside the hook
             // chain: the execute hooks see that error, and may still recover.
-            Err(ToolError::Retry(_)) if r.ctx.retry >= r.max_retries => {
+            Err(ToolError::Retry(_)) if r.retry >= r.max_retries => {
                 return Err(ToolError::RetriesExhausted { tool: r.call.tool_name.clone(), max_retries: r.max_retries });
             }
             Err(_) => {}
@@ -251,12 +272,14 @@ pub(super) async fn execute_call<D: Clone + Send + Sync + 'static>(
         result
     };
     if !caps.hooks(HookStage::ToolExecute) {
-        let result = run(args, &ran_ok).await;
+        let result = run(args, r.context(), &ran_ok).await;
         return (result, ran_ok.load(Ordering::Relaxed));
     }
-    let core = |args: Value| -> BoxFuture<'_, Result<ToolOutput, ToolError>> { Box::pin(run(args, &ran_ok)) };
+    let ctx = r.context();
+    let core =
+        |args: Value| -> BoxFuture<'_, Result<ToolOutput, ToolError>> { Box::pin(run(args, ctx.clone(), &ran_ok)) };
     let info = ToolCallInfo { call: &r.call, def: &r.tool.def };
-    let result = caps.execute(0, &r.ctx, info, args, &core).await;
+    let result = caps.execute(0, &ctx, info, args, &core).await;
     (result, ran_ok.load(Ordering::Relaxed))
 }
 
@@ -266,9 +289,9 @@ pub(super) async fn run_tool<D: Clone + Send + Sync + 'static>(
     inner: &StepConfig<D>,
     r: &Ready<'_, D>,
     args: Value,
+    ctx: RunContext<D>,
 ) -> Result<ToolOutput, ToolError> {
     let handler = r.tool.handler.clone();
-    let ctx = r.ctx.clone();
     let invocation = match std::panic::catch_unwind(AssertUnwindSafe(move || handler(ctx, args))) {
         Ok(i) => i,
         Err(p) => return Err(ToolError::Panicked { message: panic_message(p) }),

@@ -90,6 +90,8 @@ pub(super) struct Refusal<'h> {
 /// A validated batch: the parts made so far and the calls to run.
 pub(super) struct Validated<'h, D> {
     out: Vec<(usize, ModelRequestPart)>,
+    // Boxed as in the plans they come from: a call moves between lists as a pointer.
+    #[allow(clippy::vec_box)]
     to_run: Vec<Box<Ready<'h, D>>>,
 }
 
@@ -435,7 +437,10 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
         (CallSource::History(_), None) => Vec::new(),
     };
     let mut record = None;
-    let outcome = run_step(inner, caps, state, tools, ctx, limits, calls, resume, &mut record).await;
+    let outcome = run_step(inner, caps, state, tools, &ctx, limits, calls, resume, &mut record).await;
+    // The contexts share the history: with the last of them gone, the request is filled in
+    // without a copy.
+    drop(ctx);
     drop(history);
     if let Some(Record { parts, content, kinded, bridged_ids, prompt }) = record {
         record_parts(state, parts, content, &kinded, &bridged_ids, prompt);
@@ -468,7 +473,7 @@ async fn run_step<'h, D: Clone + Send + Sync + 'static>(
     caps: &Capabilities<D>,
     state: &mut RunState,
     tools: &'h ToolIndex<D>,
-    ctx: RunContext<D>,
+    ctx: &'h RunContext<D>,
     limits: &UsageLimits,
     calls: Vec<Call<'h>>,
     resume: Option<Resume>,
@@ -480,7 +485,7 @@ async fn run_step<'h, D: Clone + Send + Sync + 'static>(
     for call in &calls {
         if let Some(kind) = tools.tool_kind(&call.tool_name)
             && let Some(tool) = tools.get(&call.tool_name)
-            && validate_args(tool, &ctx, &call.args).is_ok()
+            && validate_args(tool, ctx, &call.args).is_ok()
         {
             state.mark_call_kind(&call.tool_call_id, kind);
         }
@@ -664,13 +669,7 @@ async fn run_step<'h, D: Clone + Send + Sync + 'static>(
             return Err(AgentRunError::User(refusal.into()));
         }
         let max_retries = tool.max_retries.unwrap_or(inner.retries);
-        let mut c = ctx.clone();
-        c.tool_name = Some(call.tool_name.clone());
-        c.tool_call_id = Some(call.tool_call_id.clone());
-        c.retry = step.counts.get(&call.tool_name).copied().unwrap_or(0);
-        c.max_retries = max_retries;
-        c.tool_call_approved = approved;
-        c.tool_call_metadata = call_metadata;
+        let retry = step.counts.get(&call.tool_name).copied().unwrap_or(0);
         let r = Box::new(Ready {
             index,
             call,
@@ -679,7 +678,10 @@ async fn run_step<'h, D: Clone + Send + Sync + 'static>(
             args: Value::Null,
             max_retries,
             timeout: tool.def.timeout.or(tool.toolset_timeout),
-            ctx: c,
+            base: ctx,
+            retry,
+            approved,
+            metadata: call_metadata,
         });
         plans.push(if tool.def.kind == ToolKind::External {
             Plan::External(r)
@@ -724,7 +726,7 @@ async fn run_step<'h, D: Clone + Send + Sync + 'static>(
                 let mut rest = Vec::with_capacity(n_plans);
                 for plan in plans {
                     match plan {
-                        Plan::Output(i, call) => step.output(state, &ctx, i, &call, strategy, &mut absorbed).await?,
+                        Plan::Output(i, call) => step.output(state, ctx, i, &call, strategy, &mut absorbed).await?,
                         Plan::External(..) | Plan::Unapproved(_) | Plan::Withheld(_) => deferred_kinds.push(plan),
                         other => rest.push(other),
                     }
@@ -757,7 +759,7 @@ async fn run_step<'h, D: Clone + Send + Sync + 'static>(
                     match plan {
                         Plan::Output(i, call) => {
                             step.flush(state, std::mem::take(&mut pending)).await?;
-                            step.output(state, &ctx, i, &call, strategy, &mut absorbed).await?;
+                            step.output(state, ctx, i, &call, strategy, &mut absorbed).await?;
                         }
                         Plan::External(..) | Plan::Unapproved(_) | Plan::Withheld(_) => deferred_kinds.push(plan),
                         other => pending.push(other),
@@ -780,7 +782,7 @@ async fn run_step<'h, D: Clone + Send + Sync + 'static>(
                 let validated = step.validate_batch(state, pending).await?;
                 let output_indices: Vec<usize> = outputs.iter().map(|(i, _)| *i).collect();
                 for (i, call) in outputs {
-                    if let Err(e) = step.output(state, &ctx, i, &call, strategy, &mut absorbed).await {
+                    if let Err(e) = step.output(state, ctx, i, &call, strategy, &mut absorbed).await {
                         // The validation's answers stay with the step's other parts.
                         step.parts.extend(validated.out);
                         return Err(e);
@@ -803,13 +805,11 @@ async fn run_step<'h, D: Clone + Send + Sync + 'static>(
     if let Err(e) = outcome {
         // What the step produced before the error (the results of the calls that ran, with the
         // content they sent) stays in the history.
-        drop(ctx);
         let Step { parts, content, kinded, .. } = step;
         *record = Some(Record { parts, content, kinded, bridged_ids, prompt: None });
         return Err(e);
     }
     if !absorbed.is_empty() && step.final_output.is_none() {
-        drop(ctx);
         let Step { parts, content, kinded, output_problem, .. } = step;
         let problem = output_problem.unwrap_or_else(|| "no output call of the model's last answer was valid".into());
         let parts = parts.into_iter().filter(|(i, _)| !absorbed.contains(i)).collect();
@@ -880,15 +880,12 @@ async fn run_step<'h, D: Clone + Send + Sync + 'static>(
         out.sort_by_key(|(i, _)| *i);
         step.parts.extend(out);
         if let Some(error) = failure {
-            drop(ctx);
             let Step { parts, content, kinded, .. } = step;
             *record = Some(Record { parts, content, kinded, bridged_ids, prompt: None });
             return Err(error);
         }
     }
 
-    // The contexts share the history: with the last of them gone, it is filled in without a copy.
-    drop(ctx);
     let Step { book, parts, content, deferred, kinded, final_output, .. } = step;
     let mut counts_now = (*state.retries).clone();
     book.apply(&mut counts_now);
