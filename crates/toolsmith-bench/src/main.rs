@@ -10,8 +10,8 @@
 //! ```
 //!
 //! Progress goes to stderr; with `--json` the last line of stdout is the result object of
-//! BENCH.md §4. After BENCH.md's workloads come more (`history_1000`; see `workloads`), whose
-//! Python side is `reference/extra_workloads.py`. `--rss-child` is internal: one sample of
+//! BENCH.md §4. After BENCH.md's workloads come more (`history_1000`, `search_100k`; see
+//! `workloads`), whose Python side is `reference/extra_workloads.py`. `--rss-child` is internal: one sample of
 //! `rss_1000_tools_mb`.
 
 mod corpus;

@@ -1,8 +1,9 @@
 //! The workloads of BENCH.md §3, each with its untimed setup, its validation run and checks, its
 //! warm-ups and its timed runs; then the workloads beyond BENCH.md, each in its own module
-//! (`history`; their Python side is `reference/extra_workloads.py`).
+//! (`history`, `search_100k`; their Python side is `reference/extra_workloads.py`).
 
 pub mod history;
+pub mod search_100k;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -50,6 +51,12 @@ pub struct Config {
     pub rss_samples: usize,
     /// `history_1000_parse` and `history_1000_serialise`.
     pub history_1000: Plan,
+    /// Tools in the `search_100k` catalogue.
+    pub search_tools: usize,
+    /// `search_100k_build_*`: one index build per run.
+    pub search_build: Plan,
+    /// `search_100k_query_*`: one pass over the strategy's queries per run.
+    pub search_query: Plan,
 }
 
 /// Full mode: the figures that are compared.
@@ -62,6 +69,9 @@ pub const FULL: Config = Config {
     search_10k: plan(3, 21),
     rss_samples: 3,
     history_1000: plan(5, 51),
+    search_tools: 100_000,
+    search_build: plan(1, 5),
+    search_query: plan(3, 21),
 };
 
 /// Quick mode: a smoke run whose numbers are not comparable.
@@ -74,6 +84,9 @@ pub const QUICK: Config = Config {
     search_10k: plan(1, 2),
     rss_samples: 1,
     history_1000: plan(1, 5),
+    search_tools: 10_000,
+    search_build: plan(0, 2),
+    search_query: plan(1, 5),
 };
 
 /// The corpora, generated (and checked against their sha256) before any timing.
@@ -453,7 +466,7 @@ fn selects(only: Option<&str>, name: &str) -> bool {
 }
 
 /// Runs every workload, or only `only` (the 10k pair runs together, and so do each new
-/// workload's keys): BENCH.md's in its order, then `history_1000`.
+/// workload's keys): BENCH.md's in its order, then `history_1000` and `search_100k`.
 pub async fn run_all(cfg: &Config, corpora: &Corpora, only: Option<&str>) -> Result<Report, String> {
     let wanted = |name: &str| selects(only, name);
     let mut out = Report::default();
@@ -476,6 +489,10 @@ pub async fn run_all(cfg: &Config, corpora: &Corpora, only: Option<&str>) -> Res
         let (parse, serialise) = history::history_1000(cfg.history_1000).await?;
         out.timed.push(("history_1000_parse", parse));
         out.timed.push(("history_1000_serialise", serialise));
+    }
+    if wanted("search_100k") {
+        out.timed.extend(search_100k::search_100k(cfg.search_tools, cfg.search_build, cfg.search_query).await?);
+        out.figures.push(("search_100k_tools", cfg.search_tools as f64));
     }
     Ok(out)
 }
