@@ -10,12 +10,18 @@
 //! ```
 //!
 //! Progress goes to stderr; with `--json` the last line of stdout is the result object of
-//! BENCH.md §4. After BENCH.md's workloads come more (`history_1000`, `search_100k`; see
-//! `workloads`), whose Python side is `reference/extra_workloads.py`. `--rss-child` is internal: one sample of
-//! `rss_1000_tools_mb`.
+//! BENCH.md §4. After BENCH.md's workloads come three more (`concurrent_10k`, `history_1000`,
+//! `search_100k`; see `workloads`), whose Python side is `reference/extra_workloads.py`.
+//! `--rss-child` and `--concurrent-child RUNS` are internal: one sample of `rss_1000_tools_mb`,
+//! one of `concurrent_10k`'s memory.
 
+mod alloc;
 mod corpus;
 mod workloads;
+
+/// The system allocator, counting live heap bytes for `concurrent_10k` (off until it starts).
+#[global_allocator]
+static ALLOCATOR: alloc::Counting = alloc::Counting;
 
 use std::process::{Command, ExitCode};
 use std::time::Instant;
@@ -71,7 +77,18 @@ fn rss_child() -> Result<(), String> {
     Ok(())
 }
 
+/// The value after flag `name`, parsed.
+fn flag_value<T: std::str::FromStr>(args: &[String], name: &str) -> Option<Result<T, String>> {
+    let pos = args.iter().position(|a| a == name)?;
+    Some(args.get(pos + 1).and_then(|v| v.parse().ok()).ok_or_else(|| format!("{name} needs a number")))
+}
+
 fn run(args: &[String]) -> Result<(), String> {
+    if let Some(runs) = flag_value::<usize>(args, "--concurrent-child") {
+        let v = runtime()?.block_on(workloads::concurrent::child(runs?))?;
+        println!("{v}");
+        return Ok(());
+    }
     if args.iter().any(|a| a == "--dump-history") {
         print!("{}", workloads::history::pydantic_json(workloads::history::PAIRS));
         return Ok(());
@@ -138,6 +155,13 @@ fn run(args: &[String]) -> Result<(), String> {
             json!(round(*v, if key.ends_with("_ratio") { 2 } else { 1 }))
         };
         wall.insert(key.to_string(), v);
+    }
+    if find("concurrent_10k").is_some() {
+        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+        let m = workloads::concurrent::measure_memory(&exe, cfg.concurrent_runs, cfg.concurrent_samples)?;
+        wall.insert("concurrent_10k_peak_rss_mb".into(), json!(round(m.peak_rss_mib, 1)));
+        wall.insert("concurrent_10k_rss_per_run_bytes".into(), json!(round(m.rss_per_run, 1)));
+        wall.insert("concurrent_10k_heap_per_run_bytes".into(), json!(round(m.heap_per_run, 1)));
     }
     let load1 = loadavg()[0];
     log(format!("total {:.1} s; load average {:?}", t0.elapsed().as_secs_f64(), loadavg()));

@@ -1,7 +1,8 @@
 //! The workloads of BENCH.md §3, each with its untimed setup, its validation run and checks, its
 //! warm-ups and its timed runs; then the workloads beyond BENCH.md, each in its own module
-//! (`history`, `search_100k`; their Python side is `reference/extra_workloads.py`).
+//! (`concurrent`, `history`, `search_100k`; their Python side is `reference/extra_workloads.py`).
 
+pub mod concurrent;
 pub mod history;
 pub mod search_100k;
 
@@ -49,6 +50,16 @@ pub struct Config {
     pub search_10k: Plan,
     /// Child processes of `rss_1000_tools_mb`.
     pub rss_samples: usize,
+    /// `concurrent_10k`: batches of `concurrent_runs` runs started at once (no warm-up in
+    /// either mode: the validation batch is one, and a Python batch takes minutes).
+    pub concurrent_10k: Plan,
+    /// Runs in one `concurrent_10k` batch.
+    pub concurrent_runs: usize,
+    /// One run of the `concurrent_10k` agent alone (the sequential figure), and its two sleeps
+    /// alone.
+    pub concurrent_single: Plan,
+    /// Child processes measuring one `concurrent_10k` batch's memory.
+    pub concurrent_samples: usize,
     /// `history_1000_parse` and `history_1000_serialise`.
     pub history_1000: Plan,
     /// Tools in the `search_100k` catalogue.
@@ -68,6 +79,10 @@ pub const FULL: Config = Config {
     step_10k_deferred: plan(3, 21),
     search_10k: plan(3, 21),
     rss_samples: 3,
+    concurrent_10k: plan(0, 3),
+    concurrent_runs: 10_000,
+    concurrent_single: plan(3, 21),
+    concurrent_samples: 3,
     history_1000: plan(5, 51),
     search_tools: 100_000,
     search_build: plan(1, 5),
@@ -83,6 +98,10 @@ pub const QUICK: Config = Config {
     step_10k_deferred: plan(1, 2),
     search_10k: plan(1, 2),
     rss_samples: 1,
+    concurrent_10k: plan(0, 1),
+    concurrent_runs: 10_000,
+    concurrent_single: plan(0, 3),
+    concurrent_samples: 1,
     history_1000: plan(1, 5),
     search_tools: 10_000,
     search_build: plan(0, 2),
@@ -466,7 +485,8 @@ fn selects(only: Option<&str>, name: &str) -> bool {
 }
 
 /// Runs every workload, or only `only` (the 10k pair runs together, and so do each new
-/// workload's keys): BENCH.md's in its order, then `history_1000` and `search_100k`.
+/// workload's keys): BENCH.md's in its order, then `concurrent_10k`, `history_1000` and
+/// `search_100k`.
 pub async fn run_all(cfg: &Config, corpora: &Corpora, only: Option<&str>) -> Result<Report, String> {
     let wanted = |name: &str| selects(only, name);
     let mut out = Report::default();
@@ -484,6 +504,17 @@ pub async fn run_all(cfg: &Config, corpora: &Corpora, only: Option<&str>) -> Res
         let (step, search) = deferred_10k(&corpora.service_10k, cfg.step_10k_deferred, cfg.search_10k).await?;
         out.timed.push(("step_10k_deferred", step));
         out.timed.push(("search_10k", search));
+    }
+    if wanted("concurrent_10k") {
+        let runs = cfg.concurrent_runs;
+        let c = concurrent::concurrent_10k(runs, cfg.concurrent_10k, cfg.concurrent_single).await?;
+        out.timed.push(("concurrent_10k", c.batch));
+        out.timed.push(("concurrent_10k_single_run", c.single));
+        out.timed.push(("concurrent_10k_sleeps_only", c.sleeps));
+        let per_run = c.batch.cpu_us / runs as f64;
+        out.figures.push(("concurrent_10k_runs", runs as f64));
+        out.figures.push(("concurrent_10k_cpu_per_run_us", per_run));
+        out.figures.push(("concurrent_10k_cpu_ratio", per_run / c.single.cpu_us));
     }
     if wanted("history_1000") {
         let (parse, serialise) = history::history_1000(cfg.history_1000).await?;
