@@ -6,6 +6,7 @@
 #
 #   py="$(scripts/reference-venv.sh)"
 #   "$py" ../shared/conformance/reference/run_pydantic_ai.py SCENARIO.json
+#   "$py" crates/toolsmith-bench/reference/extra_workloads.py --json   # the bench's extra workloads
 #
 # The folder is $TOOLSMITH_REFERENCE_VENV if set, else .venv-reference in the checkout (git-ignored).
 # Progress goes to stderr.

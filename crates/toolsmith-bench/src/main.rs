@@ -5,13 +5,23 @@
 //! cargo run --release -p toolsmith-bench -- --quick     # smoke run; numbers not comparable
 //! cargo run --release -p toolsmith-bench -- --quick --only call_overhead_100   # one workload (profiling)
 //! cargo run --release -p toolsmith-bench -- --dump-corpus 10000 > corpus10k.jsonl
+//! cargo run --release -p toolsmith-bench -- --dump-history > history.json   # history_1000's input
+//! cargo run --release -p toolsmith-bench -- --dump-history-toolsmith > written.json   # read, written back
 //! ```
 //!
 //! Progress goes to stderr; with `--json` the last line of stdout is the result object of
-//! BENCH.md §4. `--rss-child` is internal: one sample of `rss_1000_tools_mb`.
+//! BENCH.md §4. After BENCH.md's workloads come three more (`concurrent_10k`, `history_1000`,
+//! `search_100k`; see `workloads`), whose Python side is `reference/extra_workloads.py`.
+//! `--rss-child` and `--concurrent-child RUNS` are internal: one sample of `rss_1000_tools_mb`,
+//! one of `concurrent_10k`'s memory.
 
+mod alloc;
 mod corpus;
 mod workloads;
+
+/// The system allocator, counting live heap bytes for `concurrent_10k` (off until it starts).
+#[global_allocator]
+static ALLOCATOR: alloc::Counting = alloc::Counting;
 
 use std::process::{Command, ExitCode};
 use std::time::Instant;
@@ -67,7 +77,28 @@ fn rss_child() -> Result<(), String> {
     Ok(())
 }
 
+/// The value after flag `name`, parsed.
+fn flag_value<T: std::str::FromStr>(args: &[String], name: &str) -> Option<Result<T, String>> {
+    let pos = args.iter().position(|a| a == name)?;
+    Some(args.get(pos + 1).and_then(|v| v.parse().ok()).ok_or_else(|| format!("{name} needs a number")))
+}
+
 fn run(args: &[String]) -> Result<(), String> {
+    if let Some(runs) = flag_value::<usize>(args, "--concurrent-child") {
+        let v = runtime()?.block_on(workloads::concurrent::child(runs?))?;
+        println!("{v}");
+        return Ok(());
+    }
+    if args.iter().any(|a| a == "--dump-history") {
+        print!("{}", workloads::history::pydantic_json(workloads::history::PAIRS));
+        return Ok(());
+    }
+    if args.iter().any(|a| a == "--dump-history-toolsmith") {
+        let text = workloads::history::pydantic_json(workloads::history::PAIRS);
+        let messages = toolsmith::messages::parse_history(&text).map_err(|e| e.to_string())?;
+        print!("{}", toolsmith::messages::history_to_json(&messages));
+        return Ok(());
+    }
     if let Some(pos) = args.iter().position(|a| a == "--dump-corpus") {
         let n: usize = args.get(pos + 1).and_then(|v| v.parse().ok()).ok_or("--dump-corpus needs a count")?;
         let naming = if n == 1000 { Naming::Plain } else { Naming::Service };
@@ -99,10 +130,11 @@ fn run(args: &[String]) -> Result<(), String> {
     ));
     let (t0, load0) = (Instant::now(), loadavg()[0]);
     let only = args.iter().position(|a| a == "--only").and_then(|i| args.get(i + 1)).map(String::as_str);
-    let results = rt.block_on(workloads::run_all(&cfg, &corpora, only))?;
+    let report = rt.block_on(workloads::run_all(&cfg, &corpora, only))?;
+    let results = &report.timed;
     let mut wall = Map::new();
     let mut cpu = Map::new();
-    for (key, m) in &results {
+    for (key, m) in results {
         wall.insert(key.to_string(), json!(round(m.wall_us, 1)));
         cpu.insert(key.to_string(), json!(round(m.cpu_us, 1)));
     }
@@ -115,6 +147,21 @@ fn run(args: &[String]) -> Result<(), String> {
     }
     if only.is_none() {
         wall.insert("rss_1000_tools_mb".into(), json!(round(measure_rss(cfg.rss_samples)?, 1)));
+    }
+    for (key, v) in &report.figures {
+        let v = if v.fract() == 0.0 {
+            json!(*v as i64)
+        } else {
+            json!(round(*v, if key.ends_with("_ratio") { 2 } else { 1 }))
+        };
+        wall.insert(key.to_string(), v);
+    }
+    if find("concurrent_10k").is_some() {
+        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+        let m = workloads::concurrent::measure_memory(&exe, cfg.concurrent_runs, cfg.concurrent_samples)?;
+        wall.insert("concurrent_10k_peak_rss_mb".into(), json!(round(m.peak_rss_mib, 1)));
+        wall.insert("concurrent_10k_rss_per_run_bytes".into(), json!(round(m.rss_per_run, 1)));
+        wall.insert("concurrent_10k_heap_per_run_bytes".into(), json!(round(m.heap_per_run, 1)));
     }
     let load1 = loadavg()[0];
     log(format!("total {:.1} s; load average {:?}", t0.elapsed().as_secs_f64(), loadavg()));

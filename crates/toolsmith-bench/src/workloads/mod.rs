@@ -1,5 +1,10 @@
 //! The workloads of BENCH.md §3, each with its untimed setup, its validation run and checks, its
-//! warm-ups and its timed runs.
+//! warm-ups and its timed runs; then the workloads beyond BENCH.md, each in its own module
+//! (`concurrent`, `history`, `search_100k`; their Python side is `reference/extra_workloads.py`).
+
+pub mod concurrent;
+pub mod history;
+pub mod search_100k;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -45,6 +50,24 @@ pub struct Config {
     pub search_10k: Plan,
     /// Child processes of `rss_1000_tools_mb`.
     pub rss_samples: usize,
+    /// `concurrent_10k`: batches of `concurrent_runs` runs started at once (no warm-up in
+    /// either mode: the validation batch is one, and a Python batch takes minutes).
+    pub concurrent_10k: Plan,
+    /// Runs in one `concurrent_10k` batch.
+    pub concurrent_runs: usize,
+    /// One run of the `concurrent_10k` agent alone (the sequential figure), and its two sleeps
+    /// alone.
+    pub concurrent_single: Plan,
+    /// Child processes measuring one `concurrent_10k` batch's memory.
+    pub concurrent_samples: usize,
+    /// `history_1000_parse` and `history_1000_serialise`.
+    pub history_1000: Plan,
+    /// Tools in the `search_100k` catalogue.
+    pub search_tools: usize,
+    /// `search_100k_build_*`: one index build per run.
+    pub search_build: Plan,
+    /// `search_100k_query_*`: one pass over the strategy's queries per run.
+    pub search_query: Plan,
 }
 
 /// Full mode: the figures that are compared.
@@ -56,6 +79,14 @@ pub const FULL: Config = Config {
     step_10k_deferred: plan(3, 21),
     search_10k: plan(3, 21),
     rss_samples: 3,
+    concurrent_10k: plan(0, 3),
+    concurrent_runs: 10_000,
+    concurrent_single: plan(3, 21),
+    concurrent_samples: 3,
+    history_1000: plan(5, 51),
+    search_tools: 100_000,
+    search_build: plan(1, 5),
+    search_query: plan(3, 21),
 };
 
 /// Quick mode: a smoke run whose numbers are not comparable.
@@ -67,6 +98,14 @@ pub const QUICK: Config = Config {
     step_10k_deferred: plan(1, 2),
     search_10k: plan(1, 2),
     rss_samples: 1,
+    concurrent_10k: plan(0, 1),
+    concurrent_runs: 10_000,
+    concurrent_single: plan(0, 3),
+    concurrent_samples: 1,
+    history_1000: plan(1, 5),
+    search_tools: 10_000,
+    search_build: plan(0, 2),
+    search_query: plan(1, 5),
 };
 
 /// The corpora, generated (and checked against their sha256) before any timing.
@@ -121,8 +160,9 @@ pub fn median(values: &[f64]) -> f64 {
     if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
 }
 
-/// Warm-ups, then timed runs; returns the wall and CPU medians (Python: `measure`).
-async fn measure(name: &str, mut run: impl AsyncFnMut(), p: Plan) -> Measured {
+/// Warm-ups, then timed runs; returns the wall and CPU medians (Python: `measure`). What a run
+/// returns is dropped after its timing.
+async fn measure<T>(name: &str, mut run: impl AsyncFnMut() -> T, p: Plan) -> Measured {
     for _ in 0..p.warmup {
         run().await;
     }
@@ -131,9 +171,10 @@ async fn measure(name: &str, mut run: impl AsyncFnMut(), p: Plan) -> Measured {
     for _ in 0..p.iters {
         let t0 = Instant::now();
         let c0 = ProcessTime::now();
-        run().await;
+        let kept = run().await;
         let c1 = ProcessTime::now();
         let t1 = Instant::now();
+        drop(kept);
         wall.push(t1.duration_since(t0).as_nanos() as f64 / 1000.0);
         cpu.push(c1.duration_since(c0).as_nanos() as f64 / 1000.0);
     }
@@ -424,29 +465,65 @@ pub async fn deferred_10k(specs: &[Spec], step: Plan, search: Plan) -> Result<(M
     Ok((step, search))
 }
 
-/// Every workload of §3 that runs in the benchmark process, in order, as `(key, medians)`.
-/// Runs every workload, or only `only` (the 10k pair runs together), in BENCH.md's order.
-pub async fn run_all(
-    cfg: &Config,
-    corpora: &Corpora,
-    only: Option<&str>,
-) -> Result<Vec<(&'static str, Measured)>, String> {
-    let wanted =
-        |name: &str| only.is_none_or(|o| o == name || (name == "deferred_10k" && o.ends_with("_10k_deferred")));
-    let mut out = Vec::new();
+/// What the workloads measured in the benchmark process.
+#[derive(Debug, Default)]
+pub struct Report {
+    /// Wall and CPU medians per key, in µs, in the order run.
+    pub timed: Vec<(&'static str, Measured)>,
+    /// Other figures (run counts, CPU per run, ratios), as they are.
+    pub figures: Vec<(&'static str, f64)>,
+}
+
+/// Whether `--only` selects the workload `name`: its name, one of its keys (`name_…`), or
+/// `*_10k_deferred` for the 10k pair.
+fn selects(only: Option<&str>, name: &str) -> bool {
+    only.is_none_or(|o| {
+        o == name
+            || o.strip_prefix(name).is_some_and(|rest| rest.starts_with('_'))
+            || (name == "deferred_10k" && (o.ends_with("_10k_deferred") || o == "search_10k"))
+    })
+}
+
+/// Runs every workload, or only `only` (the 10k pair runs together, and so do each new
+/// workload's keys): BENCH.md's in its order, then `concurrent_10k`, `history_1000` and
+/// `search_100k`.
+pub async fn run_all(cfg: &Config, corpora: &Corpora, only: Option<&str>) -> Result<Report, String> {
+    let wanted = |name: &str| selects(only, name);
+    let mut out = Report::default();
     if wanted("call_overhead_100") {
-        out.push(("call_overhead_100", call_overhead_100(cfg.call_overhead_100).await?));
+        out.timed.push(("call_overhead_100", call_overhead_100(cfg.call_overhead_100).await?));
     }
     if wanted("test_model_100_tools") {
-        out.push(("test_model_100_tools", test_model_100_tools(cfg.test_model_100_tools).await?));
+        out.timed.push(("test_model_100_tools", test_model_100_tools(cfg.test_model_100_tools).await?));
     }
     if wanted("register_1000_tools") {
-        out.push(("register_1000_tools", register_1000_tools(&corpora.plain_1000, cfg.register_1000_tools).await?));
+        out.timed
+            .push(("register_1000_tools", register_1000_tools(&corpora.plain_1000, cfg.register_1000_tools).await?));
     }
-    if wanted("deferred_10k") || only == Some("search_10k") {
+    if wanted("deferred_10k") {
         let (step, search) = deferred_10k(&corpora.service_10k, cfg.step_10k_deferred, cfg.search_10k).await?;
-        out.push(("step_10k_deferred", step));
-        out.push(("search_10k", search));
+        out.timed.push(("step_10k_deferred", step));
+        out.timed.push(("search_10k", search));
+    }
+    if wanted("concurrent_10k") {
+        let runs = cfg.concurrent_runs;
+        let c = concurrent::concurrent_10k(runs, cfg.concurrent_10k, cfg.concurrent_single).await?;
+        out.timed.push(("concurrent_10k", c.batch));
+        out.timed.push(("concurrent_10k_single_run", c.single));
+        out.timed.push(("concurrent_10k_sleeps_only", c.sleeps));
+        let per_run = c.batch.cpu_us / runs as f64;
+        out.figures.push(("concurrent_10k_runs", runs as f64));
+        out.figures.push(("concurrent_10k_cpu_per_run_us", per_run));
+        out.figures.push(("concurrent_10k_cpu_ratio", per_run / c.single.cpu_us));
+    }
+    if wanted("history_1000") {
+        let (parse, serialise) = history::history_1000(cfg.history_1000).await?;
+        out.timed.push(("history_1000_parse", parse));
+        out.timed.push(("history_1000_serialise", serialise));
+    }
+    if wanted("search_100k") {
+        out.timed.extend(search_100k::search_100k(cfg.search_tools, cfg.search_build, cfg.search_query).await?);
+        out.figures.push(("search_100k_tools", cfg.search_tools as f64));
     }
     Ok(out)
 }
