@@ -409,10 +409,14 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
     /// Runs to the end and returns the output, the messages and the usage whether the run
     /// succeeded or not.
     pub async fn run_capturing(self) -> RunRecord<O> {
-        match self.iter() {
-            Ok(run) => capture(run).await,
-            Err(e) => RunRecord { result: Err(e), messages: Vec::new(), new_start: 0, usage: RunUsage::default() },
-        }
+        let mut run = match self.iter() {
+            Ok(run) => run,
+            Err(e) => {
+                return RunRecord { result: Err(e), messages: Vec::new(), new_start: 0, usage: RunUsage::default() };
+            }
+        };
+        let result = run.drive().await;
+        record(run, result)
     }
 
     /// Runs to the end on a new single-threaded runtime, blocking the current thread.
@@ -441,10 +445,8 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
     }
 }
 
-/// Drives a run made from a builder to its end, keeping its messages and usage whatever the
-/// outcome. The builder is spent before this starts: a run in flight holds the run alone.
-async fn capture<D: Clone + Send + Sync + 'static, O: Send + 'static>(mut run: AgentRun<D, O>) -> RunRecord<O> {
-    let result = run.drive().await;
+/// What a run driven to its end leaves: its result, messages and usage whatever the outcome.
+fn record<D, O>(run: AgentRun<D, O>, result: Result<O, AgentRunError>) -> RunRecord<O> {
     let state = run.state;
     RunRecord {
         result,
@@ -468,10 +470,14 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> IntoFuture for Run
         // durable scope around it covers the run's ids): a run in flight does not carry it.
         let builder = Box::new(self);
         Box::pin(async move {
-            let record = match (*builder).iter() {
-                Ok(run) => capture(run).await,
-                Err(e) => return Err(e),
+            // The run is driven here rather than through another async fn, whose argument
+            // would be a second copy of it in the future.
+            let mut run = {
+                let builder = builder;
+                (*builder).iter()?
             };
+            let result = run.drive().await;
+            let record = record(run, result);
             let output = record.result?;
             Ok(RunResult { output, messages: record.messages, new_start: record.new_start, usage: record.usage })
         })

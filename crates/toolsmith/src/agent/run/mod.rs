@@ -149,19 +149,23 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             let result = self.advance_to_end().await;
             return Box::pin(self.finish(result)).await;
         }
+        let result = Box::pin(self.wrapped_run()).await;
+        Box::pin(self.finish(result)).await
+    }
+
+    /// The run to its end inside the capabilities' `wrap_run` (boxed by its caller: a run
+    /// without capabilities holds none of its state).
+    async fn wrapped_run(&mut self) -> Result<RunOutput, AgentRunError> {
         let caps = self.caps.clone();
         let ctx = self.context();
-        let result = {
-            let cell = tokio::sync::Mutex::new(&mut *self);
-            let core = || -> BoxFuture<'_, Result<RunOutput, AgentRunError>> {
-                Box::pin(async {
-                    let mut run = cell.lock().await;
-                    run.advance_to_end().await
-                })
-            };
-            caps.run(0, &ctx, &core).await
+        let cell = tokio::sync::Mutex::new(&mut *self);
+        let core = || -> BoxFuture<'_, Result<RunOutput, AgentRunError>> {
+            Box::pin(async {
+                let mut run = cell.lock().await;
+                run.advance_to_end().await
+            })
         };
-        Box::pin(self.finish(result)).await
+        caps.run(0, &ctx, &core).await
     }
 
     async fn advance_to_end(&mut self) -> Result<RunOutput, AgentRunError> {
@@ -356,6 +360,11 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         if !self.caps.hooks(crate::capability::HookStage::Node) {
             return self.guarded_transition().await;
         }
+        Box::pin(self.advance_hooked_node()).await
+    }
+
+    /// [`AgentRun::advance_node`] through the capabilities' node hooks.
+    async fn advance_hooked_node(&mut self) -> Result<Option<RunOutput>, AgentRunError> {
         let node = self.pending_node()?;
         let caps = self.caps.clone();
         let ctx = self.context();

@@ -57,7 +57,9 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             _ => {}
         }
         let inner = &self.agent.inner;
-        let mut parts = Vec::new();
+        // Sized exactly: a part is 256 bytes, and a run keeps its first request to the end.
+        let system = if self.state.messages.is_empty() { inner.system_prompts.len() } else { 0 };
+        let mut parts = Vec::with_capacity(system + usize::from(self.prompt.is_some()));
         if self.state.messages.is_empty() {
             parts.extend(inner.system_prompts.iter().map(|p| ModelRequestPart::SystemPrompt(SystemPromptPart::new(p))));
         }
@@ -196,14 +198,15 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
 
     /// Sends the next request; `None` when a capability asked the model to try again (a retry
     /// prompt is then the next request).
-    pub(super) async fn request(&mut self) -> Result<Option<Responded>, AgentRunError> {
-        self.state.run_step += 1;
+    /// The settings and parameters of the next request: the step's tools prepared, the
+    /// instructions and settings through the capabilities, the request limit checked.
+    async fn prepare_request(
+        &mut self,
+    ) -> Result<(Option<crate::model::ModelSettings>, ModelRequestParameters), AgentRunError> {
         // Tools already prepared for this step (a run that took a response of its history again)
         // are not prepared twice.
-        // Boxed: the request's own state, which the run holds while it waits on the model, is
-        // then not as large as the tools' preparation.
         if self.tools.is_none() || self.tools_step != self.state.run_step {
-            Box::pin(self.collect_tools()).await?;
+            self.collect_tools().await?;
         }
         if let Some(limit) = self.limits.request_limit
             && self.state.usage.requests + 1 > limit
@@ -265,19 +268,30 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             },
         };
         crate::model::prepare_return_schemas(&mut params, self.model.info.native_tool_return_schemas);
+        Ok((settings, params))
+    }
+
+    pub(super) async fn request(&mut self) -> Result<Option<Responded>, AgentRunError> {
+        self.state.run_step += 1;
+        // The preparation (tools, instructions, settings: the hooks that shape the request) is
+        // boxed: what the run holds inline while it waits on the model is the request alone.
+        let (settings, params) = Box::pin(self.prepare_request()).await?;
+        let inner = &self.agent.inner;
         let step = self.state.run_step;
         self.state.emit(|| AgentEvent::ModelRequest { step });
-        let ctx = self.context();
+        // The context is made for the model request hooks alone, boxed: a run waiting on its
+        // model keeps no copy of it inline.
+        let ctx = self.caps.hooks(crate::capability::HookStage::ModelRequest).then(|| Box::new(self.context()));
         let model = &self.model.choice.model;
         let streaming =
             self.state.events.as_ref().and_then(|sink| self.model.choice.streaming.as_ref().map(|m| (sink, m)));
         // The model's answer, kept for a retry asked after it (the response stays in the history).
-        let answered: std::sync::Mutex<Option<ModelResponse>> = std::sync::Mutex::new(None);
+        let answered: std::sync::Mutex<Option<Box<ModelResponse>>> = std::sync::Mutex::new(None);
         let keep_answer = !self.caps.is_empty();
         let model_name = &self.model.info.name;
         // With `stream_output`, the context the output hooks see while the output streams.
         let partial_ctx = (self.state.partial_output && streaming.is_some()).then(|| {
-            let mut c = ctx.clone();
+            let mut c = self.context();
             c.retry = self.state.output_retries;
             c.max_retries = inner.step.output_retries;
             Box::new(c)
@@ -292,48 +306,48 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                 let sent = crate::messages::sendable_history(&req.messages);
                 // The model's code (its request, its stream) runs with its panics caught; the
                 // event handler the stream feeds catches its own.
-                let attempt = async {
-                    match streaming {
-                        Some((sink, m)) => {
-                            match m.request_stream_boxed(&sent, req.settings.as_ref(), &req.params).await {
-                                Ok(mut stream) => {
-                                    use futures::StreamExt;
-                                    let mut partial = partial_ctx.as_ref().map(|c| {
-                                        super::partial::PartialOutput::new(&inner.step.output, caps, (**c).clone())
-                                    });
-                                    let mut last = Err(crate::model::ModelError::new(
-                                        crate::model::ModelErrorKind::UnexpectedResponse,
-                                        "the model's stream ended before its final response; the connection may have been cut, try again",
-                                    ));
-                                    while let Some(event) = stream.next().await {
-                                        match event {
-                                            Ok(crate::model::ModelStreamEvent::Final(r)) => {
-                                                last = Ok(r);
-                                                break;
-                                            }
-                                            Ok(e) => {
-                                                let output = match partial.as_mut() {
-                                                    Some(p) => p.observe(&e).await,
-                                                    None => None,
-                                                };
-                                                sink(AgentEvent::Stream(e));
-                                                if let Some(output) = output {
-                                                    sink(AgentEvent::PartialOutput { output });
-                                                }
-                                            }
-                                            Err(e) => {
-                                                last = Err(e);
-                                                break;
+                // The stream's branch (its events, the partial output) is boxed on its own: the
+                // state of a run waiting on a plain request stays small.
+                let attempt: BoxFuture<'_, Result<ModelResponse, crate::model::ModelError>> = match streaming {
+                    Some((sink, m)) => Box::pin(async {
+                        match m.request_stream_boxed(&sent, req.settings.as_ref(), &req.params).await {
+                            Ok(mut stream) => {
+                                use futures::StreamExt;
+                                let mut partial = partial_ctx.as_ref().map(|c| {
+                                    super::partial::PartialOutput::new(&inner.step.output, caps, (**c).clone())
+                                });
+                                let mut last = Err(crate::model::ModelError::new(
+                                    crate::model::ModelErrorKind::UnexpectedResponse,
+                                    "the model's stream ended before its final response; the connection may have been cut, try again",
+                                ));
+                                while let Some(event) = stream.next().await {
+                                    match event {
+                                        Ok(crate::model::ModelStreamEvent::Final(r)) => {
+                                            last = Ok(r);
+                                            break;
+                                        }
+                                        Ok(e) => {
+                                            let output = match partial.as_mut() {
+                                                Some(p) => p.observe(&e).await,
+                                                None => None,
+                                            };
+                                            sink(AgentEvent::Stream(e));
+                                            if let Some(output) = output {
+                                                sink(AgentEvent::PartialOutput { output });
                                             }
                                         }
+                                        Err(e) => {
+                                            last = Err(e);
+                                            break;
+                                        }
                                     }
-                                    last
                                 }
-                                Err(e) => Err(e),
+                                last
                             }
+                            Err(e) => Err(e),
                         }
-                        None => model.request_boxed(&sent, req.settings.as_ref(), &req.params).await,
-                    }
+                    }),
+                    None => model.request_boxed(&sent, req.settings.as_ref(), &req.params),
                 };
                 let result = match AssertUnwindSafe(attempt).catch_unwind().await {
                     Ok(result) => result,
@@ -345,7 +359,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                     }
                 };
                 if keep_answer && let Ok(r) = &result {
-                    *answered.lock().unwrap_or_else(|p| p.into_inner()) = Some(r.clone());
+                    *answered.lock().unwrap_or_else(|p| p.into_inner()) = Some(Box::new(r.clone()));
                 }
                 result.map_err(|e| match e.kind {
                     crate::model::ModelErrorKind::User => AgentRunError::User(UserError::new(e.message)),
@@ -354,7 +368,10 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             })
         };
         let request = ModelRequestContext { messages: self.state.messages.clone(), settings, params };
-        let outcome = self.caps.model_request(0, &ctx, request, &core).await;
+        let outcome = match &ctx {
+            Some(ctx) => self.caps.model_request(0, ctx, request, &core).await,
+            None => core(request).await,
+        };
         // The contexts share the history: dropped first, the history grows in place.
         drop(partial_ctx);
         drop(ctx);
@@ -363,7 +380,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             Err(AgentRunError::Retry(retry)) => {
                 let answer = answered.into_inner().unwrap_or_else(|p| p.into_inner());
                 if let Some(response) = answer {
-                    self.record_response(response)?;
+                    self.record_response(*response)?;
                 }
                 let problem = format!(
                     "a capability refused the model's last answer: {}",
