@@ -63,8 +63,18 @@ KEY_ORDER = [
     "history_1000_serialise",
     "rss_1000_tools_mb",
 ]
-# Keys that are not µs: their unit.
-UNITS = {"_mb": "MiB", "_kib_per_run": "KiB"}
+# Keys that are not µs: their unit ("" for a plain number).
+UNITS = {
+    "_mb": "MiB",
+    "_kib_per_run": "KiB",
+    "_bytes": "B",
+    "_ratio": "",
+    "concurrent_10k_runs": "",
+    "search_100k_tools": "",
+    "_cpu_per_run_us": "µs",
+}
+# Keys that are notes, not figures: left out of the table.
+NOTES = ("_note",)
 META = {"impl", "version", "mode", "loadavg", "cpu_us"}
 
 
@@ -152,7 +162,7 @@ def ordered_keys(runs: list[dict]) -> list[str]:
     seen: list[str] = []
     for run in runs:
         for k in run["result"]:
-            if k not in META and k != "loadavg_end" and k not in seen:
+            if k not in META and k != "loadavg_end" and not k.endswith(NOTES) and k not in seen:
                 seen.append(k)
     known = [k for k in KEY_ORDER if k in seen]
     return known + [k for k in seen if k not in KEY_ORDER]
@@ -181,6 +191,10 @@ def fmt_value(key: str, value: float | None) -> str:
     u = unit(key)
     if u == "µs":
         return fmt_time(value)
+    if u == "":
+        return f"{value:,.0f}" if value >= 100 else f"{value:.2f}"
+    if u == "B":
+        return f"{value:,.0f} B"
     return f"{value:.1f} {u}" if u == "MiB" else f"{value:.2f} {u}"
 
 
@@ -226,6 +240,15 @@ def medians(runs: list[dict], impls: list[str], keys: list[str]) -> dict:
     return out
 
 
+def end_time(runs: list[dict]) -> str:
+    """When the last run ended (its start and duration), as HH:MM:SS."""
+    if not runs:
+        return "?"
+    last = runs[-1]
+    start = dt.datetime.strptime(last["start"], "%Y-%m-%d %H:%M:%S")
+    return (start + dt.timedelta(seconds=last.get("seconds", 0))).strftime("%H:%M:%S")
+
+
 def markdown(args: argparse.Namespace, impls: list[str], runs: list[dict], cmds: dict) -> str:
     keys = ordered_keys(runs)
     meds = medians(runs, impls, keys)
@@ -238,8 +261,8 @@ def markdown(args: argparse.Namespace, impls: list[str], runs: list[dict], cmds:
     loads = [r["load_start"][0] for r in runs if r["load_start"]]
     mode = "quick" if args.quick else "full"
     lines = [
-        f"Mode `{mode}`, {args.rounds} round(s), {utc_now()[:10]}, "
-        f"{runs[0]['start'] if runs else '?'} – {utc_now()[11:]} UTC; "
+        f"Mode `{mode}`, {args.rounds} round(s), {runs[0]['start'][:10] if runs else '?'}, "
+        f"{runs[0]['start'] if runs else '?'} – {end_time(runs)} UTC; "
         f"1-minute load average at the start of each run {min(loads, default=float('nan')):.2f}–"
         f"{max(loads, default=float('nan')):.2f}; {', '.join(versions)}.",
         "",
@@ -285,6 +308,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--jobs", type=int, default=None, help="cargo -j for the builds (default: cargo's)")
     p.add_argument("--out", type=Path, help="write the Markdown here instead of stdout")
     p.add_argument("--raw", type=Path, help="also write every run's JSON here, one object a line")
+    p.add_argument("--from-raw", type=Path, help="run nothing: write the table of a --raw file again")
     args = p.parse_args(argv)
     if args.rounds < 1:
         p.error("--rounds must be at least 1")
@@ -294,6 +318,16 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
     impls = [i for i in IMPLS if i not in args.skip]
+    if args.from_raw:
+        runs = [json.loads(line) for line in args.from_raw.read_text().splitlines() if line.strip()]
+        impls = [i for i in impls if any(r["impl"] == i for r in runs)]
+        args.rounds = max((r["round"] for r in runs), default=0)
+        text = markdown(args, impls, runs, commands(args))
+        if args.out:
+            args.out.write_text(text)
+        else:
+            sys.stdout.write(text)
+        return 0
     if "python" in impls:
         args.reference = args.reference.resolve()
         if not args.reference.is_file():
