@@ -258,8 +258,8 @@ pub(super) async fn execute_call<D: Clone + Send + Sync + 'static>(
     args: Value,
 ) -> (Result<ToolOutput, ToolError>, bool) {
     let ran_ok = AtomicBool::new(false);
-    let run = async |args: Value, ctx: RunContext<D>, ran_ok: &AtomicBool| {
-        let result = run_tool(inner, r, args, ctx).await;
+    let run = async |args: Value, ran_ok: &AtomicBool| {
+        let result = run_tool(inner, r, args).await;
         match result {
             Ok(_) => ran_ok.store(true, Ordering::Relaxed),
             // The tool's own retry with its budget spent ends the run from inside the hook
@@ -272,12 +272,11 @@ pub(super) async fn execute_call<D: Clone + Send + Sync + 'static>(
         result
     };
     if !caps.hooks(HookStage::ToolExecute) {
-        let result = run(args, r.context(), &ran_ok).await;
+        let result = run(args, &ran_ok).await;
         return (result, ran_ok.load(Ordering::Relaxed));
     }
     let ctx = r.context();
-    let core =
-        |args: Value| -> BoxFuture<'_, Result<ToolOutput, ToolError>> { Box::pin(run(args, ctx.clone(), &ran_ok)) };
+    let core = |args: Value| -> BoxFuture<'_, Result<ToolOutput, ToolError>> { Box::pin(run(args, &ran_ok)) };
     let info = ToolCallInfo { call: &r.call, def: &r.tool.def };
     let result = caps.execute(0, &ctx, info, args, &core).await;
     (result, ran_ok.load(Ordering::Relaxed))
@@ -289,10 +288,9 @@ pub(super) async fn run_tool<D: Clone + Send + Sync + 'static>(
     inner: &StepConfig<D>,
     r: &Ready<'_, D>,
     args: Value,
-    ctx: RunContext<D>,
 ) -> Result<ToolOutput, ToolError> {
-    let handler = r.tool.handler.clone();
-    let invocation = match std::panic::catch_unwind(AssertUnwindSafe(move || handler(ctx, args))) {
+    let handler = &r.tool.handler;
+    let invocation = match std::panic::catch_unwind(AssertUnwindSafe(move || handler(r.context(), args))) {
         Ok(i) => i,
         Err(p) => return Err(ToolError::Panicked { message: panic_message(p) }),
     };

@@ -944,7 +944,8 @@ fn record_parts(
 
 /// The ids used by more than one of `calls`, in the order each is first seen again.
 fn duplicate_ids<'c>(calls: impl Iterator<Item = &'c ToolCallPart>) -> Vec<&'c str> {
-    let mut seen = FxHashSet::default();
+    let (low, high) = calls.size_hint();
+    let mut seen = FxHashSet::with_capacity_and_hasher(high.unwrap_or(low), Default::default());
     let mut duplicates = Vec::new();
     for call in calls {
         let id = call.tool_call_id.as_str();
