@@ -135,6 +135,9 @@ pub(super) struct ObjectNode {
     pub(super) extra: Extra,
     /// The model's name: set for a model, `None` for a typed dict.
     pub(super) title: Option<String>,
+    /// Every field's name (in order) with a null value: the output of an input that gives every
+    /// field in order is a copy of it with the values set, which costs no key hashing.
+    pub(super) template: serde_json::Map<String, Value>,
 }
 
 impl ObjectNode {
@@ -652,7 +655,9 @@ impl<'a> Compiler<'a> {
             }
         }
         let index = (fields.len() > 8).then(|| fields.iter().enumerate().map(|(i, f)| (f.name.clone(), i)).collect());
-        Ok(Node::Object(Box::new(ObjectNode { fields, index, extra, title: if typed { title } else { None } })))
+        let template = fields.iter().map(|f| (f.name.clone(), Value::Null)).collect();
+        let title = if typed { title } else { None };
+        Ok(Node::Object(Box::new(ObjectNode { fields, index, extra, title, template })))
     }
 
     /// Resolves `$ref` chains, then names union members.
