@@ -196,8 +196,6 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         Ok(())
     }
 
-    /// Sends the next request; `None` when a capability asked the model to try again (a retry
-    /// prompt is then the next request).
     /// The settings and parameters of the next request: the step's tools prepared, the
     /// instructions and settings through the capabilities, the request limit checked.
     async fn prepare_request(
@@ -271,6 +269,8 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         Ok((settings, params))
     }
 
+    /// Sends the next request; `None` when a capability asked the model to try again (a retry
+    /// prompt is then the next request).
     pub(super) async fn request(&mut self) -> Result<Option<Responded>, AgentRunError> {
         self.state.run_step += 1;
         // The preparation (tools, instructions, settings: the hooks that shape the request) is
