@@ -21,6 +21,8 @@
 //! `--rss-child` and `--concurrent-child` are internal: one sample each, in a fresh process
 //! (`--concurrent-child N` runs a batch of N runs instead of 10,000 and prints its figures).
 
+// BENCH.md's corpus, the very file toolsmith's side uses (the two sides cannot drift apart).
+#[path = "../../../crates/toolsmith-bench/src/corpus.rs"]
 mod corpus;
 mod model;
 mod workloads;

@@ -332,7 +332,7 @@ pub fn build_1000_agent(specs: &[Spec], model: Scripted) -> Agent {
     let tools = specs
         .iter()
         .map(|s| {
-            DynamicTool::new(tool_name(s.name.clone()), s.description.clone(), s.schema.clone(), |_args| {
+            DynamicTool::new(tool_name(s.name.clone()), s.description.clone(), (*s.schema).clone(), |_args| {
                 Box::pin(async { Ok(ToolOutput::text("ok")) })
             })
         })
