@@ -29,8 +29,9 @@ use serde_json::Value;
 pub struct UserError {
     /// What is wrong, and what to do about it.
     pub message: String,
-    /// Why a resume with deferred tool results was refused, when that is the mistake.
-    pub refusal: Option<ResumeRefusal>,
+    /// Why a resume with deferred tool results was refused, when that is the mistake (boxed:
+    /// every run's result has room for an error, and this is its largest part).
+    pub refusal: Option<Box<ResumeRefusal>>,
 }
 
 impl UserError {
@@ -42,7 +43,7 @@ impl UserError {
 
 impl From<ResumeRefusal> for UserError {
     fn from(refusal: ResumeRefusal) -> Self {
-        UserError { message: refusal.to_string(), refusal: Some(refusal) }
+        UserError { message: refusal.to_string(), refusal: Some(Box::new(refusal)) }
     }
 }
 

@@ -132,7 +132,7 @@ async fn refused(
 ) -> ResumeRefusal {
     match agent.resume().message_history(history).deferred_tool_results(results).await {
         Err(AgentRunError::User(e)) => {
-            e.refusal.clone().unwrap_or_else(|| panic!("a user error without a refusal: {e}"))
+            *e.refusal.clone().unwrap_or_else(|| panic!("a user error without a refusal: {e}"))
         }
         Err(other) => panic!("expected a refusal, got {other:?}"),
         Ok(r) => panic!("expected a refusal, the run went on: {:?}", r.output()),
@@ -304,7 +304,7 @@ async fn a_result_answers_an_approval_call_without_running_it_but_an_approval_is
     let err = requests
         .build_results([], [("u1".to_string(), ExternalResult::Value(json!("updated .env")))], [], false)
         .unwrap_err();
-    assert_eq!(err.refusal, Some(ResumeRefusal::ResultForApproval { tool_call_id: "u1".into() }));
+    assert_eq!(err.refusal.as_deref(), Some(&ResumeRefusal::ResultForApproval { tool_call_id: "u1".into() }));
 
     // An approval for the call that waits for an external result.
     let wrong = |r: DeferredToolResults| r.approve("u1", false).approve("k1", true);

@@ -37,7 +37,7 @@ use output::Converter;
 
 pub(crate) struct AgentInner<D> {
     pub(crate) model: SharedModel,
-    pub(crate) model_info: crate::model::ModelInfo,
+    pub(crate) model_info: Arc<crate::model::ModelInfo>,
     pub(crate) streaming: Option<Arc<dyn DynStreamingModel>>,
     pub(crate) capabilities: Capabilities<D>,
     pub(crate) system_prompts: Vec<String>,
@@ -49,7 +49,8 @@ pub(crate) struct AgentInner<D> {
     /// What the step executor needs: retry budgets, timeouts, the end strategy, the output,
     /// tool search and bridge mode.
     pub(crate) step: StepConfig<D>,
-    pub(crate) model_settings: Option<ModelSettings>,
+    /// Shared with every run that does not merge settings of its own.
+    pub(crate) model_settings: Option<Arc<ModelSettings>>,
     pub(crate) usage_limits: Option<UsageLimits>,
     pub(crate) default_deps: Option<D>,
     pub(crate) name: Option<String>,
@@ -612,7 +613,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
         )?;
         Ok(Agent {
             inner: Arc::new(AgentInner {
-                model_info,
+                model_info: Arc::new(model_info),
                 model,
                 streaming: self.streaming,
                 capabilities,
@@ -620,7 +621,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
                 instructions: self.instructions,
                 toolsets,
                 capability_toolsets_from,
-                model_settings: self.model_settings,
+                model_settings: self.model_settings.map(Arc::new),
                 usage_limits: self.usage_limits,
                 default_deps: self.default_deps,
                 name: self.name,

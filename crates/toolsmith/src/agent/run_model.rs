@@ -46,7 +46,8 @@ impl ModelChoice {
 #[derive(Clone)]
 pub(crate) struct RunModel {
     pub(crate) choice: ModelChoice,
-    pub(crate) info: ModelInfo,
+    /// Shared with the agent when the run uses the agent's model.
+    pub(crate) info: Arc<ModelInfo>,
 }
 
 /// The checks `AgentBuilder::build` makes against the agent's model, made against a model that

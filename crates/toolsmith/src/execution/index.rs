@@ -19,7 +19,10 @@ pub(super) const SCAN_LIMIT: usize = 4096;
 /// deferred catalogue whose tools are not discovered yet. Those stay in the catalogue, shared
 /// between steps, so a step costs the tools it shows, however large the deferred catalogue.
 pub(crate) struct ToolIndex<D> {
-    pub(super) tools: Vec<ToolsetTool<D>>,
+    /// The tools (a toolset's own list, shared, when the step shows exactly that list).
+    pub(super) tools: Arc<[ToolsetTool<D>]>,
+    /// What each tool is to the model; empty when every tool is visible (the common case: no
+    /// list to allocate per step).
     pub(super) shown: Vec<Shown>,
     pub(super) by_name: OnceLock<FxHashMap<String, usize>>,
     /// The deferred catalogue, when there is one: its tools not in `tools` are hidden.
@@ -39,7 +42,7 @@ pub(crate) struct ToolIndex<D> {
 impl<D> Default for ToolIndex<D> {
     fn default() -> Self {
         ToolIndex {
-            tools: Vec::new(),
+            tools: Arc::new([]),
             shown: Vec::new(),
             by_name: OnceLock::new(),
             deferred: None,
@@ -106,10 +109,8 @@ impl<D: Clone + Send + Sync + 'static> ToolIndex<D> {
     pub(super) fn with_bridge(mut self, inner: &StepConfig<D>, ctx: &RunContext<D>) -> Result<Self, AgentRunError> {
         let Some(config) = inner.bridge.clone() else { return Ok(self) };
         let deferrable: Vec<&ToolDefinition> = self
-            .tools
-            .iter()
-            .zip(&self.shown)
-            .filter(|(t, s)| **s == Shown::Visible && config.is_deferrable(&t.def))
+            .with_shown()
+            .filter(|(t, s)| *s == Shown::Visible && config.is_deferrable(&t.def))
             .map(|(t, _)| &*t.def)
             .collect();
         let Some(catalogue) = inner.bridge_cache.open(&config, &deferrable, &ctx.model) else { return Ok(self) };
@@ -120,20 +121,25 @@ impl<D: Clone + Send + Sync + 'static> ToolIndex<D> {
                 ))));
             }
         }
+        if self.shown.is_empty() {
+            self.shown = vec![Shown::Visible; self.tools.len()];
+        }
         for (tool, shown) in self.tools.iter().zip(self.shown.iter_mut()) {
             if *shown == Shown::Visible && config.is_deferrable(&tool.def) {
                 *shown = Shown::Bridged;
             }
         }
+        let mut tools = self.tools.to_vec();
         let config = Arc::new(config);
         for def in bridge::bridge_definitions(&config) {
             let validator = crate::validation::Validator::compile(&def.parameters_json_schema).ok();
             let (config, catalogue, name) = (config.clone(), catalogue.clone(), def.name.clone());
             let handler: crate::tool::Handler<D> =
                 Arc::new(move |_ctx, args| bridge::bridge_invocation(&config, &catalogue, &name, &args));
-            self.tools.push(ToolsetTool::new(def, handler, validator, Arc::from("ToolSearchBridge")));
+            tools.push(ToolsetTool::new(def, handler, validator, Arc::from("ToolSearchBridge")));
             self.shown.push(Shown::Visible);
         }
+        self.tools = tools.into();
         self.bridge = true;
         Ok(self)
     }
@@ -160,7 +166,12 @@ impl<D> ToolIndex<D> {
     }
 
     pub(crate) fn definitions(&self) -> Vec<Arc<ToolDefinition>> {
-        self.tools.iter().zip(&self.shown).filter(|(_, s)| **s == Shown::Visible).map(|(t, _)| t.def.clone()).collect()
+        self.with_shown().filter(|(_, s)| *s == Shown::Visible).map(|(t, _)| t.def.clone()).collect()
+    }
+
+    /// Each tool with what it is to the model.
+    fn with_shown(&self) -> impl Iterator<Item = (&ToolsetTool<D>, Shown)> {
+        self.tools.iter().enumerate().map(|(i, t)| (t, self.shown.get(i).copied().unwrap_or(Shown::Visible)))
     }
 
     /// Where the tool with this name is, whatever it is to the model.
@@ -220,10 +231,8 @@ impl<D> ToolIndex<D> {
     /// The visible tools' names (output tool included), sorted, for the unknown-tool message.
     pub(super) fn available_names(&self, output_tool: Option<&str>) -> String {
         let mut names: Vec<&str> = self
-            .tools
-            .iter()
-            .zip(&self.shown)
-            .filter(|(_, s)| **s == Shown::Visible)
+            .with_shown()
+            .filter(|(_, s)| *s == Shown::Visible)
             .map(|(t, _)| t.def.name.as_str())
             .chain(output_tool)
             .collect();

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 
 use rustc_hash::FxHashMap;
 
-use super::{Shown, ToolIndex, duplicate_error};
+use super::{ToolIndex, duplicate_error};
 use crate::context::RunContext;
 use crate::error::{AgentRunError, UserError};
 use crate::execution::StepConfig;
@@ -193,9 +193,7 @@ impl<D: Clone + Send + Sync + 'static> ToolIndex<D> {
         ctx: &RunContext<D>,
     ) -> Result<Self, AgentRunError> {
         let Some(shape) = inner.tool_layout.shape(inner, &lists)? else {
-            let tools: Vec<ToolsetTool<D>> = lists.iter().flat_map(|l| l.iter().cloned()).collect();
-            let shown = vec![Shown::Visible; tools.len()];
-            return Ok(ToolIndex { tools, shown, ..ToolIndex::default() });
+            return Ok(ToolIndex { tools: flatten(&lists), ..ToolIndex::default() });
         };
         let config = inner.tool_search.clone().unwrap_or_default();
         // The provider's own search, where the model has one (or where it was asked for by name:
@@ -208,9 +206,7 @@ impl<D: Clone + Send + Sync + 'static> ToolIndex<D> {
             _ => None,
         };
         if native.is_some() {
-            let tools: Vec<ToolsetTool<D>> = lists.iter().flat_map(|l| l.iter().cloned()).collect();
-            let shown = vec![Shown::Visible; tools.len()];
-            return Ok(ToolIndex { tools, shown, native_search: native, ..ToolIndex::default() });
+            return Ok(ToolIndex { tools: flatten(&lists), native_search: native, ..ToolIndex::default() });
         }
         let discovered = Arc::new(search::discovered_in(&ctx.messages));
         let mut found: Vec<u32> = discovered.iter().filter_map(|n| shape.deferred_names.get(n).copied()).collect();
@@ -231,8 +227,15 @@ impl<D: Clone + Send + Sync + 'static> ToolIndex<D> {
             args_validator: None,
             handler,
         });
-        let shown = vec![Shown::Visible; tools.len()];
-        Ok(ToolIndex { tools, shown, deferred: Some(shape), search: true, ..ToolIndex::default() })
+        Ok(ToolIndex { tools: tools.into(), deferred: Some(shape), search: true, ..ToolIndex::default() })
+    }
+}
+
+/// The tools of `lists` in order: a single list is shared as it is, not copied.
+fn flatten<D>(lists: &Lists<D>) -> Arc<[ToolsetTool<D>]> {
+    match lists.as_slice() {
+        [only] => only.clone(),
+        _ => lists.iter().flat_map(|l| l.iter().cloned()).collect(),
     }
 }
 

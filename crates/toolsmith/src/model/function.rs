@@ -255,7 +255,10 @@ impl Model for FunctionModel {
         params: &ModelRequestParameters,
     ) -> Result<ModelResponse, ModelError> {
         *self.last.lock().unwrap_or_else(|e| e.into_inner()) = Some(params.clone());
-        let mut response = (self.f)(messages, &Self::info(settings, params)).await?;
+        // The function's information is dropped before its answer is awaited: a temporary of
+        // the awaiting statement would stay in the request's state while the model works.
+        let answer = (self.f)(messages, &Self::info(settings, params));
+        let mut response = answer.await?;
         if response.model_name.is_none() {
             response.model_name = Some(format!("function:{}", self.name));
         }

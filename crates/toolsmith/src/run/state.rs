@@ -23,8 +23,6 @@ pub(crate) struct RunState {
     pub(crate) partial_output: bool,
     /// Hidden tools already refused once in this run (the first refusal is free).
     pub(crate) refused: std::collections::HashSet<String>,
-    pub(crate) run_id: String,
-    pub(crate) conversation_id: String,
     /// The message of the event handler's panic, once it panicked (see [`guard_sink`]).
     pub(crate) handler_panic: Arc<std::sync::Mutex<Option<String>>>,
 }
@@ -64,7 +62,14 @@ impl RunState {
     }
 
     pub(crate) fn push(&mut self, message: impl Into<ModelMessage>) {
-        Arc::make_mut(&mut self.messages).push(message.into());
+        let messages = Arc::make_mut(&mut self.messages);
+        // The history grows by half its length from one message: a vector's own growth starts at
+        // four and doubles (1.8 KiB of messages for a run that waits on its first answer holding
+        // one); this keeps short histories exact and long ones amortised.
+        if messages.len() == messages.capacity() {
+            messages.reserve_exact(messages.len().max(1));
+        }
+        messages.push(message.into());
     }
 
     /// Sets the `tool_kind` of a call in the latest response that has it.

@@ -343,12 +343,12 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
                 let info = choice.info().map_err(AgentRunError::User)?;
                 check_run_model(&info, inner.step.tool_search.as_ref(), &caps.native_tools()?, &inner.step.output)
                     .map_err(AgentRunError::User)?;
-                RunModel { choice, info }
+                RunModel { choice, info: Arc::new(info) }
             }
         };
         let settings = match (&inner.model_settings, self.settings) {
-            (Some(a), Some(b)) => Some(a.merged(&b)),
-            (a, b) => b.or_else(|| a.clone()),
+            (Some(a), Some(b)) => Some(Arc::new(a.merged(&b))),
+            (a, b) => b.map(Arc::new).or_else(|| a.clone()),
         };
         // The history a run starts from is made sendable (orphaned results dropped, calls that
         // will never be answered closed out, consecutive requests merged); the calls of its last
@@ -373,7 +373,7 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
             prompt: self.prompt,
             settings,
             limits: self.limits.or_else(|| inner.usage_limits.clone()).unwrap_or_default(),
-            metadata: self.metadata,
+            metadata: self.metadata.map(Box::new),
             deferred: self.deferred.map(Box::new),
             state: RunState {
                 events,
@@ -386,15 +386,13 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
                 run_step: 0,
                 partial_output: self.partial_output,
                 refused: Default::default(),
-                run_id: run_id.clone(),
-                conversation_id: conversation_id.clone(),
             },
             next: Pending::Start,
             tools: None,
             tools_step: 0,
             finished: None,
-            run_id: Arc::from(run_id.as_str()),
-            conversation_id: Arc::from(conversation_id.as_str()),
+            run_id: Arc::from(run_id),
+            conversation_id: Arc::from(conversation_id),
             prompt_text,
             caps,
             model,

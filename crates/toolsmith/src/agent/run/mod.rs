@@ -70,16 +70,18 @@ pub struct AgentRun<D, O> {
     model: crate::agent::run_model::RunModel,
     deps: D,
     prompt: Option<UserPromptContent>,
-    settings: Option<ModelSettings>,
+    /// The agent's settings (shared) or the run's merged with them.
+    settings: Option<Arc<ModelSettings>>,
     limits: UsageLimits,
-    metadata: Option<serde_json::Value>,
+    metadata: Option<Box<serde_json::Value>>,
     deferred: Option<Box<DeferredToolResults>>,
     pub(crate) state: RunState,
     next: Pending,
     tools: Option<ToolIndex<D>>,
     /// The run step the tools were prepared for.
     tools_step: u32,
-    finished: Option<RunOutput>,
+    /// The output of a run stepped to its end with `next` (boxed: a run in flight holds none).
+    finished: Option<Box<RunOutput>>,
     /// Shared copies of what every context carries.
     run_id: Arc<str>,
     conversation_id: Arc<str>,
@@ -113,7 +115,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         let inner: &AgentInner<D> = &self.agent.inner;
         RunContext {
             deps: self.deps.clone(),
-            model: self.model.info.clone(),
+            model: (*self.model.info).clone(),
             usage: self.state.usage.clone(),
             prompt: self.prompt_text.clone(),
             messages: self.state.messages.clone(),
@@ -127,8 +129,8 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             tool_call_metadata: None,
             run_id: self.run_id.clone(),
             conversation_id: self.conversation_id.clone(),
-            metadata: self.metadata.clone(),
-            model_settings: self.settings.clone(),
+            metadata: self.metadata.as_deref().cloned(),
+            model_settings: self.settings.as_deref().cloned(),
             partial_output: false,
         }
     }
@@ -192,7 +194,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             Err(e) => Some(Err(e)),
         };
         if let Some(result) = ended {
-            self.finished = Some(self.finish(result).await?);
+            self.finished = Some(Box::new(self.finish(result).await?));
             return Ok(Node::End);
         }
         Ok(match &self.next {
@@ -210,7 +212,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         let out = self.finished.take().ok_or_else(|| {
             AgentRunError::User(UserError::new("the run has not ended yet: call `next()` until it returns Node::End"))
         })?;
-        let output = convert(&self.agent, out)?;
+        let output = convert(&self.agent, *out)?;
         let state = self.state;
         Ok(RunResult {
             output,
