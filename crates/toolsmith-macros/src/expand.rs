@@ -539,7 +539,7 @@ impl Tool {
                 }
                 fn __toolsmith_handler(
                     #ctx_param: &dyn #pv::AnyRunContext,
-                    __toolsmith_args: #pv::serde_json::Value,
+                    __toolsmith_args: &#pv::serde_json::Value,
                 ) -> #pv::Invocation {
                     #get_ctx
                     #parse_args

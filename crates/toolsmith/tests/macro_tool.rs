@@ -338,6 +338,8 @@ fn calls_async_and_blocking_tools_with_context() {
         ("add", json!({"x": 2, "y": 3})),
         ("unit_context", json!({})),
         ("norm", json!({"x": 3.0, "y": 4.0})),
+        // The same tool called with its struct under the parameter's name (the envelope).
+        ("norm", json!({"point": {"x": 6.0, "y": 8.0}})),
         ("wrapped", json!({"point": {"x": 1.5, "y": 2.0}})),
         ("optional", json!({"query": "q", "type": "t"})),
         ("shout", json!({"text": "hi"})),
@@ -359,6 +361,7 @@ fn calls_async_and_blocking_tools_with_context() {
             ("add".to_string(), json!(5)),
             ("unit_context".to_string(), json!(0)),
             ("norm".to_string(), json!(5.0)),
+            ("norm".to_string(), json!(10.0)),
             ("wrapped".to_string(), json!(3.5)),
             ("optional".to_string(), json!("q 0 None Some(\"t\")")),
             ("shout".to_string(), json!("HI")),

@@ -2,6 +2,7 @@
 //! under its timeout with panics caught, the parts its result becomes, and the retry budget.
 
 use super::*;
+use std::borrow::Cow;
 
 /// Per-step retry bookkeeping: failures of one tool in one step charge one attempt; a success
 /// resets the count; a tool not called keeps it.
@@ -106,8 +107,9 @@ pub(super) struct Ready<'h, D> {
     pub(super) tool: &'h ToolsetTool<D>,
     /// Arguments that replace the call's own (an approval's).
     pub(super) raw: Option<Value>,
-    /// The validated arguments (`Null` until validated).
-    pub(super) args: Value,
+    /// The validated arguments, when validation made a copy (coerced, filled in, parsed from
+    /// text); `None` when the raw arguments are the validated ones, used where they are.
+    pub(super) args: Option<Value>,
     pub(super) max_retries: u32,
     pub(super) timeout: Option<Duration>,
     /// The step's context, from which the call's own is made when something needs it.
@@ -185,26 +187,31 @@ pub(super) fn settle_error<D>(
 pub(super) type PendingCheck = BoxFuture<'static, Result<(), ToolError>>;
 
 /// Validates raw arguments against the tool's schema (when it has a validator), then runs its
-/// arguments validator: an async one is returned to be awaited.
+/// arguments validator: an async one is returned to be awaited. The validated arguments are
+/// `None` when they are the raw ones as they are (nothing to copy).
 pub(super) fn validate_args<D>(
     tool: &ToolsetTool<D>,
     ctx: &RunContext<D>,
     raw: &Value,
-) -> Result<(Value, Option<PendingCheck>), ToolError> {
+) -> Result<(Option<Value>, Option<PendingCheck>), ToolError> {
     let validated = match &tool.validator {
         Some(v) => match raw {
-            Value::String(s) => v.validate_str(s),
-            Value::Null => v.validate(&Value::Object(Default::default())),
-            other => v.validate(other),
+            Value::String(s) => v.validate_str(s).map(Some),
+            Value::Null => v.validate(&Value::Object(Default::default())).map(Some),
+            other => v.validate_in_place(other).map(|args| match args {
+                // The raw arguments themselves (not the inside of an envelope they came in).
+                Cow::Borrowed(kept) if std::ptr::eq(kept, other) => None,
+                args => Some(args.into_owned()),
+            }),
         },
         None => match raw {
-            Value::String(s) => crate::validation::parse_json_args(s).map_err(|e| vec![e]),
-            Value::Null => Ok(Value::Object(Default::default())),
-            other => Ok(other.clone()),
+            Value::String(s) => crate::validation::parse_json_args(s).map(Some).map_err(|e| vec![e]),
+            Value::Null => Ok(Some(Value::Object(Default::default()))),
+            _ => Ok(None),
         },
     }
     .map_err(ToolError::Validation)?;
-    let pending = match tool.args_validator.as_ref().map(|check| check(ctx, &validated)) {
+    let pending = match tool.args_validator.as_ref().map(|check| check(ctx, validated.as_ref().unwrap_or(raw))) {
         None => None,
         Some(ArgsCheck::Done(result)) => {
             result?;
@@ -220,7 +227,7 @@ pub(super) fn validate_args<D>(
 pub(super) async fn validate_call<D: Clone + Send + Sync + 'static>(
     caps: &Capabilities<D>,
     r: &Ready<'_, D>,
-) -> Result<Value, ToolError> {
+) -> Result<Option<Value>, ToolError> {
     // The tool's arguments validator is the tool's code: its panic is the tool's.
     let panicked = |p| ToolError::Panicked { message: panic_message(p) };
     // The call's context is made for the hooks and the arguments validator alone.
@@ -231,7 +238,7 @@ pub(super) async fn validate_call<D: Clone + Send + Sync + 'static>(
         std::panic::catch_unwind(AssertUnwindSafe(|| validate_args(r.tool, ctx, raw)))
             .unwrap_or_else(|p| Err(panicked(p)))
     };
-    let finish = async move |result: Result<(Value, Option<PendingCheck>), ToolError>| {
+    let finish = async move |result: Result<(Option<Value>, Option<PendingCheck>), ToolError>| {
         let (args, pending) = result?;
         if let Some(check) = pending {
             AssertUnwindSafe(check).catch_unwind().await.unwrap_or_else(|p| Err(panicked(p)))?;
@@ -243,22 +250,28 @@ pub(super) async fn validate_call<D: Clone + Send + Sync + 'static>(
     }
     let core = |raw: Value| -> BoxFuture<'_, Result<Value, ToolError>> {
         let result = checked(&raw);
-        Box::pin(finish(result))
+        // Arguments valid as they are: the hook's own value goes on.
+        Box::pin(async move { Ok(finish(result).await?.unwrap_or(raw)) })
     };
     let info = ToolCallInfo { call: &r.call, def: &r.tool.def };
-    caps.validate(0, ctx, info, r.raw_args().clone(), &core).await
+    caps.validate(0, ctx, info, r.raw_args().clone(), &core).await.map(Some)
 }
 
-/// Execution of one call (with its validated `args`) through the capabilities' execute hooks;
-/// also says whether the tool itself returned successfully (what `tool_calls` counts).
+/// Execution of one call (with its validated `args`, `None` for its raw ones as they are)
+/// through the capabilities' execute hooks; also says whether the tool itself returned
+/// successfully (what `tool_calls` counts).
 pub(super) async fn execute_call<D: Clone + Send + Sync + 'static>(
     inner: &StepConfig<D>,
     caps: &Capabilities<D>,
     r: &Ready<'_, D>,
-    args: Value,
+    args: Option<Value>,
 ) -> (Result<ToolOutput, ToolError>, bool) {
+    let args = match args {
+        Some(args) => Cow::Owned(args),
+        None => Cow::Borrowed(r.raw_args()),
+    };
     let ran_ok = AtomicBool::new(false);
-    let run = async |args: Value, ran_ok: &AtomicBool| {
+    let run = async |args: Cow<'_, Value>, ran_ok: &AtomicBool| {
         let result = run_tool(inner, r, args).await;
         match result {
             Ok(_) => ran_ok.store(true, Ordering::Relaxed),
@@ -276,9 +289,10 @@ pub(super) async fn execute_call<D: Clone + Send + Sync + 'static>(
         return (result, ran_ok.load(Ordering::Relaxed));
     }
     let ctx = r.context();
-    let core = |args: Value| -> BoxFuture<'_, Result<ToolOutput, ToolError>> { Box::pin(run(args, &ran_ok)) };
+    let core =
+        |args: Value| -> BoxFuture<'_, Result<ToolOutput, ToolError>> { Box::pin(run(Cow::Owned(args), &ran_ok)) };
     let info = ToolCallInfo { call: &r.call, def: &r.tool.def };
-    let result = caps.execute(0, &ctx, info, args, &core).await;
+    let result = caps.execute(0, &ctx, info, args.into_owned(), &core).await;
     (result, ran_ok.load(Ordering::Relaxed))
 }
 
@@ -287,7 +301,7 @@ pub(super) async fn execute_call<D: Clone + Send + Sync + 'static>(
 pub(super) async fn run_tool<D: Clone + Send + Sync + 'static>(
     inner: &StepConfig<D>,
     r: &Ready<'_, D>,
-    args: Value,
+    args: Cow<'_, Value>,
 ) -> Result<ToolOutput, ToolError> {
     let handler = &r.tool.handler;
     let invocation = match std::panic::catch_unwind(AssertUnwindSafe(move || handler(r.context(), args))) {

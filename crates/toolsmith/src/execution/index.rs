@@ -136,7 +136,7 @@ impl<D: Clone + Send + Sync + 'static> ToolIndex<D> {
             let (config, catalogue, name) = (config.clone(), catalogue.clone(), def.name.clone());
             let handler: crate::tool::Handler<D> =
                 Arc::new(move |_ctx, args| bridge::bridge_invocation(&config, &catalogue, &name, &args));
-            tools.push(ToolsetTool::new(def, handler, validator, Arc::from("ToolSearchBridge")));
+            tools.push(ToolsetTool::with_handler(def, handler, validator, Arc::from("ToolSearchBridge")));
             self.shown.push(Shown::Visible);
         }
         self.tools = tools.into();

@@ -308,7 +308,7 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
                 break;
             }
             executed.extend(segment.iter().map(|r| r.index));
-            let args: Vec<Value> = segment.iter_mut().map(|r| std::mem::take(&mut r.args)).collect();
+            let args: Vec<Option<Value>> = segment.iter_mut().map(|r| r.args.take()).collect();
             let calls =
                 segment.iter().zip(args).map(|(r, args)| Box::pin(execute_call(self.inner, self.caps, r, args)));
             let results = join_in_order(calls.collect()).await;
@@ -675,7 +675,7 @@ async fn run_step<'h, D: Clone + Send + Sync + 'static>(
             call,
             tool,
             raw: args_override,
-            args: Value::Null,
+            args: None,
             max_retries,
             timeout: tool.def.timeout.or(tool.toolset_timeout),
             base: ctx,

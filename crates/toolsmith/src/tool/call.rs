@@ -58,8 +58,9 @@ impl<D: Clone + Send + Sync + 'static> Tool<D> {
             }
         }
         let handler = self.handler.clone();
-        let invocation = std::panic::catch_unwind(AssertUnwindSafe(move || handler(ctx, args)))
-            .map_err(|p| ToolError::Panicked { message: panic_message(p) })?;
+        let invocation =
+            std::panic::catch_unwind(AssertUnwindSafe(move || handler(ctx, std::borrow::Cow::Owned(args))))
+                .map_err(|p| ToolError::Panicked { message: panic_message(p) })?;
         let result = match invocation {
             Invocation::Ready(result) => Ok(result),
             Invocation::Async(fut) => AssertUnwindSafe(fut).catch_unwind().await,

@@ -14,6 +14,7 @@ pub(crate) mod pool;
 pub mod schema;
 pub(crate) mod spec;
 
+use std::borrow::Cow;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -34,8 +35,19 @@ use crate::context::RunContext;
 use crate::error::UserError;
 use crate::validation::Validator;
 
-/// The handler of a tool: receives the run context and the validated arguments.
-pub(crate) type Handler<D> = Arc<dyn Fn(RunContext<D>, Value) -> Invocation + Send + Sync>;
+/// The handler of a tool: receives the run context and the validated arguments, borrowed from
+/// the call when validation left them as the model sent them (a handler that deserialises them
+/// then copies nothing first).
+pub(crate) type Handler<D> = Arc<dyn for<'a> Fn(RunContext<D>, Cow<'a, Value>) -> Invocation + Send + Sync>;
+
+/// A handler that takes its arguments by value, as [`ToolsetTool::new`](crate::toolset::ToolsetTool::new)
+/// is given one.
+pub(crate) type OwnedHandler<D> = Arc<dyn Fn(RunContext<D>, Value) -> Invocation + Send + Sync>;
+
+/// An owned-arguments handler as a [`Handler`].
+pub(crate) fn owned_handler<D: 'static>(handler: OwnedHandler<D>) -> Handler<D> {
+    Arc::new(move |ctx, args: Cow<'_, Value>| handler(ctx, args.into_owned()))
+}
 
 /// A `prepare` function: edits or hides a tool's definition for one step.
 pub type PrepareFn<D> =
@@ -149,7 +161,7 @@ impl<D: Clone + Send + Sync + 'static> Tool<D> {
         let (validator, problem) = compile_rust_validator(&name, &mut schema);
         let mut def = ToolDefinition::new(name, schema);
         def.description = description;
-        let handler: Handler<D> = Arc::new(move |ctx, args| match spec::parse_args::<A>(args) {
+        let handler: Handler<D> = Arc::new(move |ctx, args: Cow<'_, Value>| match spec::parse_args::<A>(&args) {
             Ok(a) => {
                 let fut = f(ctx, a);
                 Invocation::Async(Box::pin(async move { spec::result_output(fut.await) }))
@@ -184,7 +196,8 @@ impl<D: Clone + Send + Sync + 'static> Tool<D> {
         let mut def = ToolDefinition::new(name, json_schema);
         let description = description.into();
         def.description = if description.is_empty() { None } else { Some(description) };
-        let handler: Handler<D> = Arc::new(move |ctx, args| Invocation::Async(Box::pin(f(ctx, args))));
+        let handler: Handler<D> =
+            Arc::new(move |ctx, args: Cow<'_, Value>| Invocation::Async(Box::pin(f(ctx, args.into_owned()))));
         Tool {
             def: Arc::new(def),
             max_retries: None,
@@ -244,7 +257,7 @@ impl<D: Clone + Send + Sync + 'static> Tool<D> {
             problem = Some(format!("the timeout of tool '{}' must be greater than 0", def.name));
         }
         let h = spec.handler;
-        let handler: Handler<D> = Arc::new(move |ctx: RunContext<D>, args| h(&ctx, args));
+        let handler: Handler<D> = Arc::new(move |ctx: RunContext<D>, args: Cow<'_, Value>| h(&ctx, &args));
         Tool {
             def: Arc::new(def),
             max_retries: spec.options.retries,
@@ -270,7 +283,7 @@ impl<D: Clone + Send + Sync + 'static> Tool<D> {
             max_retries: None,
             requires_approval: false,
             validator,
-            handler: Arc::new(handler),
+            handler: owned_handler(Arc::new(handler)),
             prepare: None,
             args_validator: None,
             problem,

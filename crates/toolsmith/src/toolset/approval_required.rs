@@ -138,14 +138,14 @@ impl<D: Clone + Send + Sync + 'static, T> ApprovalRequiredToolset<D, T> {
             let inner = tool.handler.clone();
             let handler: Handler<D> = match &self.when {
                 None => Arc::new(
-                    move |ctx: RunContext<D>, args| {
+                    move |ctx: RunContext<D>, args: std::borrow::Cow<'_, serde_json::Value>| {
                         if ctx.tool_call_approved { inner(ctx, args) } else { approval_required() }
                     },
                 ),
                 Some(when) => {
                     let when = when.clone();
                     let def = tool.def.clone();
-                    Arc::new(move |ctx: RunContext<D>, args| {
+                    Arc::new(move |ctx: RunContext<D>, args: std::borrow::Cow<'_, serde_json::Value>| {
                         if !ctx.tool_call_approved && when(&ctx, &def, &args) {
                             approval_required()
                         } else {

@@ -77,6 +77,19 @@ impl<D> ToolsetTool<D> {
     /// A tool with a definition, a handler and a validator (`None`: arguments are only parsed).
     pub fn new(
         def: ToolDefinition,
+        handler: crate::tool::OwnedHandler<D>,
+        validator: Option<Validator>,
+        toolset_label: Arc<str>,
+    ) -> Self
+    where
+        D: 'static,
+    {
+        ToolsetTool::with_handler(def, crate::tool::owned_handler(handler), validator, toolset_label)
+    }
+
+    /// [`ToolsetTool::new`] with a handler that can borrow its arguments.
+    pub(crate) fn with_handler(
+        def: ToolDefinition,
         handler: Handler<D>,
         validator: Option<Validator>,
         toolset_label: Arc<str>,

@@ -13,7 +13,7 @@ use super::{ErrorDetail, LocItem, Options};
 
 /// How many nodes deep validation may go before giving up with `recursion_loop` (a schema
 /// that refers to itself without consuming input; inputs are at most `MAX_NESTING` deep).
-const MAX_DEPTH: u32 = 400;
+pub(super) const MAX_DEPTH: u32 = 400;
 
 /// Pydantic's message for `recursion_loop`.
 const RECURSION_LOOP: &str = "Recursion error - cyclic reference detected";
@@ -587,6 +587,14 @@ impl Run<'_> {
     }
 }
 
+/// Whether `s` is within the bounds (what [`str_node`] accepts).
+pub(super) fn str_fits(b: &StrBounds, s: &str) -> bool {
+    let len = || s.chars().count();
+    b.min.is_none_or(|min| len() >= min)
+        && b.max.is_none_or(|max| len() <= max)
+        && b.pattern.as_ref().is_none_or(|(re, _)| re.is_match(s))
+}
+
 fn str_node(bounds: Option<&StrBounds>, input: &Value) -> Outcome {
     let Value::String(s) = input else {
         return Err(error("string_type", "Input should be a valid string", input));
@@ -631,6 +639,11 @@ fn literal(lit: &LiteralNode, input: &Value) -> Outcome {
         }
     }
     Err(error("literal_error", lit.msg.clone(), input))
+}
+
+/// Whether `n` is within the bounds (what [`check_bounds`] accepts).
+pub(super) fn within_bounds(b: &NumBounds, n: Num, input: &Value) -> bool {
+    check_bounds(b, n, input).is_ok()
 }
 
 fn check_bounds(b: &NumBounds, n: Num, input: &Value) -> Result<(), Errors> {

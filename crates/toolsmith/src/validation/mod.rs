@@ -63,6 +63,7 @@ mod schema;
 #[cfg(test)]
 mod tests;
 mod text;
+mod unchanged;
 
 use std::fmt;
 use std::sync::Arc;
@@ -335,7 +336,32 @@ impl Validator {
     /// rather than `"... a valid dictionary"`, `"Input should be null"` rather than `"... None"`.
     pub fn validate_str(&self, raw: &str) -> Result<Value, Vec<ErrorDetail>> {
         let value = parse_json_args(raw).map_err(|e| vec![e])?;
-        check::validate(&self.inner, self.unwrap(&value), true)
+        let input = self.unwrap(&value);
+        if self.unchanged(input) {
+            // The parsed value is the validated one: moved out, not copied (unless it was
+            // wrapped in the envelope).
+            return Ok(if std::ptr::eq(input, &value) { value } else { input.clone() });
+        }
+        check::validate(&self.inner, input, true)
+    }
+
+    /// [`validate`](Self::validate), borrowing `input` when it is valid as it is (nothing
+    /// coerced, filled in or dropped), else the validated copy.
+    pub(crate) fn validate_in_place<'v>(
+        &self,
+        input: &'v Value,
+    ) -> Result<std::borrow::Cow<'v, Value>, Vec<ErrorDetail>> {
+        let input = self.unwrap(input);
+        if self.unchanged(input) {
+            return Ok(std::borrow::Cow::Borrowed(input));
+        }
+        check::validate(&self.inner, input, false).map(std::borrow::Cow::Owned)
+    }
+
+    /// Whether validating `input` (unwrapped) would give it back as it is. Deep input is left
+    /// to the validation, which refuses it.
+    fn unchanged(&self, input: &Value) -> bool {
+        depth::too_deep(input, MAX_NESTING).is_none() && unchanged::unchanged(&self.inner, input)
     }
 
     /// Validates a value parsed from JSON text, with the messages of JSON input ("Input should
