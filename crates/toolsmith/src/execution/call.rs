@@ -126,6 +126,11 @@ impl<D: Clone> Ready<'_, D> {
         self.raw.as_ref().unwrap_or(&self.call.args)
     }
 
+    /// The validated arguments, taken: validation's copy, else the raw arguments where they are.
+    pub(super) fn validated(&mut self) -> Option<Value> {
+        self.args.take()
+    }
+
     /// The context the tool and its hooks see (made when needed: most calls need it once, to
     /// hand to the tool).
     pub(super) fn context(&self) -> RunContext<D> {
@@ -257,43 +262,60 @@ pub(super) async fn validate_call<D: Clone + Send + Sync + 'static>(
     caps.validate(0, ctx, info, r.raw_args().clone(), &core).await.map(Some)
 }
 
-/// Execution of one call (with its validated `args`, `None` for its raw ones as they are)
-/// through the capabilities' execute hooks; also says whether the tool itself returned
-/// successfully (what `tool_calls` counts).
+/// Execution of one call (with its validated `args`: see [`Ready::validated`]) through the
+/// capabilities' execute hooks; also says whether the tool itself returned successfully (what
+/// `tool_calls` counts).
 pub(super) async fn execute_call<D: Clone + Send + Sync + 'static>(
     inner: &StepConfig<D>,
     caps: &Capabilities<D>,
     r: &Ready<'_, D>,
-    args: Option<Value>,
+    args: Cow<'_, Value>,
 ) -> (Result<ToolOutput, ToolError>, bool) {
-    let args = match args {
-        Some(args) => Cow::Owned(args),
-        None => Cow::Borrowed(r.raw_args()),
-    };
     let ran_ok = AtomicBool::new(false);
-    let run = async |args: Cow<'_, Value>, ran_ok: &AtomicBool| {
-        let result = run_tool(inner, r, args).await;
-        match result {
-            Ok(_) => ran_ok.store(true, Ordering::Relaxed),
-            // The tool's own retry with its budget spent ends the run from inside the hook
-            // chain: the execute hooks see that error, and may still recover.
-            Err(ToolError::Retry(_)) if r.retry >= r.max_retries => {
-                return Err(ToolError::RetriesExhausted { tool: r.call.tool_name.clone(), max_retries: r.max_retries });
-            }
-            Err(_) => {}
-        }
-        result
-    };
-    if !caps.hooks(HookStage::ToolExecute) {
-        let result = run(args, &ran_ok).await;
-        return (result, ran_ok.load(Ordering::Relaxed));
+    if caps.hooks(HookStage::ToolExecute) {
+        // The hooks' path (and the context it holds) is boxed: a call without execute hooks,
+        // which may wait long on its tool, holds none of it.
+        return Box::pin(execute_hooked(inner, caps, r, args.into_owned())).await;
     }
-    let ctx = r.context();
-    let core =
-        |args: Value| -> BoxFuture<'_, Result<ToolOutput, ToolError>> { Box::pin(run(Cow::Owned(args), &ran_ok)) };
-    let info = ToolCallInfo { call: &r.call, def: &r.tool.def };
-    let result = caps.execute(0, &ctx, info, args.into_owned(), &core).await;
+    let result = run_counted(inner, r, args, &ran_ok).await;
     (result, ran_ok.load(Ordering::Relaxed))
+}
+
+/// [`execute_call`] through the capabilities' execute hooks.
+async fn execute_hooked<D: Clone + Send + Sync + 'static>(
+    inner: &StepConfig<D>,
+    caps: &Capabilities<D>,
+    r: &Ready<'_, D>,
+    args: Value,
+) -> (Result<ToolOutput, ToolError>, bool) {
+    let ran_ok = AtomicBool::new(false);
+    let ctx = r.context();
+    let core = |args: Value| -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
+        Box::pin(run_counted(inner, r, Cow::Owned(args), &ran_ok))
+    };
+    let info = ToolCallInfo { call: &r.call, def: &r.tool.def };
+    let result = caps.execute(0, &ctx, info, args, &core).await;
+    (result, ran_ok.load(Ordering::Relaxed))
+}
+
+/// [`run_tool`], noting in `ran_ok` whether the tool returned successfully; the tool's own
+/// retry with its budget spent becomes the error that ends the run (from inside the hook chain:
+/// the execute hooks see that error, and may still recover).
+async fn run_counted<D: Clone + Send + Sync + 'static>(
+    inner: &StepConfig<D>,
+    r: &Ready<'_, D>,
+    args: Cow<'_, Value>,
+    ran_ok: &AtomicBool,
+) -> Result<ToolOutput, ToolError> {
+    let result = run_tool(inner, r, args).await;
+    match result {
+        Ok(_) => ran_ok.store(true, Ordering::Relaxed),
+        Err(ToolError::Retry(_)) if r.retry >= r.max_retries => {
+            return Err(ToolError::RetriesExhausted { tool: r.call.tool_name.clone(), max_retries: r.max_retries });
+        }
+        Err(_) => {}
+    }
+    result
 }
 
 /// Runs the tool itself: its handler, on the runtime or the blocking pool, under its timeout,
@@ -303,10 +325,20 @@ pub(super) async fn run_tool<D: Clone + Send + Sync + 'static>(
     r: &Ready<'_, D>,
     args: Cow<'_, Value>,
 ) -> Result<ToolOutput, ToolError> {
-    let handler = &r.tool.handler;
-    let invocation = match std::panic::catch_unwind(AssertUnwindSafe(move || handler(r.context(), args))) {
-        Ok(i) => i,
-        Err(p) => return Err(ToolError::Panicked { message: panic_message(p) }),
+    // What is left to run, once a result known at once is answered: a pointer, so that the
+    // call's state stays small while the tool runs (the result an invocation can carry is not).
+    enum Running {
+        Async(BoxFuture<'static, crate::tool::ToolResult>),
+        Blocking(Box<dyn FnOnce() -> crate::tool::ToolResult + Send + 'static>),
+    }
+    let running = {
+        let handler = &r.tool.handler;
+        match std::panic::catch_unwind(AssertUnwindSafe(move || handler(r.context(), args))) {
+            Ok(Invocation::Ready(result)) => return result,
+            Ok(Invocation::Async(fut)) => Running::Async(fut),
+            Ok(Invocation::Blocking(f)) => Running::Blocking(f),
+            Err(p) => return Err(ToolError::Panicked { message: panic_message(p) }),
+        }
     };
     // A timeout too large for the clock is no deadline.
     let deadline = r.timeout.and_then(|t| tokio::time::Instant::now().checked_add(t));
@@ -314,16 +346,16 @@ pub(super) async fn run_tool<D: Clone + Send + Sync + 'static>(
         let secs = r.timeout.map_or(0.0, |t| t.as_secs_f64());
         ToolError::Retry(ModelRetry::new(format!("Timed out after {} seconds.", py_float(secs))))
     };
-    let result = match invocation {
-        Invocation::Ready(result) => Ok(result),
-        Invocation::Async(fut) => {
+    // The timer and the blocking pool's wait are boxed: a call without them holds neither.
+    let result = match running {
+        Running::Async(fut) => {
             let fut = AssertUnwindSafe(fut).catch_unwind();
             match deadline {
-                Some(d) => tokio::time::timeout_at(d, fut).await.map_err(|_| timed_out())?,
+                Some(d) => Box::pin(tokio::time::timeout_at(d, fut)).await.map_err(|_| timed_out())?,
                 None => fut.await,
             }
         }
-        Invocation::Blocking(f) => match inner.blocking.run(f, deadline).await {
+        Running::Blocking(f) => match Box::pin(inner.blocking.run(f, deadline)).await {
             Ok(result) => result,
             Err(PoolTimeout::Waiting { size, overdue }) if overdue > 0 => {
                 return Err(ToolError::Failed {

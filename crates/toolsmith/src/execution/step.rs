@@ -1,6 +1,7 @@
 //! One step: how a response's tool calls become the next request.
 
 use super::*;
+use std::borrow::Cow;
 
 /// How a call of a resumed response is settled.
 #[derive(Debug, Clone)]
@@ -308,10 +309,18 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
                 break;
             }
             executed.extend(segment.iter().map(|r| r.index));
-            let args: Vec<Option<Value>> = segment.iter_mut().map(|r| r.args.take()).collect();
-            let calls =
-                segment.iter().zip(args).map(|(r, args)| Box::pin(execute_call(self.inner, self.caps, r, args)));
+            let copies: Vec<Option<Value>> = segment.iter_mut().map(|r| r.validated()).collect();
+            let calls = segment.iter().zip(copies).map(|(r, copy)| {
+                let args = match copy {
+                    Some(args) => Cow::Owned(args),
+                    None => Cow::Borrowed(r.raw_args()),
+                };
+                Box::pin(execute_call(self.inner, self.caps, r, args))
+            });
             let results = join_in_order(calls.collect()).await;
+            // The segment's results are stamped with the time they were all in (one clock read
+            // per segment, not per call).
+            let stamp = crate::durable::now();
             for (r, (result, ran_ok)) in segment.iter().zip(results) {
                 if ran_ok {
                     state.usage.tool_calls += 1;
@@ -321,8 +330,10 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
                         if !self.book.succeeded.contains(&r.call.tool_name) {
                             self.book.succeeded.insert(r.call.tool_name.clone());
                         }
-                        let part = match output {
-                            ToolOutput::Value(v) => ToolReturnPart::success(&r.call.tool_name, v, &r.call.tool_call_id),
+                        let mut part = match output {
+                            ToolOutput::Value(v) => {
+                                ToolReturnPart::unstamped(&r.call.tool_name, v, &r.call.tool_call_id)
+                            }
                             ToolOutput::Return(ret) => {
                                 let (p, content) = return_part(&r.call, ret);
                                 if let Some(content) = content {
@@ -331,6 +342,7 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
                                 p
                             }
                         };
+                        part.timestamp = Some(stamp);
                         out.push((r.index, ModelRequestPart::ToolReturn(part)));
                     }
                     Err(e) => {

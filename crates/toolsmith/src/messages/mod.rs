@@ -388,13 +388,18 @@ pub struct ToolReturnPart {
 impl ToolReturnPart {
     /// A successful return.
     pub fn success(tool_name: impl Into<String>, content: Value, tool_call_id: impl Into<String>) -> Self {
+        ToolReturnPart { timestamp: now(), ..Self::unstamped(tool_name, content, tool_call_id) }
+    }
+
+    /// [`ToolReturnPart::success`] without a timestamp (for the caller to stamp).
+    pub(crate) fn unstamped(tool_name: impl Into<String>, content: Value, tool_call_id: impl Into<String>) -> Self {
         ToolReturnPart {
             tool_name: tool_name.into(),
             content,
             tool_call_id: tool_call_id.into(),
             tool_kind: None,
             metadata: None,
-            timestamp: now(),
+            timestamp: None,
             outcome: ToolOutcome::Success,
             retry: None,
         }

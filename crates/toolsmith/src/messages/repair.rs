@@ -53,9 +53,14 @@ pub fn repair_messages(messages: Vec<ModelMessage>, repair_last_response: bool) 
 
 /// [`repair_messages`] on a borrowed history: borrowed back when nothing changes.
 pub(crate) fn clean(messages: &[ModelMessage], repair_last_response: bool) -> Cow<'_, [ModelMessage]> {
-    if is_sound(messages, repair_last_response) {
+    if is_sound(messages, repair_last_response).is_some() {
         return Cow::Borrowed(messages);
     }
+    repair(messages, repair_last_response)
+}
+
+/// [`clean`] for a history that is not sound.
+fn repair(messages: &[ModelMessage], repair_last_response: bool) -> Cow<'_, [ModelMessage]> {
     let mut out: Cow<'_, [ModelMessage]> = Cow::Borrowed(messages);
     if let Some(kept) = drop_orphaned_results(&out) {
         out = Cow::Owned(kept);
@@ -73,7 +78,13 @@ pub(crate) fn clean(messages: &[ModelMessage], repair_last_response: bool) -> Co
 /// the results in each request that follows a response put in the order of the calls they answer
 /// (so the request does not depend on the order a history stored them in).
 pub(crate) fn sendable(messages: &[ModelMessage]) -> Cow<'_, [ModelMessage]> {
-    let cleaned = clean(messages, true);
+    // A sound history whose results are in call order (the usual one) is sent as it is: the
+    // soundness check saw the order.
+    let cleaned = match is_sound(messages, true) {
+        Some(InOrder::Yes) => return Cow::Borrowed(messages),
+        Some(InOrder::No) => Cow::Borrowed(messages),
+        None => repair(messages, true),
+    };
     match order_results_by_call(&cleaned) {
         Some(ordered) => Cow::Owned(ordered),
         None => cleaned,
@@ -165,21 +176,34 @@ impl<'a> Ranks<'a> {
     }
 }
 
-/// Whether a request answers each call of the response before it exactly once, and nothing else.
-/// As many answers as calls, each for a different first position, means the calls' ids are
-/// distinct too.
-fn answers_each_call_once(response: &ModelResponse, request: &ModelRequest) -> bool {
+/// Whether results come in the order of the calls they answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum InOrder {
+    Yes,
+    No,
+}
+
+/// Whether a request answers each call of the response before it exactly once, and nothing else
+/// (`Some`, saying whether in call order). As many answers as calls, each for a different first
+/// position, means the calls' ids are distinct too.
+fn answers_each_call_once(response: &ModelResponse, request: &ModelRequest) -> Option<InOrder> {
     let ranks = Ranks::new(response);
     let mut answered = vec![false; ranks.len()];
     let mut count = 0;
+    let mut order = InOrder::Yes;
     for id in request.parts.iter().filter_map(result_id) {
         match ranks.first(id) {
-            Some(at) if !answered[at] => answered[at] = true,
-            _ => return false,
+            Some(at) if !answered[at] => {
+                answered[at] = true;
+                if at != count {
+                    order = InOrder::No;
+                }
+            }
+            _ => return None,
         }
         count += 1;
     }
-    count == ranks.len()
+    (count == ranks.len()).then_some(order)
 }
 
 /// Whether the history needs no repair, checked in one pass (the usual case, so that it costs
@@ -187,26 +211,28 @@ fn answers_each_call_once(response: &ModelResponse, request: &ModelRequest) -> b
 /// and answers each of them once, results first; every response's calls are answered by the
 /// next message (but the last response's, unless `repair_last_response`); no two requests in a
 /// row. Anything else goes to the full repair, which decides.
-fn is_sound(messages: &[ModelMessage], repair_last_response: bool) -> bool {
+/// `Some` when sound, saying whether every request's results are in call order.
+fn is_sound(messages: &[ModelMessage], repair_last_response: bool) -> Option<InOrder> {
     let last_response = messages.iter().rposition(|m| matches!(m, ModelMessage::Response(_)));
+    let mut order = InOrder::Yes;
     for (index, message) in messages.iter().enumerate() {
         match message {
             ModelMessage::Request(request) => {
                 match index.checked_sub(1).map(|i| &messages[i]) {
-                    Some(ModelMessage::Request(_)) => return false,
+                    Some(ModelMessage::Request(_)) => return None,
                     Some(ModelMessage::Response(response)) => {
-                        if !answers_each_call_once(response, request) {
-                            return false;
+                        if answers_each_call_once(response, request)? == InOrder::No {
+                            order = InOrder::No;
                         }
                     }
                     None => {
                         if request.parts.iter().any(|p| result_id(p).is_some()) {
-                            return false;
+                            return None;
                         }
                     }
                 }
                 if parts_between_results(&request.parts).is_some() {
-                    return false;
+                    return None;
                 }
             }
             ModelMessage::Response(response) => {
@@ -215,12 +241,12 @@ fn is_sound(messages: &[ModelMessage], repair_last_response: bool) -> bool {
                     && response.tool_calls().next().is_some()
                     && !matches!(messages.get(index + 1), Some(ModelMessage::Request(_)))
                 {
-                    return false;
+                    return None;
                 }
             }
         }
     }
-    true
+    Some(order)
 }
 
 /// The id of a part answering a tool call.
@@ -535,12 +561,29 @@ mod tests {
         prop::collection::vec(one, 0..5).prop_map(|m| m.into_iter().flatten().collect())
     }
 
+    /// Messages as JSON without their timestamps.
+    fn untimed(messages: &[ModelMessage]) -> serde_json::Value {
+        fn strip(v: &mut serde_json::Value) {
+            match v {
+                serde_json::Value::Object(m) => {
+                    m.remove("timestamp");
+                    m.values_mut().for_each(strip);
+                }
+                serde_json::Value::Array(a) => a.iter_mut().for_each(strip),
+                _ => {}
+            }
+        }
+        let mut v = serde_json::to_value(messages).unwrap_or_default();
+        strip(&mut v);
+        v
+    }
+
     proptest::proptest! {
         #[test]
         fn fast_checks_agree_with_their_plain_definitions(history in generated()) {
             for w in history.windows(2) {
                 if let (ModelMessage::Response(a), ModelMessage::Request(b)) = (&w[0], &w[1]) {
-                    proptest::prop_assert_eq!(answers_each_call_once(a, b), plain::answers_each_call_once(a, b));
+                    proptest::prop_assert_eq!(answers_each_call_once(a, b).is_some(), plain::answers_each_call_once(a, b));
                     let ranks = Ranks::new(a);
                     for id in b.parts.iter().filter_map(result_id) {
                         proptest::prop_assert_eq!(ranks.first(id), plain::rank(a, id));
@@ -549,12 +592,23 @@ mod tests {
             }
             // What the shortcut lets through, the full repair leaves as it is.
             for last in [true, false] {
-                if is_sound(&history, last) {
+                if is_sound(&history, last).is_some() {
                     proptest::prop_assert!(drop_orphaned_results(&history).is_none());
                     proptest::prop_assert!(repair_dangling_calls(&history, last).is_none());
                     proptest::prop_assert!(merge_consecutive_requests(&history).is_none());
                 }
             }
+            // The order the soundness check sees is the one the reordering finds, and sending is
+            // cleaning, then reordering.
+            match is_sound(&history, true) {
+                Some(InOrder::Yes) => proptest::prop_assert!(order_results_by_call(&history).is_none()),
+                Some(InOrder::No) => proptest::prop_assert!(order_results_by_call(&history).is_some()),
+                None => {}
+            }
+            let cleaned = clean(&history, true);
+            let reference = order_results_by_call(&cleaned).unwrap_or_else(|| cleaned.to_vec());
+            // (Repairs stamp what they make with the time: compared without timestamps.)
+            proptest::prop_assert_eq!(untimed(&sendable(&history)), untimed(&reference));
             // Sending orders each request's results as the calls they answer.
             let sent = sendable(&history);
             for w in sent.windows(2) {
