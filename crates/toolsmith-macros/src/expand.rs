@@ -521,6 +521,11 @@ impl Tool {
             ),
             None => (quote!(), quote!()),
         };
+        // A function without a context parameter is called without one being made.
+        let without_context = match &self.context {
+            Context::None => quote!(.__without_context()),
+            _ => quote!(),
+        };
         let with_envelope = if flatten {
             let name = self.params[0].ident.unraw().to_string();
             quote!(.__with_envelope(#name))
@@ -557,6 +562,7 @@ impl Tool {
                 )
                 #with_return_schema
                 #with_envelope
+                #without_context
             };
         })
     }

@@ -333,7 +333,7 @@ pub(super) async fn run_tool<D: Clone + Send + Sync + 'static>(
     }
     let running = {
         let handler = &r.tool.handler;
-        match std::panic::catch_unwind(AssertUnwindSafe(move || handler(r.context(), args))) {
+        match std::panic::catch_unwind(AssertUnwindSafe(move || handler.call(|| r.context(), args))) {
             Ok(Invocation::Ready(result)) => return result,
             Ok(Invocation::Async(fut)) => Running::Async(fut),
             Ok(Invocation::Blocking(f)) => Running::Blocking(f),

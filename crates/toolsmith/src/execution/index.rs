@@ -134,8 +134,9 @@ impl<D: Clone + Send + Sync + 'static> ToolIndex<D> {
         for def in bridge::bridge_definitions(&config) {
             let validator = crate::validation::Validator::compile(&def.parameters_json_schema).ok();
             let (config, catalogue, name) = (config.clone(), catalogue.clone(), def.name.clone());
-            let handler: crate::tool::Handler<D> =
-                Arc::new(move |_ctx, args| bridge::bridge_invocation(&config, &catalogue, &name, &args));
+            let handler = crate::tool::Handler::Plain(Arc::new(move |args: std::borrow::Cow<'_, Value>| {
+                bridge::bridge_invocation(&config, &catalogue, &name, &args)
+            }));
             tools.push(ToolsetTool::with_handler(def, handler, validator, Arc::from("ToolSearchBridge")));
             self.shown.push(Shown::Visible);
         }

@@ -215,8 +215,9 @@ impl<D: Clone + Send + Sync + 'static> ToolIndex<D> {
         tools.extend(shape.ordinary.iter().map(|&p| tool(&lists, p).clone()));
         tools.extend(found.iter().map(|&i| tool(&lists, shape.deferred[i as usize]).clone()));
         let catalogue = shape.catalogue.clone();
-        let handler: crate::tool::Handler<D> =
-            Arc::new(move |ctx, args| search::search_invocation(&config, &catalogue, &discovered, ctx, &args));
+        let handler = crate::tool::Handler::contextual(move |ctx, args: std::borrow::Cow<'_, serde_json::Value>| {
+            search::search_invocation(&config, &catalogue, &discovered, ctx, &args)
+        });
         tools.push(ToolsetTool {
             def: shape.search_def.clone(),
             max_retries: None,

@@ -59,7 +59,7 @@ impl<D: Clone + Send + Sync + 'static> Tool<D> {
         }
         let handler = self.handler.clone();
         let invocation =
-            std::panic::catch_unwind(AssertUnwindSafe(move || handler(ctx, std::borrow::Cow::Owned(args))))
+            std::panic::catch_unwind(AssertUnwindSafe(move || handler.call(|| ctx, std::borrow::Cow::Owned(args))))
                 .map_err(|p| ToolError::Panicked { message: panic_message(p) })?;
         let result = match invocation {
             Invocation::Ready(result) => Ok(result),

@@ -35,10 +35,48 @@ use crate::context::RunContext;
 use crate::error::UserError;
 use crate::validation::Validator;
 
-/// The handler of a tool: receives the run context and the validated arguments, borrowed from
-/// the call when validation left them as the model sent them (a handler that deserialises them
-/// then copies nothing first).
-pub(crate) type Handler<D> = Arc<dyn for<'a> Fn(RunContext<D>, Cow<'a, Value>) -> Invocation + Send + Sync>;
+/// The handler of a tool: receives the validated arguments, borrowed from the call when
+/// validation left them as the model sent them (a handler that deserialises them then copies
+/// nothing first), and the run context if it reads one.
+pub(crate) enum Handler<D> {
+    /// Reads the call's context.
+    Contextual(ContextualFn<D>),
+    /// Takes its arguments alone (a `#[tool]` function without a context parameter): the call's
+    /// context is not made. A wrapper that reads the context makes a contextual handler.
+    Plain(PlainFn),
+}
+
+/// A [`Handler::Contextual`] function.
+pub(crate) type ContextualFn<D> = Arc<dyn for<'a> Fn(RunContext<D>, Cow<'a, Value>) -> Invocation + Send + Sync>;
+
+/// A [`Handler::Plain`] function.
+pub(crate) type PlainFn = Arc<dyn for<'a> Fn(Cow<'a, Value>) -> Invocation + Send + Sync>;
+
+impl<D> Clone for Handler<D> {
+    fn clone(&self) -> Self {
+        match self {
+            Handler::Contextual(h) => Handler::Contextual(h.clone()),
+            Handler::Plain(h) => Handler::Plain(h.clone()),
+        }
+    }
+}
+
+impl<D> Handler<D> {
+    /// A handler that reads the call's context.
+    pub(crate) fn contextual(
+        f: impl for<'a> Fn(RunContext<D>, Cow<'a, Value>) -> Invocation + Send + Sync + 'static,
+    ) -> Self {
+        Handler::Contextual(Arc::new(f))
+    }
+
+    /// Calls the handler; `ctx` makes the context, for a handler that reads it.
+    pub(crate) fn call(&self, ctx: impl FnOnce() -> RunContext<D>, args: Cow<'_, Value>) -> Invocation {
+        match self {
+            Handler::Contextual(h) => h(ctx(), args),
+            Handler::Plain(h) => h(args),
+        }
+    }
+}
 
 /// A handler that takes its arguments by value, as [`ToolsetTool::new`](crate::toolset::ToolsetTool::new)
 /// is given one.
@@ -46,7 +84,7 @@ pub(crate) type OwnedHandler<D> = Arc<dyn Fn(RunContext<D>, Value) -> Invocation
 
 /// An owned-arguments handler as a [`Handler`].
 pub(crate) fn owned_handler<D: 'static>(handler: OwnedHandler<D>) -> Handler<D> {
-    Arc::new(move |ctx, args: Cow<'_, Value>| handler(ctx, args.into_owned()))
+    Handler::contextual(move |ctx, args: Cow<'_, Value>| handler(ctx, args.into_owned()))
 }
 
 /// A `prepare` function: edits or hides a tool's definition for one step.
@@ -161,7 +199,7 @@ impl<D: Clone + Send + Sync + 'static> Tool<D> {
         let (validator, problem) = compile_rust_validator(&name, &mut schema);
         let mut def = ToolDefinition::new(name, schema);
         def.description = description;
-        let handler: Handler<D> = Arc::new(move |ctx, args: Cow<'_, Value>| match spec::parse_args::<A>(&args) {
+        let handler = Handler::contextual(move |ctx, args: Cow<'_, Value>| match spec::parse_args::<A>(&args) {
             Ok(a) => {
                 let fut = f(ctx, a);
                 Invocation::Async(Box::pin(async move { spec::result_output(fut.await) }))
@@ -196,8 +234,9 @@ impl<D: Clone + Send + Sync + 'static> Tool<D> {
         let mut def = ToolDefinition::new(name, json_schema);
         let description = description.into();
         def.description = if description.is_empty() { None } else { Some(description) };
-        let handler: Handler<D> =
-            Arc::new(move |ctx, args: Cow<'_, Value>| Invocation::Async(Box::pin(f(ctx, args.into_owned()))));
+        let handler = Handler::contextual(move |ctx, args: Cow<'_, Value>| {
+            Invocation::Async(Box::pin(f(ctx, args.into_owned())))
+        });
         Tool {
             def: Arc::new(def),
             max_retries: None,
@@ -257,7 +296,11 @@ impl<D: Clone + Send + Sync + 'static> Tool<D> {
             problem = Some(format!("the timeout of tool '{}' must be greater than 0", def.name));
         }
         let h = spec.handler;
-        let handler: Handler<D> = Arc::new(move |ctx: RunContext<D>, args: Cow<'_, Value>| h(&ctx, &args));
+        let handler: Handler<D> = if spec.takes_context {
+            Handler::contextual(move |ctx: RunContext<D>, args: Cow<'_, Value>| h(&ctx, &args))
+        } else {
+            Handler::Plain(Arc::new(move |args: Cow<'_, Value>| h(&spec::NoContext, &args)))
+        };
         Tool {
             def: Arc::new(def),
             max_retries: spec.options.retries,

@@ -137,19 +137,19 @@ impl<D: Clone + Send + Sync + 'static, T> ApprovalRequiredToolset<D, T> {
             }
             let inner = tool.handler.clone();
             let handler: Handler<D> = match &self.when {
-                None => Arc::new(
-                    move |ctx: RunContext<D>, args: std::borrow::Cow<'_, serde_json::Value>| {
-                        if ctx.tool_call_approved { inner(ctx, args) } else { approval_required() }
-                    },
-                ),
+                None => {
+                    Handler::contextual(move |ctx: RunContext<D>, args: std::borrow::Cow<'_, serde_json::Value>| {
+                        if ctx.tool_call_approved { inner.call(|| ctx, args) } else { approval_required() }
+                    })
+                }
                 Some(when) => {
                     let when = when.clone();
                     let def = tool.def.clone();
-                    Arc::new(move |ctx: RunContext<D>, args: std::borrow::Cow<'_, serde_json::Value>| {
+                    Handler::contextual(move |ctx: RunContext<D>, args: std::borrow::Cow<'_, serde_json::Value>| {
                         if !ctx.tool_call_approved && when(&ctx, &def, &args) {
                             approval_required()
                         } else {
-                            inner(ctx, args)
+                            inner.call(|| ctx, args)
                         }
                     })
                 }

@@ -55,9 +55,9 @@ impl<D: Clone + Send + Sync + 'static> ExternalToolset<D> {
         let problem = defs.iter().find(|d| !seen.insert(d.name.as_str())).map(|d| {
             format!("ExternalToolset defines tool '{}' more than once: give each definition its own name.", d.name)
         });
-        let handler: Handler<D> = Arc::new(|_ctx, _args: std::borrow::Cow<'_, serde_json::Value>| {
+        let handler: Handler<D> = Handler::Plain(Arc::new(|_args: std::borrow::Cow<'_, serde_json::Value>| {
             Invocation::Ready(Err(ToolError::CallDeferred(CallDeferred::default())))
-        });
+        }));
         ExternalToolset { defs, handler, label: Arc::from("ExternalToolset"), problem }
     }
 }

@@ -11,10 +11,16 @@ use crate::toolset::{Toolset, ToolsetTool};
 /// Wraps a handler so that the tool sees its own (original) name in `ctx.tool_name`, as Pydantic
 /// AI does for prefixed and renamed tools.
 pub(crate) fn call_as_original<D: 'static>(handler: Handler<D>, original: String) -> Handler<D> {
-    Arc::new(move |mut ctx: RunContext<D>, args: std::borrow::Cow<'_, serde_json::Value>| {
-        ctx.tool_name = Some(original.clone());
-        handler(ctx, args)
-    })
+    match handler {
+        // A handler that reads no context has no name to see.
+        Handler::Plain(h) => Handler::Plain(h),
+        contextual => {
+            Handler::contextual(move |mut ctx: RunContext<D>, args: std::borrow::Cow<'_, serde_json::Value>| {
+                ctx.tool_name = Some(original.clone());
+                contextual.call(|| ctx, args)
+            })
+        }
+    }
 }
 
 /// A toolset whose tools are shown under other names, from a map of *new name → original name*.

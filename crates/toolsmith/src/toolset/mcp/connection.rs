@@ -235,10 +235,10 @@ pub(super) fn handler<D>(inner: &Arc<Inner>, tool: &CatalogTool) -> Handler<D> {
     let inner = inner.clone();
     let name: Arc<str> = Arc::from(tool.def.name.as_str());
     let wrap_result = tool.wrap_result;
-    Arc::new(move |_ctx: RunContext<D>, args: std::borrow::Cow<'_, Value>| {
+    Handler::Plain(Arc::new(move |args: std::borrow::Cow<'_, Value>| {
         let args = args.into_owned();
         let inner = inner.clone();
         let name = name.clone();
         Invocation::Async(Box::pin(async move { inner.call_for_model(&name, args, wrap_result).await }))
-    })
+    }))
 }
