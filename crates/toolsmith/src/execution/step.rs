@@ -651,7 +651,7 @@ async fn run_step<'h, D: Clone + Send + Sync + 'static>(
                 call.tool_name
             );
             // The first refusal of a tool is free; later ones use the tool's own retries.
-            let charged = !state.refused.insert(call.tool_name.clone());
+            let charged = !state.refused.get_or_insert_default().insert(call.tool_name.clone());
             let max = own_retries.unwrap_or(inner.retries);
             let cause = RetryCause::UnavailableTool;
             // A call to an external tool (or one needing approval) is answered with the step's

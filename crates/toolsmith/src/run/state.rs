@@ -21,8 +21,9 @@ pub(crate) struct RunState {
     /// Whether the output is validated as it streams, each partial output sent as an
     /// [`AgentEvent::PartialOutput`](super::AgentEvent::PartialOutput).
     pub(crate) partial_output: bool,
-    /// Hidden tools already refused once in this run (the first refusal is free).
-    pub(crate) refused: std::collections::HashSet<String>,
+    /// Hidden tools already refused once in this run (the first refusal is free); boxed, as
+    /// most runs refuse none.
+    pub(crate) refused: Option<Box<std::collections::HashSet<String>>>,
     /// The message of the event handler's panic, once it panicked (see [`guard_sink`]).
     pub(crate) handler_panic: Arc<std::sync::Mutex<Option<String>>>,
 }

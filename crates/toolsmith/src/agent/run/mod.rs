@@ -144,15 +144,27 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
     async fn drive_output(&mut self) -> Result<RunOutput, AgentRunError> {
         // The run's start and end are boxed (once per run): a run in flight holds the state of
         // its steps alone.
-        if let Err(e) = Box::pin(self.begin()).await {
-            return Box::pin(self.finish(Err(e))).await;
+        // Each result goes into the boxed finish in the statement that has it: a temporary or
+        // binding still alive while the finish is awaited would take its own place in the state.
+        {
+            let failed_start = match Box::pin(self.begin()).await {
+                Err(e) => Some(Box::pin(self.finish(Err(e)))),
+                Ok(()) => None,
+            };
+            if let Some(finish) = failed_start {
+                return finish.await;
+            }
         }
-        if self.caps.is_empty() {
-            let result = self.advance_to_end().await;
-            return Box::pin(self.finish(result)).await;
-        }
-        let result = Box::pin(self.wrapped_run()).await;
-        Box::pin(self.finish(result)).await
+        let finish = if self.caps.is_empty() {
+            match self.advance_to_end().await {
+                result => Box::pin(self.finish(result)),
+            }
+        } else {
+            match Box::pin(self.wrapped_run()).await {
+                result => Box::pin(self.finish(result)),
+            }
+        };
+        finish.await
     }
 
     /// The run to its end inside the capabilities' `wrap_run` (boxed by its caller: a run
