@@ -156,13 +156,11 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             }
         }
         let finish = if self.caps.is_empty() {
-            match self.advance_to_end().await {
-                result => Box::pin(self.finish(result)),
-            }
+            let result = self.advance_to_end().await;
+            Box::pin(self.finish(result))
         } else {
-            match Box::pin(self.wrapped_run()).await {
-                result => Box::pin(self.finish(result)),
-            }
+            let result = Box::pin(self.wrapped_run()).await;
+            Box::pin(self.finish(result))
         };
         finish.await
     }
