@@ -23,6 +23,7 @@ pub(crate) struct RunState {
     pub(crate) partial_output: bool,
     /// Hidden tools already refused once in this run (the first refusal is free); boxed, as
     /// most runs refuse none.
+    #[allow(clippy::box_collection, reason = "a pointer in the run's state, not a 48-byte set")]
     pub(crate) refused: Option<Box<std::collections::HashSet<String>>>,
     /// The message of the event handler's panic, once it panicked (see [`guard_sink`]).
     pub(crate) handler_panic: Arc<std::sync::Mutex<Option<String>>>,
