@@ -377,9 +377,20 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
                 None => caps.push(c.clone()),
             }
         }
+        if fresh.is_empty() {
+            // The agent's own capabilities: their stages are the agent's (shared, not rebuilt per
+            // run); the run's caught panics are its own.
+            let out = Capabilities {
+                caps,
+                stages: self.stages.clone(),
+                agent: self.agent.clone(),
+                panics: Arc::default(),
+            };
+            return Ok((out, false));
+        }
         self.bind(&fresh)?;
         let out = Capabilities::assemble(caps, self.agent.clone()).map_err(|(_, e)| e)?;
-        Ok((out, !fresh.is_empty()))
+        Ok((out, true))
     }
 
     /// The run's error for a tool or output hook's panic, caught with this `message` (see
