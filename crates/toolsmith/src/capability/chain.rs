@@ -380,12 +380,8 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
         if fresh.is_empty() {
             // The agent's own capabilities: their stages are the agent's (shared, not rebuilt per
             // run); the run's caught panics are its own.
-            let out = Capabilities {
-                caps,
-                stages: self.stages.clone(),
-                agent: self.agent.clone(),
-                panics: Arc::default(),
-            };
+            let out =
+                Capabilities { caps, stages: self.stages.clone(), agent: self.agent.clone(), panics: Arc::default() };
             return Ok((out, false));
         }
         self.bind(&fresh)?;

@@ -440,13 +440,12 @@ pub(crate) async fn process_tool_calls<D: Clone + Send + Sync + 'static>(
     // The calls are borrowed from the history, which is let go before the step's request is
     // filled in: the request is then filled in place, the history not copied.
     let history = matches!(source, CallSource::History(_)).then(|| Arc::clone(&state.messages));
-    let calls: Vec<Call<'_>> = match (source, &history) {
-        (CallSource::History(at), Some(history)) => match history.get(at) {
+    let calls: Vec<Call<'_>> = match source {
+        CallSource::Given(calls) => calls.into_iter().map(Call::owned).collect(),
+        CallSource::History(at) => match history.as_deref().and_then(|h| h.get(at)) {
             Some(crate::messages::ModelMessage::Response(r)) => r.tool_calls().map(Call::Borrowed).collect(),
             _ => return Err(AgentRunError::unexpected("the response whose calls the run handles left the history")),
         },
-        (CallSource::Given(calls), _) => calls.into_iter().map(Call::owned).collect(),
-        (CallSource::History(_), None) => Vec::new(),
     };
     let mut record = None;
     let outcome = run_step(inner, caps, state, tools, &ctx, limits, calls, resume, &mut record).await;
