@@ -326,7 +326,7 @@ impl<D: Clone + Send + Sync + 'static> Tool<D> {
             max_retries: None,
             requires_approval: false,
             validator,
-            handler: owned_handler(Arc::new(handler)),
+            handler: Handler::contextual(move |ctx, args: Cow<'_, Value>| handler(ctx, args.into_owned())),
             prepare: None,
             args_validator: None,
             problem,
