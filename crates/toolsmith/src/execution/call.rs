@@ -204,9 +204,8 @@ pub(super) fn validate_args<D>(
             Value::String(s) => v.validate_str(s).map(Some),
             Value::Null => v.validate(&Value::Object(Default::default())).map(Some),
             other => v.validate_in_place(other).map(|args| match args {
-                // The raw arguments themselves (not the inside of an envelope they came in).
-                Cow::Borrowed(kept) if std::ptr::eq(kept, other) => None,
-                args => Some(args.into_owned()),
+                Cow::Borrowed(_) => None,
+                Cow::Owned(args) => Some(args),
             }),
         },
         None => match raw {

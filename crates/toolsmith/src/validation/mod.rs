@@ -345,17 +345,22 @@ impl Validator {
         check::validate(&self.inner, input, true)
     }
 
-    /// [`validate`](Self::validate), borrowing `input` when it is valid as it is (nothing
-    /// coerced, filled in or dropped), else the validated copy.
+    /// [`validate`](Self::validate), borrowing `input` when it is the validated value itself
+    /// (valid as it is: nothing coerced, filled in or dropped, and not wrapped in the envelope),
+    /// else the validated copy.
     pub(crate) fn validate_in_place<'v>(
         &self,
         input: &'v Value,
     ) -> Result<std::borrow::Cow<'v, Value>, Vec<ErrorDetail>> {
-        let input = self.unwrap(input);
-        if self.unchanged(input) {
-            return Ok(std::borrow::Cow::Borrowed(input));
+        let inner = self.unwrap(input);
+        if self.unchanged(inner) {
+            return Ok(if std::ptr::eq(inner, input) {
+                std::borrow::Cow::Borrowed(input)
+            } else {
+                std::borrow::Cow::Owned(inner.clone())
+            });
         }
-        check::validate(&self.inner, input, false).map(std::borrow::Cow::Owned)
+        check::validate(&self.inner, inner, false).map(std::borrow::Cow::Owned)
     }
 
     /// Whether validating `input` (unwrapped) would give it back as it is. Deep input is left
