@@ -172,7 +172,7 @@ async fn tool_choice_follows_the_provider_table() {
 
     // With extended thinking, forcing is not allowed: filtered with auto.
     let mut thinking = ModelSettings::new().tool_choice(ToolChoice::Tools(vec!["get_news".into()]));
-    thinking.extra = Some(json!({"thinking": {"type": "enabled", "budget_tokens": 2048}}));
+    thinking.extra = Some(Box::new(json!({"thinking": {"type": "enabled", "budget_tokens": 2048}})));
     let b = body(thinking);
     assert_eq!(b["tool_choice"], json!({"type": "auto"}));
     assert_eq!(names(&b), ["get_news"]);
@@ -232,7 +232,7 @@ async fn native_tool_search_sends_deferred_tools_and_replays_server_blocks() {
     let first = m.request(&user("Weather in Paris?"), None, &p).await.unwrap();
     let calls: Vec<&ToolCallPart> = first.tool_calls().collect();
     assert_eq!(calls.len(), 1, "the server tool use is not a call for the agent");
-    assert_eq!(first.usage.details, Some(json!({"server_tool_use": {"tool_search_requests": 1}})));
+    assert_eq!(first.usage.details.as_deref(), Some(&json!({"server_tool_use": {"tool_search_requests": 1}})));
 
     let mut history = user("Weather in Paris?");
     history.push(first.clone().into());

@@ -418,7 +418,7 @@ async fn settings_and_tool_choice_map_to_inference_and_tool_config() {
     let m = model_at(&server.uri());
     let mut settings = ModelSettings::new().max_tokens(256).temperature(0.2);
     settings.top_p = Some(0.9);
-    settings.extra = Some(json!({"stop_sequences": ["END"], "additionalModelRequestFields": {"top_k": 40}}));
+    settings.extra = Some(Box::new(json!({"stop_sequences": ["END"], "additionalModelRequestFields": {"top_k": 40}})));
     let response = m.request(&user("hi"), Some(&settings), &params()).await.unwrap();
     assert_eq!(response.finish_reason.as_deref(), Some("length"));
     let choices = [

@@ -153,7 +153,7 @@ async fn tool_choice_uses_allowed_function_names() {
     );
     let mut s = ModelSettings::new().max_tokens(256).temperature(0.1);
     s.seed = Some(3);
-    s.extra = Some(json!({"generationConfig": {"thinkingConfig": {"thinkingBudget": 0}}}));
+    s.extra = Some(Box::new(json!({"generationConfig": {"thinkingConfig": {"thinkingBudget": 0}}})));
     let b = m.request_body(&user("x"), Some(&s), &p, false).unwrap();
     assert_eq!(
         b["generationConfig"],
@@ -336,7 +336,7 @@ async fn streamed_function_call_arguments_are_assembled_from_partial_args() {
     assert_eq!(response.parts.len(), 2);
     let call = response.tool_calls().next().unwrap();
     assert_eq!(call.args, expected);
-    assert_eq!(call.provider_details, Some(json!({"thought_signature": "CiQBjz1rX2sigPartialArgs"})));
+    assert_eq!(call.provider_details.as_deref(), Some(&json!({"thought_signature": "CiQBjz1rX2sigPartialArgs"})));
     assert_eq!(response.finish_reason.as_deref(), Some("stop"));
     assert_eq!(response.usage.output_tokens, 27);
 

@@ -238,7 +238,7 @@ async fn chat_tool_choice_follows_the_provider_table() {
     settings.top_p = Some(0.9);
     settings.seed = Some(7);
     settings.parallel_tool_calls = Some(false);
-    settings.extra = Some(json!({"logprobs": true}));
+    settings.extra = Some(Box::new(json!({"logprobs": true})));
     let b = model.request_body(&user("x"), Some(&settings), &params, false).unwrap();
     assert_eq!(b["max_tokens"], 100, "a compatible server (not api.openai.com) reads max_tokens");
     assert_eq!(b["temperature"], 0.2);
@@ -642,7 +642,7 @@ async fn responses_agent_run_replays_reasoning_and_calls() {
         json!({"type": "function_call_output", "call_id": "call_unLAR8MvFNptuiZK6K6HCy5k", "output": "Sunny in Paris"})
     );
     let first_response = result.all_messages()[1].as_response().unwrap();
-    assert_eq!(first_response.usage.details, Some(json!({"reasoning_tokens": 12})));
+    assert_eq!(first_response.usage.details.as_deref(), Some(&json!({"reasoning_tokens": 12})));
     assert_eq!(first_response.finish_reason.as_deref(), Some("tool_call"));
 }
 
@@ -775,7 +775,7 @@ async fn thinking_on_responses_sends_reasoning_effort_the_responses_way() {
         .mount(&server)
         .await;
     let mut settings = ModelSettings::new();
-    settings.extra = Some(json!({"store": false}));
+    settings.extra = Some(Box::new(json!({"store": false})));
     let agent = toolsmith::Agent::builder(responses(&server))
         .capability(toolsmith::capability::Thinking::high())
         .model_settings(settings)
@@ -806,12 +806,12 @@ fn reasoning_models_are_not_sent_sampling_parameters_while_they_reason() {
     assert_eq!(body("gpt-4o", &settings)["temperature"], 0.2);
     assert_eq!(body("gpt-5.2", &settings)["temperature"], 0.2);
     let mut asked = settings.clone();
-    asked.extra = Some(serde_json::json!({"reasoning_effort": "low"}));
+    asked.extra = Some(Box::new(serde_json::json!({"reasoning_effort": "low"})));
     assert!(body("gpt-5.2", &asked).get("temperature").is_none());
     // The Responses API reads the effort from `reasoning.effort`.
     let responses = OpenAIResponsesModel::builder("gpt-5.1").api_key(KEY).build().unwrap();
     let mut off = settings.clone();
-    off.extra = Some(serde_json::json!({"reasoning": {"effort": "none"}}));
+    off.extra = Some(Box::new(serde_json::json!({"reasoning": {"effort": "none"}})));
     let b = responses.request_body(&user("x"), Some(&off), &ModelRequestParameters::default(), false).unwrap();
     assert_eq!(b["temperature"], 0.2);
     let o3 = OpenAIResponsesModel::builder("o3").api_key(KEY).build().unwrap();

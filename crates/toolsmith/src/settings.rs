@@ -57,7 +57,7 @@ pub struct ModelSettings {
     pub seed: Option<i64>,
     /// Provider-specific settings, passed through.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub extra: Option<Value>,
+    pub extra: Option<Box<Value>>,
 }
 
 impl ModelSettings {
@@ -103,7 +103,7 @@ impl ModelSettings {
             tool_choice: other.tool_choice.clone().or_else(|| self.tool_choice.clone()),
             seed: other.seed.or(self.seed),
             extra: match (&self.extra, &other.extra) {
-                (Some(base), Some(over)) => Some(merge_json(base, over)),
+                (Some(base), Some(over)) => Some(Box::new(merge_json(base, over))),
                 (base, over) => over.clone().or_else(|| base.clone()),
             },
         }

@@ -21,7 +21,7 @@ pub struct RequestUsage {
     pub cache_read_tokens: u64,
     /// Provider-specific counters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub details: Option<Value>,
+    pub details: Option<Box<Value>>,
 }
 
 impl RequestUsage {

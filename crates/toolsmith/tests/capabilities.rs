@@ -405,7 +405,7 @@ async fn a_dynamic_capability_is_built_from_the_run_context_each_run() {
     let seen = Arc::new(Mutex::new(Vec::<Option<Value>>::new()));
     let s = seen.clone();
     let model = FunctionModel::sync(move |_, info| {
-        s.lock().unwrap().push(info.model_settings.as_ref().and_then(|m| m.extra.clone()));
+        s.lock().unwrap().push(info.model_settings.as_ref().and_then(|m| m.extra.as_deref().cloned()));
         ModelResponse::text("ok")
     });
     let agent = Agent::builder(model)
@@ -641,13 +641,13 @@ async fn thinking_writes_the_provider_setting_and_keeps_other_extras() {
         ModelResponse::text("ok")
     });
     let mut base = ModelSettings::new().temperature(0.5);
-    base.extra = Some(json!({"user": "u1"}));
+    base.extra = Some(Box::new(json!({"user": "u1"})));
     let agent =
         Agent::builder(model).model_settings(base).capability(Thinking::new(ThinkingEffort::Low)).build().unwrap();
     agent.run("go").await.unwrap();
     let settings = seen.lock().unwrap().clone().unwrap();
     assert_eq!(settings.temperature, Some(0.5));
-    assert_eq!(settings.extra, Some(json!({"user": "u1", "reasoning_effort": "low"})));
+    assert_eq!(settings.extra, Some(Box::new(json!({"user": "u1", "reasoning_effort": "low"}))));
 }
 
 static CURRENT: AtomicUsize = AtomicUsize::new(0);
@@ -752,7 +752,7 @@ async fn a_json_spec_builds_capabilities_and_tool_search() {
     let (tools, settings) = seen.lock().unwrap().clone().unwrap();
     assert_eq!(tools[0].name, "wx_get_weather");
     assert_eq!(tools[0].metadata, Some(json!({"team": "search"})));
-    assert_eq!(settings.unwrap().extra, Some(json!({"reasoning": {"effort": "medium"}})));
+    assert_eq!(settings.unwrap().extra, Some(Box::new(json!({"reasoning": {"effort": "medium"}}))));
 }
 
 #[test]

@@ -403,14 +403,14 @@ fn optional(v: Value) -> Option<Value> {
 fn history_of(values: [Value; 5], text: String) -> Vec<ModelMessage> {
     let [args, content, metadata, details, extra] = values;
     let mut ret = ToolReturnPart::success("t", content, "c1");
-    ret.metadata = optional(metadata);
+    ret.metadata = optional(metadata).map(Box::new);
     let mut response = ModelResponse::new(vec![
         call("t", args, "c1"),
         ModelResponsePart::Text(toolsmith::messages::TextPart::new(text.clone())),
     ]);
-    response.provider_details = optional(details);
+    response.provider_details = optional(details).map(Box::new);
     let mut request = ModelRequest::user_prompt(text);
-    request.metadata = optional(extra);
+    request.metadata = optional(extra).map(Box::new);
     vec![request.into(), response.into(), ModelRequest::new(vec![ModelRequestPart::ToolReturn(ret)]).into()]
 }
 

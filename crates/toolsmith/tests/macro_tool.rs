@@ -386,7 +386,7 @@ fn model_retry_and_rich_returns() {
     assert_eq!(parts[0].content_text(), "a must not be negative");
     assert_eq!(parts[1].outcome, ToolOutcome::Success);
     assert_eq!(parts[1].content, json!("got x"));
-    assert_eq!(parts[1].metadata, Some(json!({"label": "x"})));
+    assert_eq!(parts[1].metadata.as_deref(), Some(&json!({"label": "x"})));
     assert_eq!(parts[2].content, json!(42));
     assert_eq!(parts[3].outcome, ToolOutcome::Retried);
     assert_eq!(parts[3].content_text(), "try again");

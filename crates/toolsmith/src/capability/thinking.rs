@@ -180,7 +180,7 @@ impl Thinking {
             },
             f => f,
         };
-        let extra = current.and_then(|s| s.extra.as_ref()).and_then(Value::as_object);
+        let extra = current.and_then(|s| s.extra.as_deref()).and_then(Value::as_object);
         let has = |pointer: &str| current.and_then(|s| s.extra.as_ref()).and_then(|e| e.pointer(pointer)).is_some();
         let effort = self.effort;
         let mut max_tokens = None;
@@ -239,7 +239,7 @@ impl Thinking {
         let mut merged: Map<String, Value> = extra.cloned().unwrap_or_default();
         merged.insert(key.into(), value);
         let mut settings = ModelSettings::new();
-        settings.extra = Some(Value::Object(merged));
+        settings.extra = Some(Box::new(Value::Object(merged)));
         settings.max_tokens = max_tokens;
         Some(settings)
     }
@@ -263,7 +263,7 @@ mod tests {
     use super::*;
 
     fn extra(t: Thinking, system: &str, current: Option<ModelSettings>) -> Option<Value> {
-        t.settings_for("", system, "m", current.as_ref()).and_then(|s| s.extra)
+        t.settings_for("", system, "m", current.as_ref()).and_then(|s| s.extra).map(|e| *e)
     }
 
     #[test]
@@ -289,7 +289,7 @@ mod tests {
             Some(json!({"reasoning": {"effort": "high"}}))
         );
         let anthropic = Thinking::new(ThinkingEffort::Low).settings_for("", "anthropic", "claude", None).unwrap();
-        assert_eq!(anthropic.extra, Some(json!({"thinking": {"type": "enabled", "budget_tokens": 2048}})));
+        assert_eq!(anthropic.extra, Some(Box::new(json!({"thinking": {"type": "enabled", "budget_tokens": 2048}}))));
         assert_eq!(anthropic.max_tokens, Some(2048 + 4096));
         assert_eq!(
             extra(Thinking::new(ThinkingEffort::Disabled), "google", None),
@@ -301,29 +301,29 @@ mod tests {
     #[test]
     fn the_api_chooses_the_setting_and_later_settings_keep_it() {
         let responses = Thinking::high().settings_for("openai-responses", "openai", "gpt-5", None).unwrap();
-        assert_eq!(responses.extra, Some(json!({"reasoning": {"effort": "high"}})));
+        assert_eq!(responses.extra, Some(Box::new(json!({"reasoning": {"effort": "high"}}))));
         // A later capability's provider settings merge key by key: the reasoning effort stays.
         let mut later = ModelSettings::new();
-        later.extra = Some(json!({"reasoning": {"summary": "auto"}, "store": false}));
+        later.extra = Some(Box::new(json!({"reasoning": {"summary": "auto"}, "store": false})));
         assert_eq!(
             responses.merged(&later).extra,
-            Some(json!({"reasoning": {"effort": "high", "summary": "auto"}, "store": false}))
+            Some(Box::new(json!({"reasoning": {"effort": "high", "summary": "auto"}, "store": false})))
         );
         let chat = Thinking::high().settings_for("openai-chat", "openai", "gpt-4o", None).unwrap();
-        assert_eq!(chat.extra, Some(json!({"reasoning_effort": "high"})));
+        assert_eq!(chat.extra, Some(Box::new(json!({"reasoning_effort": "high"}))));
     }
 
     #[test]
     fn existing_provider_settings_win_and_other_extras_stay() {
         let mut current = ModelSettings::new();
-        current.extra = Some(json!({"reasoning_effort": "low"}));
+        current.extra = Some(Box::new(json!({"reasoning_effort": "low"})));
         assert_eq!(extra(Thinking::high(), "openai", Some(current)), None);
         let mut current = ModelSettings::new().max_tokens(1500);
-        current.extra = Some(json!({"metadata": {"user": "u1"}}));
+        current.extra = Some(Box::new(json!({"metadata": {"user": "u1"}})));
         let s = Thinking::high().settings_for("", "anthropic", "claude", Some(&current)).unwrap();
         assert_eq!(
             s.extra,
-            Some(json!({"metadata": {"user": "u1"}, "thinking": {"type": "enabled", "budget_tokens": 1499}}))
+            Some(Box::new(json!({"metadata": {"user": "u1"}, "thinking": {"type": "enabled", "budget_tokens": 1499}})))
         );
         assert_eq!(s.max_tokens, None);
     }

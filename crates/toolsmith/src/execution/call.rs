@@ -28,7 +28,13 @@ impl RetryBook {
         Ok(RetryInfo::new(cause, current + 1, max))
     }
 
-    pub(super) fn apply(self, counts: &mut HashMap<String, u32>) {
+    /// Charges the failures and resets the successes. The counts are shared with the contexts
+    /// made from them: a step that changes no count copies none.
+    pub(super) fn apply(self, counts: &mut Arc<HashMap<String, u32>>) {
+        if self.failed.is_empty() && !self.succeeded.iter().any(|name| counts.contains_key(name)) {
+            return;
+        }
+        let counts = Arc::make_mut(counts);
         for name in &self.failed {
             *counts.entry(name.clone()).or_insert(0) += 1;
         }
@@ -47,7 +53,7 @@ pub(super) fn retried_part(call: &ToolCallPart, content: Value, info: RetryInfo)
 /// The part for a rich return (its metadata kept on the part), and the content sent after it.
 pub(super) fn return_part(call: &ToolCallPart, ret: ToolReturn) -> (ToolReturnPart, Option<Vec<UserContent>>) {
     let mut part = ToolReturnPart::success(&call.tool_name, ret.return_value, &call.tool_call_id);
-    part.metadata = ret.metadata;
+    part.metadata = ret.metadata.map(Box::new);
     (part, ret.content)
 }
 

@@ -898,9 +898,7 @@ async fn run_step<'h, D: Clone + Send + Sync + 'static>(
     }
 
     let Step { book, parts, content, deferred, kinded, final_output, .. } = step;
-    let mut counts_now = (*state.retries).clone();
-    book.apply(&mut counts_now);
-    state.retries = Arc::new(counts_now);
+    book.apply(&mut state.retries);
     // A final result ends the run before the model would read the new prompt: it is not kept.
     let prompt = if final_output.is_some() { None } else { resume_prompt };
     *record = Some(Record { parts, content, kinded, bridged_ids, prompt });

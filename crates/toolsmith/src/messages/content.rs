@@ -18,7 +18,7 @@ pub struct BinaryContent {
     pub identifier: Option<String>,
     /// Provider-specific metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub vendor_metadata: Option<Value>,
+    pub vendor_metadata: Option<Box<Value>>,
 }
 
 impl BinaryContent {
@@ -62,10 +62,10 @@ pub struct FileUrl {
     pub identifier: Option<String>,
     /// Whether the file must be downloaded and sent inline rather than by URL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub force_download: Option<Value>,
+    pub force_download: Option<Box<Value>>,
     /// Provider-specific metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub vendor_metadata: Option<Value>,
+    pub vendor_metadata: Option<Box<Value>>,
 }
 
 impl FileUrl {

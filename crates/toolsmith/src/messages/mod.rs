@@ -22,6 +22,7 @@ mod tool_files;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::sync::Arc;
 
 pub use content::{BinaryContent, FileUrl, MediaContent, UserContent, UserPromptContent};
 pub use json::MAX_HISTORY_DEPTH;
@@ -97,13 +98,13 @@ pub struct ModelRequest {
     pub instructions: Option<String>,
     /// The run that made the request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub run_id: Option<String>,
+    pub run_id: Option<Arc<str>>,
     /// The conversation the request belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub conversation_id: Option<String>,
+    pub conversation_id: Option<Arc<str>>,
     /// Application metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<Value>,
+    pub metadata: Option<Box<Value>>,
 }
 
 impl ModelRequest {
@@ -141,7 +142,7 @@ pub struct ModelResponse {
     pub provider_url: Option<String>,
     /// Provider-specific details.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub provider_details: Option<Value>,
+    pub provider_details: Option<Box<Value>>,
     /// The provider's id for the response.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider_response_id: Option<String>,
@@ -150,13 +151,13 @@ pub struct ModelResponse {
     pub finish_reason: Option<String>,
     /// The run the response belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub run_id: Option<String>,
+    pub run_id: Option<Arc<str>>,
     /// The conversation the response belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub conversation_id: Option<String>,
+    pub conversation_id: Option<Arc<str>>,
     /// Application metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<Value>,
+    pub metadata: Option<Box<Value>>,
 }
 
 impl ModelResponse {
@@ -260,7 +261,7 @@ pub struct SystemPromptPart {
     pub context_id: Option<String>,
     /// Metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<Value>,
+    pub metadata: Option<Box<Value>>,
 }
 
 impl SystemPromptPart {
@@ -373,7 +374,7 @@ pub struct ToolReturnPart {
     pub tool_kind: Option<String>,
     /// Metadata for the application, not sent to the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<Value>,
+    pub metadata: Option<Box<Value>>,
     /// When the result was produced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timestamp: Option<Timestamp>,
@@ -479,10 +480,10 @@ pub struct TextPart {
     pub provider_name: Option<String>,
     /// Provider-specific details.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub provider_details: Option<Value>,
+    pub provider_details: Option<Box<Value>>,
     /// Citations.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub citations: Option<Value>,
+    pub citations: Option<Box<Value>>,
 }
 
 impl TextPart {
@@ -509,7 +510,7 @@ pub struct ThinkingPart {
     pub provider_name: Option<String>,
     /// Provider-specific details.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub provider_details: Option<Value>,
+    pub provider_details: Option<Box<Value>>,
 }
 
 impl ThinkingPart {
@@ -536,7 +537,7 @@ pub struct NativeToolReturnPart {
     pub tool_kind: Option<String>,
     /// Metadata for the application, not sent to the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<Value>,
+    pub metadata: Option<Box<Value>>,
     /// When the result was received.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timestamp: Option<Timestamp>,
@@ -548,7 +549,7 @@ pub struct NativeToolReturnPart {
     pub provider_name: Option<String>,
     /// Provider-specific details needed to send the result back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub provider_details: Option<Value>,
+    pub provider_details: Option<Box<Value>>,
 }
 
 impl NativeToolReturnPart {
@@ -587,7 +588,7 @@ pub struct FilePart {
     pub provider_name: Option<String>,
     /// Provider-specific details.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub provider_details: Option<Value>,
+    pub provider_details: Option<Box<Value>>,
 }
 
 impl FilePart {
@@ -619,7 +620,7 @@ pub struct ToolCallPart {
     pub provider_name: Option<String>,
     /// Provider-specific details.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub provider_details: Option<Value>,
+    pub provider_details: Option<Box<Value>>,
 }
 
 impl ToolCallPart {

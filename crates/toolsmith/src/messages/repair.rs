@@ -363,7 +363,7 @@ fn interrupted(response: &ModelResponse, call: &ToolCallPart) -> ModelRequestPar
         &call.tool_call_id,
     );
     part.tool_kind = call.tool_kind.clone();
-    part.metadata = Some(serde_json::json!({ SYNTHESIZED_TOOL_RETURN_METADATA_KEY: true }));
+    part.metadata = Some(Box::new(serde_json::json!({ SYNTHESIZED_TOOL_RETURN_METADATA_KEY: true })));
     part.timestamp = response.timestamp;
     part.outcome = ToolOutcome::Interrupted;
     ModelRequestPart::ToolReturn(part)

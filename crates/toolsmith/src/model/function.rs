@@ -32,7 +32,7 @@ pub struct AgentInfo {
     /// How the structured output is asked for.
     pub output_mode: crate::agent::OutputMode,
     /// The structured output's schema, name, description and strictness, if any.
-    pub output_object: Option<crate::agent::OutputObject>,
+    pub output_object: Option<Arc<crate::agent::OutputObject>>,
 }
 
 type Func =

@@ -81,7 +81,7 @@ pub struct ModelRequestParameters {
     /// the adapter sends `output_object` as the provider's JSON-schema response format.
     pub output_mode: crate::agent::OutputMode,
     /// The structured output's schema, name, description and strictness (any mode).
-    pub output_object: Option<crate::agent::OutputObject>,
+    pub output_object: Option<std::sync::Arc<crate::agent::OutputObject>>,
     /// In [`OutputMode::Prompted`](crate::agent::OutputMode::Prompted), the instructions that
     /// describe the output (also part of `instructions`).
     pub prompted_output_instructions: Option<String>,

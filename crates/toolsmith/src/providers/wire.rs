@@ -272,7 +272,7 @@ pub(crate) fn localize_native_searches<'a>(
     native: impl Fn(&ModelResponse) -> bool,
 ) -> Cow<'a, [ModelMessage]> {
     let foreign = |m: &ModelMessage| match m {
-        ModelMessage::Response(r) if !native(r) => native::native_searches(r.provider_details.as_ref()),
+        ModelMessage::Response(r) if !native(r) => native::native_searches(r.provider_details.as_deref()),
         _ => None,
     };
     if !messages.iter().any(|m| foreign(m).is_some()) {
@@ -309,7 +309,7 @@ pub(crate) fn localize_native_searches<'a>(
             response.parts.push(part);
         }
         response.parts.extend(searches.iter().filter(|s| s.after_part >= n).map(call));
-        response.provider_details = rebase(rest, &searches);
+        response.provider_details = rebase(rest, &searches).map(Box::new);
         returns.extend(searches.iter().map(|s| {
             let mut r = ToolReturnPart::success(
                 SEARCH_TOOL_NAME,
@@ -380,11 +380,11 @@ mod tests {
             ModelResponsePart::ToolCall(ToolCallPart::new("get_weather", json!({"city": "Paris"}), "toolu_1")),
         ]);
         r.provider_name = Some("anthropic".into());
-        r.provider_details = Some(json!({"anthropic_blocks": [
+        r.provider_details = Some(Box::new(json!({"anthropic_blocks": [
             {"after_part": 1, "block": {"type": "server_tool_use", "id": "srvtoolu_1", "name": "tool_search_tool_regex", "input": {"query": "weather"}}},
             {"after_part": 1, "block": {"type": "tool_search_tool_result", "tool_use_id": "srvtoolu_1", "content": {"type": "tool_search_tool_search_result", "tool_references": [{"type": "tool_reference", "tool_name": "get_weather"}]}}},
             {"after_part": 3, "block": {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_2", "content": []}},
-        ]}));
+        ]})));
         r
     }
 
@@ -417,9 +417,9 @@ mod tests {
         let call = response.tool_calls().next().unwrap();
         assert_eq!((call.args.clone(), call.tool_call_id.as_str()), (json!({"queries": ["weather"]}), "srvtoolu_1"));
         assert_eq!(
-            response.provider_details,
+            response.provider_details.as_deref(),
             Some(
-                json!({"anthropic_blocks": [{"after_part": 4, "block": {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_2", "content": []}}]})
+                &json!({"anthropic_blocks": [{"after_part": 4, "block": {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_2", "content": []}}]})
             )
         );
         let request = local[2].as_request().unwrap();

@@ -2,6 +2,7 @@
 //! and how the agent is set to produce it ([`OutputSpec`]).
 
 use serde_json::Value;
+use std::sync::Arc;
 
 use crate::deferred::DeferredToolRequests;
 use crate::error::UserError;
@@ -31,8 +32,9 @@ pub enum OutputSpec {
         wrapped: bool,
         /// How the model is asked for the output.
         mode: OutputMode,
-        /// The output as the response format and the prompted instructions describe it.
-        object: OutputObject,
+        /// The output as the response format and the prompted instructions describe it (shared
+        /// with every request that sends it).
+        object: Arc<OutputObject>,
         /// The prompted instructions' template (`{schema}` stands for the schema).
         template: String,
     },
@@ -65,7 +67,7 @@ impl OutputSpec {
             _ => description,
         };
         let mut tool = ToolDefinition::new(OUTPUT_TOOL_NAME, schema).with_kind(ToolKind::Output);
-        let object = output_object(display, wrapped, type_name);
+        let object = Arc::new(output_object(display, wrapped, type_name));
         tool.description = Some(description.unwrap_or_else(|| DEFAULT_OUTPUT_DESCRIPTION.to_string()));
         let template = DEFAULT_PROMPTED_OUTPUT_TEMPLATE.to_string();
         Ok(OutputSpec::Structured { tool, validator, wrapped, mode: OutputMode::Tool, object, template })
@@ -78,16 +80,16 @@ impl OutputSpec {
             OutputSpec::WithDeferred(inner) => Ok(OutputSpec::WithDeferred(Box::new(inner.with_options(options)?))),
             OutputSpec::Structured { mut tool, validator, wrapped, mut object, mut template, .. } => {
                 if let Some(name) = &options.name {
-                    object.name = name.clone();
+                    Arc::make_mut(&mut object).name = name.clone();
                 }
                 if let Some(d) = &options.description {
-                    object.description = Some(d.clone());
+                    Arc::make_mut(&mut object).description = Some(d.clone());
                     if options.mode == OutputMode::Tool {
                         tool.description = Some(d.clone());
                     }
                 }
                 if let Some(strict) = options.strict {
-                    object.strict = Some(strict);
+                    Arc::make_mut(&mut object).strict = Some(strict);
                     if options.mode == OutputMode::Tool {
                         tool.strict = Some(strict);
                     }
@@ -120,6 +122,10 @@ impl OutputSpec {
     /// The output as a response format or the prompted instructions describe it, for
     /// structured output.
     pub fn output_object(&self) -> Option<&OutputObject> {
+        self.shared_output_object().map(|o| &**o)
+    }
+
+    pub(crate) fn shared_output_object(&self) -> Option<&Arc<OutputObject>> {
         match self.base() {
             OutputSpec::Structured { object, .. } => Some(object),
             _ => None,

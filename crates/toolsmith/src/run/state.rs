@@ -66,10 +66,10 @@ impl RunState {
     pub(crate) fn push(&mut self, message: impl Into<ModelMessage>) {
         let messages = Arc::make_mut(&mut self.messages);
         // The history grows by half its length from one message: a vector's own growth starts at
-        // four and doubles (1.8 KiB of messages for a run that waits on its first answer holding
-        // one); this keeps short histories exact and long ones amortised.
+        // four and doubles (a run waiting on its second answer holds three messages, and would
+        // keep room for a fourth); this keeps short histories exact and long ones amortised.
         if messages.len() == messages.capacity() {
-            messages.reserve_exact(messages.len().max(1));
+            messages.reserve_exact((messages.len() / 2).max(1));
         }
         messages.push(message.into());
     }

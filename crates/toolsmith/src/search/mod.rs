@@ -231,7 +231,7 @@ pub fn discovered_in(messages: &[ModelMessage]) -> HashSet<String> {
     let mut found = HashSet::new();
     for m in messages {
         if let ModelMessage::Response(r) = m {
-            found.extend(native::natively_discovered(r.provider_details.as_ref()));
+            found.extend(native::natively_discovered(r.provider_details.as_deref()));
         }
         if let ModelMessage::Request(r) = m {
             for p in &r.parts {

@@ -361,7 +361,7 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
                 ModelMessage::Request(r) => r.conversation_id.clone(),
                 ModelMessage::Response(r) => r.conversation_id.clone(),
             })
-            .unwrap_or_else(|| crate::durable::new_v7().to_string());
+            .unwrap_or_else(|| Arc::from(crate::durable::new_v7().to_string()));
         let new_start = history.len();
         let run_id = crate::durable::new_v7().to_string();
         let prompt_text = self.prompt.as_ref().map(|p| Arc::from(p.text()));
@@ -392,7 +392,7 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
             tools_step: 0,
             finished: None,
             run_id: Arc::from(run_id),
-            conversation_id: Arc::from(conversation_id),
+            conversation_id,
             prompt_text,
             caps,
             model,

@@ -69,8 +69,8 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         // Even empty: a request without prompt, history or instructions is refused when it is
         // about to be sent.
         let mut request = ModelRequest::new(parts);
-        request.run_id = Some(self.run_id.to_string());
-        request.conversation_id = Some(self.conversation_id.to_string());
+        request.run_id = Some(self.run_id.clone());
+        request.conversation_id = Some(self.conversation_id.clone());
         self.state.push(request);
         self.next = Pending::Request;
         Ok(())
@@ -253,7 +253,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             allow_text_output: inner.step.output.allows_text()
                 || inner.step.output.mode() != crate::agent::OutputMode::Tool,
             output_mode: inner.step.output.mode(),
-            output_object: inner.step.output.output_object().cloned(),
+            output_object: inner.step.output.shared_output_object().cloned(),
             prompted_output_instructions: prompted,
             instructions,
             withheld_tools: self.tools.as_ref().map(|t| t.withheld()).unwrap_or_default(),
@@ -405,8 +405,8 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         self.state.usage.cache_read_tokens += usage.cache_read_tokens;
         self.state.usage.cache_write_tokens += usage.cache_write_tokens;
         self.check_token_limits()?;
-        response.run_id = Some(self.run_id.to_string());
-        response.conversation_id = Some(self.conversation_id.to_string());
+        response.run_id = Some(self.run_id.clone());
+        response.conversation_id = Some(self.conversation_id.clone());
         if response.timestamp.is_none() {
             response.timestamp = Some(crate::durable::now());
         }
@@ -462,8 +462,8 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             // The next request goes into the history first (a failure leaves it as it stood),
             // before the contexts that share the history are made.
             let mut request = ModelRequest::new(Vec::new());
-            request.run_id = Some(self.run_id.to_string());
-            request.conversation_id = Some(self.conversation_id.to_string());
+            request.run_id = Some(self.run_id.clone());
+            request.conversation_id = Some(self.conversation_id.clone());
             self.state.push(request);
             let ctx = self.context();
             let tools = self.tools.take().unwrap_or_default();
@@ -590,8 +590,8 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         self.state.output_retries += 1;
         let part = RetryFeedbackPart::new(content, RetryInfo::new(cause, self.state.output_retries, max));
         let mut request = ModelRequest::new(vec![ModelRequestPart::RetryFeedback(part)]);
-        request.run_id = Some(self.run_id.to_string());
-        request.conversation_id = Some(self.conversation_id.to_string());
+        request.run_id = Some(self.run_id.clone());
+        request.conversation_id = Some(self.conversation_id.clone());
         self.state.push(request);
         self.next = Pending::Request;
         Ok(None)

@@ -203,7 +203,7 @@ pub(super) fn usage(u: &Value) -> RequestUsage {
     usage.cache_write_tokens = cache_write;
     usage.cache_read_tokens = cache_read;
     if let Some(s) = u.get("server_tool_use").filter(|s| s.is_object()) {
-        usage.details = Some(json!({"server_tool_use": s}));
+        usage.details = Some(Box::new(json!({"server_tool_use": s})));
     }
     usage
 }
@@ -305,7 +305,7 @@ impl AnthropicModel {
         let messages = wire::localize_native_searches(messages, |r| {
             native_search
                 && r.provider_name.as_deref() == Some("anthropic")
-                && wire::replayed_blocks(r.provider_details.as_ref(), "anthropic_blocks", "block").iter().all(
+                && wire::replayed_blocks(r.provider_details.as_deref(), "anthropic_blocks", "block").iter().all(
                     |(_, b)| {
                         let name = b.get("name").and_then(Value::as_str).unwrap_or_default();
                         b.get("type").and_then(Value::as_str) != Some("server_tool_use")
@@ -392,7 +392,7 @@ impl AnthropicModel {
             body.insert("stream".into(), true.into());
         }
         let mut body = Value::Object(body);
-        wire::merge_extra(&mut body, settings.and_then(|s| s.extra.as_ref()));
+        wire::merge_extra(&mut body, settings.and_then(|s| s.extra.as_deref()));
         Ok(body)
     }
 
@@ -471,7 +471,7 @@ impl AnthropicModel {
                 ModelMessage::Response(response) => {
                     let own = response.provider_name.as_deref() == Some("anthropic");
                     let raw: Vec<(usize, Value)> = if own {
-                        wire::replayed_blocks(response.provider_details.as_ref(), "anthropic_blocks", "block")
+                        wire::replayed_blocks(response.provider_details.as_deref(), "anthropic_blocks", "block")
                     } else {
                         Vec::new()
                     };
@@ -633,7 +633,7 @@ pub(super) fn fill(
         details.insert("anthropic_blocks".into(), Value::Array(raw));
     }
     if !details.is_empty() {
-        response.provider_details = Some(Value::Object(details));
+        response.provider_details = Some(Box::new(Value::Object(details)));
     }
 }
 

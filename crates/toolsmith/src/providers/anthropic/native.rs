@@ -154,7 +154,7 @@ pub(super) fn part_of(block: &Value, mcp_calls: &[(String, String)]) -> Option<M
             let (tool, keep) = kind_of_server_tool(name)?;
             let args = block.get("input").cloned().filter(|i| i.as_object().is_some_and(|o| !o.is_empty()));
             let mut call = ToolCallPart::native(tool, args.unwrap_or(Value::Null), str_of("id"), SYSTEM);
-            call.provider_details = details(block, keep);
+            call.provider_details = details(block, keep).map(Box::new);
             Some(ModelResponsePart::NativeToolCall(call))
         }
         "mcp_tool_use" => {
@@ -186,17 +186,17 @@ pub(super) fn part_of(block: &Value, mcp_calls: &[(String, String)]) -> Option<M
             };
             let content = block.get("content").cloned().unwrap_or(Value::Null);
             let mut part = NativeToolReturnPart::new(tool, content, str_of("tool_use_id"), SYSTEM);
-            part.provider_details = details(block, keep);
+            part.provider_details = details(block, keep).map(Box::new);
             Some(ModelResponsePart::NativeToolReturn(part))
         }
     }
 }
 
-fn detail<'a>(details: &'a Option<Value>, key: &str) -> Option<&'a Value> {
+fn detail<'a>(details: &'a Option<Box<Value>>, key: &str) -> Option<&'a Value> {
     details.as_ref()?.get(key)
 }
 
-fn with_caller(mut block: Value, details: &Option<Value>) -> Value {
+fn with_caller(mut block: Value, details: &Option<Box<Value>>) -> Value {
     if let Some(caller) = detail(details, CALLER_DETAIL) {
         block["caller"] = caller.clone();
     }

@@ -362,7 +362,7 @@ pub(super) fn fill(response: &mut ModelResponse, name: &str, base_url: &str, usa
     let mut details = Map::new();
     put(&mut details, "finish_reason", stop);
     if !details.is_empty() {
-        response.provider_details = Some(Value::Object(details));
+        response.provider_details = Some(Box::new(Value::Object(details)));
     }
 }
 

@@ -109,7 +109,7 @@ pub(super) async fn body(
     }
     // `stop_sequences` in the provider settings (Pydantic AI's name) is Converse's `stopSequences`.
     let mut extra = settings.and_then(|s| s.extra.clone());
-    if let Some(Value::Object(e)) = extra.as_mut()
+    if let Some(Value::Object(e)) = extra.as_deref_mut()
         && let Some(stops) = e.remove("stop_sequences")
     {
         inference.insert("stopSequences".into(), stops);
@@ -122,7 +122,7 @@ pub(super) async fn body(
         body.insert("toolConfig".into(), config);
     }
     let mut body = Value::Object(body);
-    wire::merge_extra(&mut body, extra.as_ref());
+    wire::merge_extra(&mut body, extra.as_deref());
     Ok(body)
 }
 

@@ -170,7 +170,7 @@ fn usage(u: &Value) -> RequestUsage {
         RequestUsage::new(n("promptTokenCount") + n("toolUsePromptTokenCount"), n("candidatesTokenCount") + thoughts);
     usage.cache_read_tokens = n("cachedContentTokenCount");
     if thoughts > 0 {
-        usage.details = Some(json!({"thoughts_tokens": thoughts}));
+        usage.details = Some(Box::new(json!({"thoughts_tokens": thoughts})));
     }
     usage
 }
@@ -290,7 +290,7 @@ impl GeminiModel {
         }
         wire::push_tools(&mut body, params.native_tools.iter().filter_map(native::tool).collect());
         let mut body = Value::Object(body);
-        wire::merge_extra(&mut body, settings.and_then(|s| s.extra.as_ref()));
+        wire::merge_extra(&mut body, settings.and_then(|s| s.extra.as_deref()));
         Ok(body)
     }
 
@@ -363,7 +363,7 @@ impl GeminiModel {
                 }
                 ModelMessage::Response(response) => {
                     let own = response.provider_name.as_deref() == Some(SYSTEM);
-                    let signature = |details: &Option<Value>| -> Option<Value> {
+                    let signature = |details: &Option<Box<Value>>| -> Option<Value> {
                         own.then(|| details.as_ref()?.get("thought_signature").cloned()).flatten()
                     };
                     let mut parts = Vec::new();
@@ -440,7 +440,7 @@ impl GeminiModel {
             );
             c.provider_name = Some(SYSTEM.into());
             if let Some(sig) = signature {
-                c.provider_details = Some(json!({"thought_signature": sig}));
+                c.provider_details = Some(Box::new(json!({"thought_signature": sig})));
             }
             return Some(ModelResponsePart::ToolCall(c));
         }
@@ -454,7 +454,7 @@ impl GeminiModel {
         let mut t = TextPart::new(text);
         if let Some(sig) = signature {
             t.provider_name = Some(SYSTEM.into());
-            t.provider_details = Some(json!({"thought_signature": sig}));
+            t.provider_details = Some(Box::new(json!({"thought_signature": sig})));
         }
         Some(ModelResponsePart::Text(t))
     }
@@ -508,7 +508,7 @@ impl GeminiModel {
         response.provider_response_id = v.get("responseId").and_then(Value::as_str).map(str::to_string);
         if let Some(raw) = finish {
             response.finish_reason = Some(finish_reason(raw).to_string());
-            response.provider_details = Some(json!({"finish_reason": raw}));
+            response.provider_details = Some(Box::new(json!({"finish_reason": raw})));
         }
     }
 }

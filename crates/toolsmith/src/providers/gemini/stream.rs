@@ -77,7 +77,7 @@ impl GeminiStream {
         if let Some(sig) = part.get("thoughtSignature").and_then(Value::as_str)
             && let Some(ModelResponsePart::ToolCall(c)) = a.part_mut(&s.key)
         {
-            c.provider_details = Some(json!({"thought_signature": sig}));
+            c.provider_details = Some(Box::new(json!({"thought_signature": sig})));
         }
         if call.get("willContinue").and_then(Value::as_bool) != Some(true) {
             self.end_streamed(out);

@@ -84,7 +84,7 @@ fn chat_usage(u: &Value) -> RequestUsage {
         }
     }
     if !details.is_empty() {
-        usage.details = Some(Value::Object(details));
+        usage.details = Some(Box::new(Value::Object(details)));
     }
     usage
 }
@@ -354,7 +354,7 @@ impl OpenAIChatModel {
             body.insert("stream_options".into(), json!({"include_usage": true}));
         }
         let mut body = Value::Object(body);
-        wire::merge_extra(&mut body, settings.and_then(|s| s.extra.as_ref()));
+        wire::merge_extra(&mut body, settings.and_then(|s| s.extra.as_deref()));
         super::reasoning::drop_sampling(&self.name, &mut body, "/reasoning_effort");
         self.quirks.apply(&mut body);
         Ok(body)
@@ -445,7 +445,7 @@ impl OpenAIChatModel {
         response.provider_response_id = v.get("id").and_then(Value::as_str).map(str::to_string);
         if let Some(raw) = choice.get("finish_reason").and_then(Value::as_str) {
             response.finish_reason = Some(chat_finish_reason(raw).to_string());
-            response.provider_details = Some(json!({"finish_reason": raw}));
+            response.provider_details = Some(Box::new(json!({"finish_reason": raw})));
         }
         Ok(response)
     }
@@ -493,7 +493,7 @@ fn image_url(url: String, vendor: Option<&Value>) -> Value {
 fn map_media(m: &MediaContent) -> Result<Value, ModelError> {
     Ok(match m {
         MediaContent::Binary(b) if b.media_type.starts_with("image/") => {
-            image_url(wire::data_url(&b.media_type, &b.data), b.vendor_metadata.as_ref())
+            image_url(wire::data_url(&b.media_type, &b.data), b.vendor_metadata.as_deref())
         }
         MediaContent::Binary(b) if b.media_type.starts_with("audio/") => {
             let format = match b.media_type.as_str() {
@@ -520,7 +520,7 @@ fn map_media(m: &MediaContent) -> Result<Value, ModelError> {
             );
             json!({"type": "file", "file": {"file_data": wire::data_url(&b.media_type, &b.data), "filename": filename}})
         }
-        MediaContent::ImageUrl(u) => image_url(u.url.clone(), u.vendor_metadata.as_ref()),
+        MediaContent::ImageUrl(u) => image_url(u.url.clone(), u.vendor_metadata.as_deref()),
         MediaContent::VideoUrl(_) => {
             return Err(wire::unsupported("OpenAI Chat Completions", "video", "use a Gemini model for video input"));
         }
@@ -618,7 +618,7 @@ fn needs_download(m: &MediaContent) -> bool {
     match m {
         MediaContent::AudioUrl(_) | MediaContent::DocumentUrl(_) => true,
         MediaContent::ImageUrl(u) => {
-            u.force_download.as_ref().is_some_and(|f| !matches!(f, Value::Null | Value::Bool(false)))
+            u.force_download.as_ref().is_some_and(|f| !matches!(**f, Value::Null | Value::Bool(false)))
         }
         _ => false,
     }
@@ -938,7 +938,7 @@ impl StreamProcessor for ChatStream {
         response.provider_response_id = self.id.clone();
         if let Some(raw) = &self.finish {
             response.finish_reason = Some(chat_finish_reason(raw).to_string());
-            response.provider_details = Some(json!({"finish_reason": raw}));
+            response.provider_details = Some(Box::new(json!({"finish_reason": raw})));
         }
         Ok(response)
     }

@@ -142,7 +142,7 @@ fn usage(u: &Value) -> RequestUsage {
     );
     usage.cache_read_tokens = u.pointer("/input_tokens_details/cached_tokens").and_then(Value::as_u64).unwrap_or(0);
     if let Some(r) = u.pointer("/output_tokens_details/reasoning_tokens").and_then(Value::as_u64).filter(|n| *n > 0) {
-        usage.details = Some(json!({"reasoning_tokens": r}));
+        usage.details = Some(Box::new(json!({"reasoning_tokens": r})));
     }
     usage
 }
@@ -208,7 +208,7 @@ impl OpenAIResponsesModel {
                 .iter()
                 .filter_map(ModelMessage::as_response)
                 .filter(|r| self.own(&r.provider_name))
-                .flat_map(|r| natively_discovered(r.provider_details.as_ref()))
+                .flat_map(|r| natively_discovered(r.provider_details.as_deref()))
                 .collect();
             let loaded = discovered_in(&messages).into_iter().filter(|n| !own.contains(n)).collect();
             (wire::all_tools(params), loaded)
@@ -254,7 +254,7 @@ impl OpenAIResponsesModel {
         }
         wire::push_tools(&mut body, params.native_tools.iter().filter_map(super::responses_native::tool).collect());
         let mut body = Value::Object(body);
-        wire::merge_extra(&mut body, settings.and_then(|s| s.extra.as_ref()));
+        wire::merge_extra(&mut body, settings.and_then(|s| s.extra.as_deref()));
         super::reasoning::drop_sampling(&self.name, &mut body, "/reasoning/effort");
         Ok(body)
     }
@@ -291,7 +291,7 @@ impl OpenAIResponsesModel {
                 ModelMessage::Response(response) => {
                     let own_response = self.own(&response.provider_name);
                     let raw_items: Vec<(usize, Value)> = if own_response {
-                        wire::replayed_blocks(response.provider_details.as_ref(), "openai_items", "item")
+                        wire::replayed_blocks(response.provider_details.as_deref(), "openai_items", "item")
                     } else {
                         Vec::new()
                     };
@@ -472,7 +472,7 @@ impl OpenAIResponsesModel {
             details.insert("openai_items".into(), Value::Array(raw));
         }
         if !details.is_empty() {
-            response.provider_details = Some(Value::Object(details));
+            response.provider_details = Some(Box::new(Value::Object(details)));
         }
     }
 }
@@ -503,7 +503,7 @@ fn image(url: String, vendor: Option<&Value>) -> Value {
 fn map_media(m: &MediaContent) -> Result<Value, ModelError> {
     Ok(match m {
         MediaContent::Binary(b) if b.media_type.starts_with("image/") => {
-            image(wire::data_url(&b.media_type, &b.data), b.vendor_metadata.as_ref())
+            image(wire::data_url(&b.media_type, &b.data), b.vendor_metadata.as_deref())
         }
         MediaContent::Binary(b) if b.media_type.starts_with("audio/") || b.media_type.starts_with("video/") => {
             return Err(wire::unsupported(
@@ -520,7 +520,7 @@ fn map_media(m: &MediaContent) -> Result<Value, ModelError> {
             );
             json!({"type": "input_file", "filename": filename, "file_data": wire::data_url(&b.media_type, &b.data)})
         }
-        MediaContent::ImageUrl(u) => image(u.url.clone(), u.vendor_metadata.as_ref()),
+        MediaContent::ImageUrl(u) => image(u.url.clone(), u.vendor_metadata.as_deref()),
         MediaContent::DocumentUrl(u) => json!({"type": "input_file", "file_url": u.url}),
         MediaContent::AudioUrl(_) | MediaContent::VideoUrl(_) => {
             return Err(wire::unsupported(
