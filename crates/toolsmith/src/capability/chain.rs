@@ -440,15 +440,15 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
     pub(crate) fn model_settings(
         &self,
         ctx: &RunContext<D>,
-        base: Option<ModelSettings>,
-    ) -> Result<Option<ModelSettings>, AgentRunError> {
+        base: Option<Arc<ModelSettings>>,
+    ) -> Result<Option<Arc<ModelSettings>>, AgentRunError> {
         let mut settings = base;
         for c in &self.caps {
             if let Some(s) = sync_guard(&**c, "model_settings", || c.model_settings(ctx))? {
-                settings = Some(match settings {
+                settings = Some(Arc::new(match settings {
                     Some(b) => b.merged(&s),
                     None => s,
-                });
+                }));
             }
         }
         Ok(settings)

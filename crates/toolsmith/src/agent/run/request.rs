@@ -8,6 +8,7 @@ use crate::run::RunOutput;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
 
 use crate::capability::{ModelRequestContext, OutputInfo, OutputKind};
 use crate::deferred::{Binding, DeferredToolRequests, DeferredToolResults, ResumeRefusal, ToolApproval};
@@ -17,7 +18,7 @@ use crate::messages::{
     ModelMessage, ModelRequest, ModelRequestPart, ModelResponse, RetryCause, RetryFeedbackPart, RetryInfo,
     SystemPromptPart, UserPromptPart,
 };
-use crate::model::{ModelRequestParameters, check_static_tool_choice};
+use crate::model::{ModelRequestParameters, ModelSettings, check_static_tool_choice};
 use crate::tool::ToolError;
 
 impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
@@ -198,9 +199,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
 
     /// The settings and parameters of the next request: the step's tools prepared, the
     /// instructions and settings through the capabilities, the request limit checked.
-    async fn prepare_request(
-        &mut self,
-    ) -> Result<(Option<crate::model::ModelSettings>, ModelRequestParameters), AgentRunError> {
+    async fn prepare_request(&mut self) -> Result<(Option<Arc<ModelSettings>>, ModelRequestParameters), AgentRunError> {
         // Tools already prepared for this step (a run that took a response of its history again)
         // are not prepared twice.
         if self.tools.is_none() || self.tools_step != self.state.run_step {
@@ -233,7 +232,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         instructions.extend(self.caps.instructions(&ctx).await?);
         let prompted = inner.step.output.prompted_instructions();
         let instructions = crate::execution::join_instructions(instructions, prompted.as_deref());
-        let settings = self.caps.model_settings(&ctx, self.settings.as_deref().cloned())?;
+        let settings = self.caps.model_settings(&ctx, self.settings.clone())?;
         // The context shares the history: dropped first, the history changes in place.
         drop(ctx);
         if let Some(last) = self.state.last_request_mut() {
@@ -297,20 +296,25 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             Box::new(c)
         });
         let caps = &self.caps;
-        let core = |req: ModelRequestContext| -> BoxFuture<'_, Result<ModelResponse, AgentRunError>> {
+        // The request as the model gets it. The settings are shared (a run without capabilities
+        // sends the agent's or its own as they are).
+        let send = |messages: Arc<Vec<ModelMessage>>,
+                    settings: Option<Arc<ModelSettings>>,
+                    params: ModelRequestParameters|
+         -> BoxFuture<'_, Result<ModelResponse, AgentRunError>> {
             let answered = &answered;
             let partial_ctx = &partial_ctx;
             Box::pin(async move {
                 // The model is sent the history made sendable, the last response's calls
                 // included (a call that has no result by now never will), results in call order.
-                let sent = crate::messages::sendable_history(&req.messages);
+                let sent = crate::messages::sendable_history(&messages);
                 // The model's code (its request, its stream) runs with its panics caught; the
                 // event handler the stream feeds catches its own.
                 // The stream's branch (its events, the partial output) is boxed on its own: the
                 // state of a run waiting on a plain request stays small.
                 let attempt: BoxFuture<'_, Result<ModelResponse, crate::model::ModelError>> = match streaming {
                     Some((sink, m)) => Box::pin(async {
-                        match m.request_stream_boxed(&sent, req.settings.as_ref(), &req.params).await {
+                        match m.request_stream_boxed(&sent, settings.as_deref(), &params).await {
                             Ok(mut stream) => {
                                 use futures::StreamExt;
                                 let mut partial = partial_ctx.as_ref().map(|c| {
@@ -347,7 +351,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                             Err(e) => Err(e),
                         }
                     }),
-                    None => model.request_boxed(&sent, req.settings.as_ref(), &req.params),
+                    None => model.request_boxed(&sent, settings.as_deref(), &params),
                 };
                 let result = match AssertUnwindSafe(attempt).catch_unwind().await {
                     Ok(result) => result,
@@ -363,14 +367,20 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                 }
                 result.map_err(|e| match e.kind {
                     crate::model::ModelErrorKind::User => AgentRunError::User(UserError::new(e.message)),
-                    _ => AgentRunError::Model(execution::explain_forced_output(e, &req.params)),
+                    _ => AgentRunError::Model(execution::explain_forced_output(e, &params)),
                 })
             })
         };
-        let request = ModelRequestContext { messages: self.state.messages.clone(), settings, params };
+        let messages = self.state.messages.clone();
         let outcome = match &ctx {
-            Some(ctx) => self.caps.model_request(0, ctx, request, &core).await,
-            None => core(request).await,
+            Some(ctx) => {
+                // The hooks get the request to change: its settings their own copy.
+                let core = |req: ModelRequestContext| send(req.messages, req.settings.map(Arc::new), req.params);
+                let settings = settings.map(Arc::unwrap_or_clone);
+                let request = ModelRequestContext { messages, settings, params };
+                self.caps.model_request(0, ctx, request, &core).await
+            }
+            None => send(messages, settings, params).await,
         };
         // The contexts share the history: dropped first, the history grows in place.
         drop(partial_ctx);
