@@ -112,10 +112,11 @@ pub(super) struct Ready<'h, D> {
     pub(super) call: Call<'h>,
     pub(super) tool: &'h ToolsetTool<D>,
     /// Arguments that replace the call's own (an approval's).
-    pub(super) raw: Option<Value>,
+    pub(super) raw: Option<Box<Value>>,
     /// The validated arguments, when validation made a copy (coerced, filled in, parsed from
-    /// text); `None` when the raw arguments are the validated ones, used where they are.
-    pub(super) args: Option<Value>,
+    /// text); `None` when the raw arguments are the validated ones, used where they are. Boxed,
+    /// as the approval's arguments and metadata are: a call is moved from list to list by value.
+    pub(super) args: Option<Box<Value>>,
     pub(super) max_retries: u32,
     pub(super) timeout: Option<Duration>,
     /// The step's context, from which the call's own is made when something needs it.
@@ -123,18 +124,18 @@ pub(super) struct Ready<'h, D> {
     /// The tool's retry count when the call was planned.
     pub(super) retry: u32,
     pub(super) approved: bool,
-    pub(super) metadata: Option<Value>,
+    pub(super) metadata: Option<Box<Value>>,
 }
 
 impl<D: Clone> Ready<'_, D> {
     /// The arguments to validate: the approval's, else the call's own.
     pub(super) fn raw_args(&self) -> &Value {
-        self.raw.as_ref().unwrap_or(&self.call.args)
+        self.raw.as_deref().unwrap_or(&self.call.args)
     }
 
     /// The validated arguments, taken: validation's copy, else the raw arguments where they are.
     pub(super) fn validated(&mut self) -> Option<Value> {
-        self.args.take()
+        self.args.take().map(|a| *a)
     }
 
     /// The context the tool and its hooks see (made when needed: most calls need it once, to
@@ -146,7 +147,7 @@ impl<D: Clone> Ready<'_, D> {
         c.retry = self.retry;
         c.max_retries = self.max_retries;
         c.tool_call_approved = self.approved;
-        c.tool_call_metadata = self.metadata.clone();
+        c.tool_call_metadata = self.metadata.as_deref().cloned();
         c
     }
 }

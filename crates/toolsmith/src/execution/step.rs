@@ -62,7 +62,7 @@ pub(super) enum Plan<'h, D> {
     /// An output tool call.
     Output(usize, Call<'h>),
     /// A call to a function tool (or an approved call).
-    Function(Box<Ready<'h, D>>),
+    Function(Ready<'h, D>),
     /// A call the step answers with a retry without running anything (unknown or hidden tool).
     Refused(Refusal<'h>),
     /// A refused call to a hidden external tool (or one needing approval): answered with the
@@ -72,9 +72,9 @@ pub(super) enum Plan<'h, D> {
     Settled(usize, ModelRequestPart, Option<Vec<UserContent>>),
     /// A call to an external tool: validated (through the hooks; its arguments are only parsed)
     /// after the step's executions, then it waits for a result from outside.
-    External(Box<Ready<'h, D>>),
+    External(Ready<'h, D>),
     /// A call that needs approval: validated after the step's executions, then it waits.
-    Unapproved(Box<Ready<'h, D>>),
+    Unapproved(Ready<'h, D>),
 }
 
 /// A call answered with a retry without running anything, counted (when `charged`) against
@@ -91,9 +91,7 @@ pub(super) struct Refusal<'h> {
 /// A validated batch: the parts made so far and the calls to run.
 pub(super) struct Validated<'h, D> {
     out: Vec<(usize, ModelRequestPart)>,
-    // Boxed as in the plans they come from: a call moves between lists as a pointer.
-    #[allow(clippy::vec_box)]
-    to_run: Vec<Box<Ready<'h, D>>>,
+    to_run: Vec<Ready<'h, D>>,
 }
 
 /// The working state of one step.
@@ -208,7 +206,7 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
         batch: Vec<Plan<'h, D>>,
     ) -> Result<Validated<'h, D>, AgentRunError> {
         let mut out: Vec<(usize, ModelRequestPart)> = Vec::with_capacity(batch.len());
-        let mut to_run: Vec<Box<Ready<'h, D>>> = Vec::with_capacity(batch.len());
+        let mut to_run: Vec<Ready<'h, D>> = Vec::with_capacity(batch.len());
         let mut failure = None;
         for plan in batch {
             if let Err(e) = self.validate_plan(state, plan, &mut out, &mut to_run).await {
@@ -229,7 +227,7 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
         state: &mut RunState,
         plan: Plan<'h, D>,
         out: &mut Vec<(usize, ModelRequestPart)>,
-        to_run: &mut Vec<Box<Ready<'h, D>>>,
+        to_run: &mut Vec<Ready<'h, D>>,
     ) -> Result<(), AgentRunError> {
         match plan {
             Plan::Settled(index, part, content) => {
@@ -260,7 +258,7 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
                             self.kinded.insert(r.call.tool_call_id.clone(), kind);
                             state.mark_call_kind(&r.call.tool_call_id, kind);
                         }
-                        r.args = args;
+                        r.args = args.map(Box::new);
                         to_run.push(r);
                     }
                     Err(e) => self.settle(e, &r, out)?,
@@ -282,8 +280,8 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
         // Execute in segments split at sequential tools (the barriers, which run alone).
         let sequential = self.inner.parallel_mode == ParallelMode::Sequential;
         let mut barriers: Vec<usize> = Vec::new();
-        let mut segments: Vec<Vec<Box<Ready<'_, D>>>> = Vec::new();
-        let mut segment: Vec<Box<Ready<'_, D>>> = Vec::with_capacity(to_run.len());
+        let mut segments: Vec<Vec<Ready<'_, D>>> = Vec::new();
+        let mut segment: Vec<Ready<'_, D>> = Vec::with_capacity(to_run.len());
         for r in to_run {
             if r.tool.def.sequential || sequential {
                 barriers.push(r.index);
@@ -681,19 +679,19 @@ async fn run_step<'h, D: Clone + Send + Sync + 'static>(
         }
         let max_retries = tool.max_retries.unwrap_or(inner.retries);
         let retry = step.counts.get(&call.tool_name).copied().unwrap_or(0);
-        let r = Box::new(Ready {
+        let r = Ready {
             index,
             call,
             tool,
-            raw: args_override,
+            raw: args_override.map(Box::new),
             args: None,
             max_retries,
             timeout: tool.def.timeout.or(tool.toolset_timeout),
             base: ctx,
             retry,
             approved,
-            metadata: call_metadata,
-        });
+            metadata: call_metadata.map(Box::new),
+        };
         plans.push(if tool.def.kind == ToolKind::External {
             Plan::External(r)
         } else if tool.def.kind == ToolKind::Unapproved && !approved {
