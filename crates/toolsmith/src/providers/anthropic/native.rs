@@ -192,11 +192,11 @@ pub(super) fn part_of(block: &Value, mcp_calls: &[(String, String)]) -> Option<M
     }
 }
 
-fn detail<'a>(details: &'a Option<Box<Value>>, key: &str) -> Option<&'a Value> {
-    details.as_ref()?.get(key)
+fn detail<'a>(details: Option<&'a Value>, key: &str) -> Option<&'a Value> {
+    details?.get(key)
 }
 
-fn with_caller(mut block: Value, details: &Option<Box<Value>>) -> Value {
+fn with_caller(mut block: Value, details: Option<&Value>) -> Value {
     if let Some(caller) = detail(details, CALLER_DETAIL) {
         block["caller"] = caller.clone();
     }
@@ -224,13 +224,13 @@ pub(super) fn replay(part: &ModelResponsePart) -> Option<Value> {
             }
             let name = match c.tool_name.as_str() {
                 "web_search" | "web_fetch" => c.tool_name.as_str(),
-                "code_execution" => {
-                    detail(&c.provider_details, TOOL_NAME_DETAIL).and_then(Value::as_str).unwrap_or("code_execution")
-                }
+                "code_execution" => detail(c.provider_details.as_deref(), TOOL_NAME_DETAIL)
+                    .and_then(Value::as_str)
+                    .unwrap_or("code_execution"),
                 _ => return None,
             };
             let block = json!({"type": "server_tool_use", "id": c.tool_call_id, "name": name, "input": input});
-            Some(with_caller(block, &c.provider_details))
+            Some(with_caller(block, c.provider_details.as_deref()))
         }
         ModelResponsePart::NativeToolReturn(r) if r.provider_name.as_deref() == Some(SYSTEM) => {
             if r.tool_name.starts_with("mcp_server") {
@@ -245,7 +245,7 @@ pub(super) fn replay(part: &ModelResponsePart) -> Option<Value> {
                 "web_search" => "web_search_tool_result".to_string(),
                 "web_fetch" => "web_fetch_tool_result".to_string(),
                 "code_execution" => {
-                    let name = detail(&r.provider_details, TOOL_NAME_DETAIL)
+                    let name = detail(r.provider_details.as_deref(), TOOL_NAME_DETAIL)
                         .and_then(Value::as_str)
                         .unwrap_or("code_execution");
                     format!("{name}_tool_result")
@@ -253,7 +253,7 @@ pub(super) fn replay(part: &ModelResponsePart) -> Option<Value> {
                 _ => return None,
             };
             let block = json!({"type": kind, "tool_use_id": r.tool_call_id, "content": r.content});
-            Some(with_caller(block, &r.provider_details))
+            Some(with_caller(block, r.provider_details.as_deref()))
         }
         _ => None,
     }

@@ -363,8 +363,8 @@ impl GeminiModel {
                 }
                 ModelMessage::Response(response) => {
                     let own = response.provider_name.as_deref() == Some(SYSTEM);
-                    let signature = |details: &Option<Box<Value>>| -> Option<Value> {
-                        own.then(|| details.as_ref()?.get("thought_signature").cloned()).flatten()
+                    let signature = |details: Option<&Value>| -> Option<Value> {
+                        own.then(|| details?.get("thought_signature").cloned()).flatten()
                     };
                     let mut parts = Vec::new();
                     let mut first_call = true;
@@ -372,7 +372,7 @@ impl GeminiModel {
                         match part {
                             ModelResponsePart::Text(t) if !t.content.is_empty() => {
                                 let mut p = json!({"text": t.content});
-                                if let Some(sig) = signature(&t.provider_details) {
+                                if let Some(sig) = signature(t.provider_details.as_deref()) {
                                     p["thoughtSignature"] = sig;
                                 }
                                 parts.push(p);
@@ -386,7 +386,7 @@ impl GeminiModel {
                                     call.insert("id".into(), c.tool_call_id.clone().into());
                                 }
                                 let mut p = json!({"functionCall": Value::Object(call)});
-                                match signature(&c.provider_details) {
+                                match signature(c.provider_details.as_deref()) {
                                     Some(sig) => p["thoughtSignature"] = sig,
                                     None if first_call && self.needs_signature() => {
                                         p["thoughtSignature"] = SKIP_SIGNATURE.into();
