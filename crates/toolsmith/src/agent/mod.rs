@@ -51,7 +51,8 @@ pub(crate) struct AgentInner<D> {
     pub(crate) step: StepConfig<D>,
     /// Shared with every run that does not merge settings of its own.
     pub(crate) model_settings: Option<Arc<ModelSettings>>,
-    pub(crate) usage_limits: Option<UsageLimits>,
+    /// The limits of every run that sets none of its own (shared).
+    pub(crate) usage_limits: Arc<UsageLimits>,
     pub(crate) default_deps: Option<D>,
     pub(crate) name: Option<String>,
     /// The pending calls of this agent's last runs that ended with deferred calls, against
@@ -622,7 +623,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
                 toolsets,
                 capability_toolsets_from,
                 model_settings: self.model_settings.map(Arc::new),
-                usage_limits: self.usage_limits,
+                usage_limits: Arc::new(self.usage_limits.unwrap_or_default()),
                 default_deps: self.default_deps,
                 name: self.name,
                 deferred_records: Arc::default(),

@@ -379,9 +379,10 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
         }
         if fresh.is_empty() {
             // The agent's own capabilities: their stages are the agent's (shared, not rebuilt per
-            // run); the run's caught panics are its own.
-            let out =
-                Capabilities { caps, stages: self.stages.clone(), agent: self.agent.clone(), panics: Arc::default() };
+            // run); the run's caught panics are its own (without capabilities, none is caught: the
+            // agent's empty list is shared).
+            let panics = if caps.is_empty() { self.panics.clone() } else { Arc::default() };
+            let out = Capabilities { caps, stages: self.stages.clone(), agent: self.agent.clone(), panics };
             return Ok((out, false));
         }
         self.bind(&fresh)?;

@@ -14,4 +14,4 @@ pub use output::{OUTPUT_TOOL_NAME, OutputSpec, RunOutput};
 pub use output_mode::{DEFAULT_PROMPTED_OUTPUT_TEMPLATE, OutputMode, OutputObject};
 pub(crate) use output_mode::{OutputOptions, strip_markdown_fences};
 pub(crate) use state::RunState;
-pub(crate) use state::guard_sink;
+pub(crate) use state::{guard_sink, no_retries};

@@ -2,7 +2,6 @@
 
 use super::output_stream::OutputStream;
 use super::{AgentRun, Pending};
-use std::collections::HashMap;
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 use std::sync::Arc;
@@ -365,14 +364,14 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
         let new_start = history.len();
         let run_id = crate::durable::new_v7().to_string();
         let prompt_text = self.prompt.as_ref().map(|p| Arc::from(p.text()));
-        let handler_panic = Arc::new(std::sync::Mutex::new(None));
-        let events = self.events.map(|sink| crate::run::guard_sink(sink, handler_panic.clone()));
+        let handler_panic = self.events.is_some().then(|| Arc::new(std::sync::Mutex::new(None)));
+        let events = self.events.zip(handler_panic.clone()).map(|(sink, slot)| crate::run::guard_sink(sink, slot));
         Ok(AgentRun {
             agent: self.agent.clone(),
             deps,
             prompt: self.prompt,
             settings,
-            limits: self.limits.or_else(|| inner.usage_limits.clone()).unwrap_or_default(),
+            limits: self.limits.map_or_else(|| inner.usage_limits.clone(), Arc::new),
             metadata: self.metadata.map(Box::new),
             deferred: self.deferred.map(Box::new),
             state: RunState {
@@ -381,7 +380,7 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
                 messages: Arc::new(history),
                 new_start,
                 usage: RunUsage::default(),
-                retries: Arc::new(HashMap::new()),
+                retries: crate::run::no_retries(),
                 output_retries: 0,
                 run_step: 0,
                 partial_output: self.partial_output,
@@ -413,7 +412,8 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
                 return RunRecord { result: Err(e), messages: Vec::new(), new_start: 0, usage: RunUsage::default() };
             }
         };
-        let result = run.drive().await;
+        let result = run.drive_output().await;
+        let result = run.converted(result);
         record(run, result)
     }
 
@@ -474,7 +474,8 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> IntoFuture for Run
                 let builder = builder;
                 (*builder).iter()?
             };
-            let result = run.drive().await;
+            let result = run.drive_output().await;
+            let result = run.converted(result);
             let record = record(run, result);
             let output = record.result?;
             Ok(RunResult { output, messages: record.messages, new_start: record.new_start, usage: record.usage })

@@ -72,7 +72,8 @@ pub struct AgentRun<D, O> {
     prompt: Option<UserPromptContent>,
     /// The agent's settings (shared) or the run's merged with them.
     settings: Option<Arc<ModelSettings>>,
-    limits: UsageLimits,
+    /// The run's limits (the agent's, shared, unless the run sets its own).
+    limits: Arc<UsageLimits>,
     metadata: Option<Box<serde_json::Value>>,
     deferred: Option<Box<DeferredToolResults>>,
     pub(crate) state: RunState,
@@ -135,9 +136,10 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         }
     }
 
-    async fn drive(&mut self) -> Result<O, AgentRunError> {
-        let output = self.drive_output().await?;
-        convert(&self.agent, output)
+    /// A run's output converted to the agent's output type (applied where the run is driven: a
+    /// `drive` future of its own would add a layer to the state of every waiting run).
+    fn converted(&self, output: Result<RunOutput, AgentRunError>) -> Result<O, AgentRunError> {
+        output.and_then(|output| convert(&self.agent, output))
     }
 
     /// The run to its end through the capabilities' `wrap_run`, with the run hooks around it.
@@ -181,8 +183,18 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
     }
 
     async fn advance_to_end(&mut self) -> Result<RunOutput, AgentRunError> {
+        // `advance` written out: each async layer between the run and its model request is
+        // state every waiting run holds.
         loop {
-            if let Some(output) = self.advance().await? {
+            let advanced = if self.caps.hooks(crate::capability::HookStage::Node) {
+                Box::pin(self.advance_hooked_node()).await
+            } else {
+                self.guarded_transition().await
+            };
+            if let Some(e) = self.state.handler_panicked() {
+                return Err(e);
+            }
+            if let Some(output) = advanced? {
                 return Ok(output);
             }
         }
@@ -452,35 +464,40 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
     /// [`AgentRun::transition`] with a panic of code it calls that has no guard of its own
     /// (the capabilities, the model and the tools have theirs: a toolset, a search strategy,
     /// ...) caught as the run's error.
-    async fn guarded_transition(&mut self) -> Result<Option<RunOutput>, AgentRunError> {
+    fn guarded_transition(&mut self) -> impl Future<Output = Result<Option<RunOutput>, AgentRunError>> + Send + '_ {
         let during = match &self.next {
             Pending::Start => "the run's UserPrompt node",
             Pending::Request => "the run's ModelRequest node",
             Pending::Response(..) => "the run's CallTools node",
             Pending::Done => "the run",
         };
-        match AssertUnwindSafe(self.transition()).catch_unwind().await {
+        // Not an async fn: no layer of its own in the state of a waiting run.
+        AssertUnwindSafe(self.transition()).catch_unwind().map(move |r| match r {
             Ok(r) => r,
             Err(p) => Err(panicked(during, p)),
-        }
+        })
     }
 
     async fn transition(&mut self) -> Result<Option<RunOutput>, AgentRunError> {
-        // The start and the handling of a response are boxed: a run waiting on its model (most
-        // of its life) then holds only the request's state, not the largest node's.
+        // The request first, apart: the run waits on its model most of its life, and then holds
+        // nothing of the node it left (a `match` on the taken node would keep it to the end).
+        if matches!(self.next, Pending::Request) {
+            self.next = Pending::Done;
+            if let Some(response) = self.request().await? {
+                self.next = Pending::Response(response, None);
+            }
+            return Ok(None);
+        }
+        // The start and the handling of a response are boxed: a waiting run holds only the
+        // request's state, not the largest node's.
         match std::mem::replace(&mut self.next, Pending::Done) {
             Pending::Start => {
                 Box::pin(self.start()).await?;
                 Ok(None)
             }
-            Pending::Request => {
-                if let Some(response) = self.request().await? {
-                    self.next = Pending::Response(response, None);
-                }
-                Ok(None)
-            }
             Pending::Response(response, resume) => Box::pin(self.handle_response(response, resume.map(|r| *r))).await,
-            Pending::Done => Err(AgentRunError::User(UserError::new("the run has already ended"))),
+            // (A request was sent above.)
+            Pending::Request | Pending::Done => Err(AgentRunError::User(UserError::new("the run has already ended"))),
         }
     }
 }

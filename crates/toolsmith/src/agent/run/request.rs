@@ -275,112 +275,47 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         // The preparation (tools, instructions, settings: the hooks that shape the request) is
         // boxed: what the run holds inline while it waits on the model is the request alone.
         let (settings, params) = Box::pin(self.prepare_request()).await?;
-        let inner = &self.agent.inner;
-        let step = self.state.run_step;
-        self.state.emit(|| AgentEvent::ModelRequest { step });
+        {
+            let step = self.state.run_step;
+            self.state.emit(|| AgentEvent::ModelRequest { step });
+        }
         // The context is made for the model request hooks alone, boxed: a run waiting on its
         // model keeps no copy of it inline.
         let ctx = self.caps.hooks(crate::capability::HookStage::ModelRequest).then(|| Box::new(self.context()));
-        let model = &self.model.choice.model;
-        let streaming =
-            self.state.events.as_ref().and_then(|sink| self.model.choice.streaming.as_ref().map(|m| (sink, m)));
         // The model's answer, kept for a retry asked after it (the response stays in the history).
         let answered: std::sync::Mutex<Option<Box<ModelResponse>>> = std::sync::Mutex::new(None);
-        let keep_answer = !self.caps.is_empty();
-        let model_name = &self.model.info.name;
         // With `stream_output`, the context the output hooks see while the output streams.
-        let partial_ctx = (self.state.partial_output && streaming.is_some()).then(|| {
+        let partial_ctx = (self.state.partial_output
+            && self.state.events.is_some()
+            && self.model.choice.streaming.is_some())
+        .then(|| {
             let mut c = self.context();
             c.retry = self.state.output_retries;
-            c.max_retries = inner.step.output_retries;
+            c.max_retries = self.agent.inner.step.output_retries;
             Box::new(c)
         });
-        let caps = &self.caps;
-        // The request as the model gets it. The settings are shared (a run without capabilities
-        // sends the agent's or its own as they are).
-        let send = |messages: Arc<Vec<ModelMessage>>,
-                    settings: Option<Arc<ModelSettings>>,
-                    params: ModelRequestParameters|
-         -> BoxFuture<'_, Result<ModelResponse, AgentRunError>> {
-            let answered = &answered;
-            let partial_ctx = &partial_ctx;
-            Box::pin(async move {
-                // The model is sent the history made sendable, the last response's calls
-                // included (a call that has no result by now never will), results in call order.
-                let sent = crate::messages::sendable_history(&messages);
-                // The model's code (its request, its stream) runs with its panics caught; the
-                // event handler the stream feeds catches its own.
-                // The stream's branch (its events, the partial output) is boxed on its own: the
-                // state of a run waiting on a plain request stays small.
-                let attempt: BoxFuture<'_, Result<ModelResponse, crate::model::ModelError>> = match streaming {
-                    Some((sink, m)) => Box::pin(async {
-                        match m.request_stream_boxed(&sent, settings.as_deref(), &params).await {
-                            Ok(mut stream) => {
-                                use futures::StreamExt;
-                                let mut partial = partial_ctx.as_ref().map(|c| {
-                                    super::partial::PartialOutput::new(&inner.step.output, caps, (**c).clone())
-                                });
-                                let mut last = Err(crate::model::ModelError::new(
-                                    crate::model::ModelErrorKind::UnexpectedResponse,
-                                    "the model's stream ended before its final response; the connection may have been cut, try again",
-                                ));
-                                while let Some(event) = stream.next().await {
-                                    match event {
-                                        Ok(crate::model::ModelStreamEvent::Final(r)) => {
-                                            last = Ok(r);
-                                            break;
-                                        }
-                                        Ok(e) => {
-                                            let output = match partial.as_mut() {
-                                                Some(p) => p.observe(&e).await,
-                                                None => None,
-                                            };
-                                            sink(AgentEvent::Stream(e));
-                                            if let Some(output) = output {
-                                                sink(AgentEvent::PartialOutput { output });
-                                            }
-                                        }
-                                        Err(e) => {
-                                            last = Err(e);
-                                            break;
-                                        }
-                                    }
-                                }
-                                last
-                            }
-                            Err(e) => Err(e),
-                        }
-                    }),
-                    None => model.request_boxed(&sent, settings.as_deref(), &params),
-                };
-                let result = match AssertUnwindSafe(attempt).catch_unwind().await {
-                    Ok(result) => result,
-                    Err(p) => {
-                        return Err(AgentRunError::ModelPanicked {
-                            model: model_name.to_string(),
-                            message: crate::error::panic_message(p),
-                        });
-                    }
-                };
-                if keep_answer && let Ok(r) = &result {
-                    *answered.lock().unwrap_or_else(|p| p.into_inner()) = Some(Box::new(r.clone()));
+        let outcome = {
+            let run = &*self;
+            let (answered, partial_ctx) = (&answered, partial_ctx.as_deref());
+            // The request as the model gets it. The settings are shared (a run without
+            // capabilities sends the agent's or its own as they are).
+            let send = move |messages: Arc<Vec<ModelMessage>>,
+                             settings: Option<Arc<ModelSettings>>,
+                             params: ModelRequestParameters|
+                  -> BoxFuture<'_, Result<ModelResponse, AgentRunError>> {
+                Box::pin(run.send(messages, settings, params, answered, partial_ctx))
+            };
+            let messages = run.state.messages.clone();
+            match &ctx {
+                Some(ctx) => {
+                    // The hooks get the request to change: its settings their own copy.
+                    let core = |req: ModelRequestContext| send(req.messages, req.settings.map(Arc::new), req.params);
+                    let settings = settings.map(Arc::unwrap_or_clone);
+                    let request = ModelRequestContext { messages, settings, params };
+                    run.caps.model_request(0, ctx, request, &core).await
                 }
-                result.map_err(|e| match e.kind {
-                    crate::model::ModelErrorKind::User => AgentRunError::User(UserError::new(e.message)),
-                    _ => AgentRunError::Model(execution::explain_forced_output(e, &params)),
-                })
-            })
-        };
-        let messages = self.state.messages.clone();
-        let outcome = match &ctx {
-            Some(ctx) => {
-                // The hooks get the request to change: its settings their own copy.
-                let core = |req: ModelRequestContext| send(req.messages, req.settings.map(Arc::new), req.params);
-                let settings = settings.map(Arc::unwrap_or_clone);
-                let request = ModelRequestContext { messages, settings, params };
-                self.caps.model_request(0, ctx, request, &core).await
+                None => send(messages, settings, params).await,
             }
-            None => send(messages, settings, params).await,
         };
         // The contexts share the history: dropped first, the history grows in place.
         drop(partial_ctx);
@@ -402,6 +337,88 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             Err(e) => return Err(e),
         };
         self.record_response(response).map(Some)
+    }
+
+    /// One request to the model (or its stream), its panics caught; the answer kept in
+    /// `answered` when a capability may refuse it.
+    // Not an async fn, whose arguments would take their place in its state twice.
+    #[allow(clippy::manual_async_fn, reason = "an async fn holds its arguments twice")]
+    fn send<'f>(
+        &'f self,
+        messages: Arc<Vec<ModelMessage>>,
+        settings: Option<Arc<ModelSettings>>,
+        params: ModelRequestParameters,
+        answered: &'f std::sync::Mutex<Option<Box<ModelResponse>>>,
+        partial_ctx: Option<&'f crate::context::RunContext<D>>,
+    ) -> impl Future<Output = Result<ModelResponse, AgentRunError>> + Send + 'f {
+        async move {
+            // The model is sent the history made sendable, the last response's calls included (a
+            // call that has no result by now never will), results in call order.
+            let sent = crate::messages::sendable_history(&messages);
+            // The model's code (its request, its stream) runs with its panics caught; the event
+            // handler the stream feeds catches its own.
+            let attempt = match (&self.state.events, &self.model.choice.streaming) {
+                (Some(sink), Some(m)) => self.stream(m, sink, &sent, settings.as_deref(), &params, partial_ctx),
+                _ => self.model.choice.model.request_boxed(&sent, settings.as_deref(), &params),
+            };
+            let result = match AssertUnwindSafe(attempt).catch_unwind().await {
+                Ok(result) => result,
+                Err(p) => {
+                    return Err(AgentRunError::ModelPanicked {
+                        model: self.model.info.name.to_string(),
+                        message: crate::error::panic_message(p),
+                    });
+                }
+            };
+            if !self.caps.is_empty()
+                && let Ok(r) = &result
+            {
+                *answered.lock().unwrap_or_else(|p| p.into_inner()) = Some(Box::new(r.clone()));
+            }
+            result.map_err(|e| match e.kind {
+                crate::model::ModelErrorKind::User => AgentRunError::User(UserError::new(e.message)),
+                _ => AgentRunError::Model(execution::explain_forced_output(e, &params)),
+            })
+        }
+    }
+
+    /// A streamed request: its events to the run's handler (with the partial outputs, under
+    /// `stream_output`), its final response returned. Boxed on its own: the state of a run
+    /// waiting on a plain request stays small.
+    fn stream<'f>(
+        &'f self,
+        model: &'f Arc<dyn crate::model::DynStreamingModel>,
+        sink: &'f crate::run::EventSink,
+        sent: &'f [ModelMessage],
+        settings: Option<&'f ModelSettings>,
+        params: &'f ModelRequestParameters,
+        partial_ctx: Option<&'f crate::context::RunContext<D>>,
+    ) -> BoxFuture<'f, Result<ModelResponse, crate::model::ModelError>> {
+        Box::pin(async move {
+            use futures::StreamExt;
+            let mut stream = model.request_stream_boxed(sent, settings, params).await?;
+            let mut partial = partial_ctx
+                .map(|c| super::partial::PartialOutput::new(&self.agent.inner.step.output, &self.caps, c.clone()));
+            while let Some(event) = stream.next().await {
+                match event? {
+                    crate::model::ModelStreamEvent::Final(r) => return Ok(r),
+                    e => {
+                        let output = match partial.as_mut() {
+                            Some(p) => p.observe(&e).await,
+                            None => None,
+                        };
+                        sink(AgentEvent::Stream(e));
+                        if let Some(output) = output {
+                            sink(AgentEvent::PartialOutput { output });
+                        }
+                    }
+                }
+            }
+            Err(crate::model::ModelError::new(
+                crate::model::ModelErrorKind::UnexpectedResponse,
+                "the model's stream ended before its final response; the connection may have been cut, try again",
+            ))
+        })
     }
 
     /// Counts a response's usage (checking the token limits) and adds it to the history.
