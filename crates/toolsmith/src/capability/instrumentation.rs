@@ -402,10 +402,10 @@ impl<D: Clone + Send + Sync + 'static> Capability<D> for Instrumentation {
             match &result {
                 Ok(response) => {
                     if let Some(m) = &response.model_name {
-                        span.record("gen_ai.response.model", m.as_str());
+                        span.record("gen_ai.response.model", &**m);
                     }
                     if let Some(id) = &response.provider_response_id {
-                        span.record("gen_ai.response.id", id.as_str());
+                        span.record("gen_ai.response.id", &**id);
                     }
                     let reason = response
                         .finish_reason
@@ -652,7 +652,7 @@ fn output_messages(r: &ModelResponse, settings: &InstrumentationSettings) -> Val
         .finish_reason
         .clone()
         .unwrap_or_else(|| if r.tool_calls().next().is_some() { "tool_call".into() } else { "stop".into() });
-    m["finish_reason"] = Value::String(reason);
+    m["finish_reason"] = Value::String(reason.to_string());
     json!([m])
 }
 

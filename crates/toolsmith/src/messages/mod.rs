@@ -130,25 +130,25 @@ pub struct ModelResponse {
     pub usage: RequestUsage,
     /// The model that answered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model_name: Option<String>,
+    pub model_name: Option<Arc<str>>,
     /// When the response was received.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timestamp: Option<Timestamp>,
     /// The provider that answered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub provider_name: Option<String>,
+    pub provider_name: Option<Arc<str>>,
     /// The provider's base URL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub provider_url: Option<String>,
+    pub provider_url: Option<Arc<str>>,
     /// Provider-specific details.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider_details: Option<Box<Value>>,
     /// The provider's id for the response.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub provider_response_id: Option<String>,
+    pub provider_response_id: Option<Arc<str>>,
     /// Why the model stopped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub finish_reason: Option<String>,
+    pub finish_reason: Option<Arc<str>>,
     /// The run the response belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_id: Option<Arc<str>>,

@@ -98,6 +98,8 @@ pub struct FunctionModel {
     f: Func,
     stream: Option<StreamFunc>,
     name: String,
+    /// The `model_name` its responses carry (`function:` and the name), shared by them.
+    label: Arc<str>,
     native: crate::native::NativeToolKinds,
     unapplied: Vec<(crate::native::NativeToolKind, &'static str)>,
     /// The parameters of the last request, shared by the model's clones.
@@ -122,6 +124,7 @@ impl FunctionModel {
             f: Arc::new(move |m, i| Box::pin(f(m, i))),
             stream: None,
             name: "function".into(),
+            label: Arc::from("function:function"),
             native: Default::default(),
             unapplied: Vec::new(),
             last: Arc::default(),
@@ -140,6 +143,7 @@ impl FunctionModel {
             }),
             stream: None,
             name: "function".into(),
+            label: Arc::from("function:function"),
             native: Default::default(),
             unapplied: Vec::new(),
             last: Arc::default(),
@@ -190,6 +194,7 @@ impl FunctionModel {
             }),
             stream: Some(stream),
             name: "function".into(),
+            label: Arc::from("function:function"),
             native: Default::default(),
             unapplied: Vec::new(),
             last: Arc::default(),
@@ -199,6 +204,7 @@ impl FunctionModel {
     /// Sets the model's name.
     pub fn with_name(mut self, name: impl Into<String>) -> Self {
         self.name = name.into();
+        self.label = Arc::from(format!("function:{}", self.name));
         self
     }
 
@@ -260,7 +266,7 @@ impl Model for FunctionModel {
         let answer = (self.f)(messages, &Self::info(settings, params));
         let mut response = answer.await?;
         if response.model_name.is_none() {
-            response.model_name = Some(format!("function:{}", self.name));
+            response.model_name = Some(self.label.clone());
         }
         Ok(response)
     }
@@ -292,7 +298,7 @@ impl StreamingModel for FunctionModel {
             return Ok(single_response_stream(self.request(messages, settings, params).await?));
         };
         *self.last.lock().unwrap_or_else(|e| e.into_inner()) = Some(params.clone());
-        let name = format!("function:{}", self.name);
+        let name = self.label.clone();
         let deltas = stream(messages, &Self::info(settings, params));
         Ok(assemble(deltas)
             .map(move |event| match event {

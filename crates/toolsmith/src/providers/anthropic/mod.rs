@@ -622,11 +622,11 @@ pub(super) fn fill(
     raw: Vec<Value>,
 ) {
     response.usage = usage;
-    response.model_name = Some(model.unwrap_or(name).to_string());
+    response.model_name = Some(model.unwrap_or(name).into());
     response.provider_name = Some("anthropic".into());
-    response.provider_url = Some(base_url.to_string());
-    response.provider_response_id = id.map(str::to_string);
-    response.finish_reason = stop.map(|s| finish_reason(s).to_string());
+    response.provider_url = Some(base_url.into());
+    response.provider_response_id = id.map(Into::into);
+    response.finish_reason = stop.map(|s| finish_reason(s).into());
     let mut details = Map::new();
     put(&mut details, "finish_reason", stop);
     if !raw.is_empty() {

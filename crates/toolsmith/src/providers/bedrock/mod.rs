@@ -355,10 +355,10 @@ pub(super) fn finish_reason(raw: &str) -> &'static str {
 
 pub(super) fn fill(response: &mut ModelResponse, name: &str, base_url: &str, usage: RequestUsage, stop: Option<&str>) {
     response.usage = usage;
-    response.model_name = Some(name.to_string());
+    response.model_name = Some(name.into());
     response.provider_name = Some("bedrock".into());
-    response.provider_url = Some(base_url.to_string());
-    response.finish_reason = stop.map(|s| finish_reason(s).to_string());
+    response.provider_url = Some(base_url.into());
+    response.finish_reason = stop.map(|s| finish_reason(s).into());
     let mut details = Map::new();
     put(&mut details, "finish_reason", stop);
     if !details.is_empty() {
@@ -385,7 +385,7 @@ impl Model for BedrockModel {
         self.http
             .request_json_with_headers(&self.url("converse"), &body, settings_timeout(settings), |v, headers| {
                 let mut response = self.parse_response(v)?;
-                response.provider_response_id = request_id(headers);
+                response.provider_response_id = request_id(headers).map(Into::into);
                 Ok(response)
             })
             .await

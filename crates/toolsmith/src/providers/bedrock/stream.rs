@@ -185,7 +185,7 @@ impl StreamProcessor for BedrockStream {
         out.extend(ends);
         let mut response = ModelResponse::new(parts);
         fill(&mut response, &self.name, &self.base_url, std::mem::take(&mut self.usage), self.stop.as_deref());
-        response.provider_response_id = self.request_id.clone();
+        response.provider_response_id = self.request_id.as_deref().map(Into::into);
         Ok(response)
     }
 }

@@ -502,12 +502,12 @@ impl GeminiModel {
 
     pub(super) fn fill(&self, response: &mut ModelResponse, v: &Value, finish: Option<&str>) {
         response.usage = v.get("usageMetadata").map(usage).unwrap_or_default();
-        response.model_name = Some(v.get("modelVersion").and_then(Value::as_str).unwrap_or(&self.name).to_string());
+        response.model_name = Some(v.get("modelVersion").and_then(Value::as_str).unwrap_or(&self.name).into());
         response.provider_name = Some(SYSTEM.into());
-        response.provider_url = Some(self.base_url.clone());
-        response.provider_response_id = v.get("responseId").and_then(Value::as_str).map(str::to_string);
+        response.provider_url = Some(self.base_url.as_str().into());
+        response.provider_response_id = v.get("responseId").and_then(Value::as_str).map(Into::into);
         if let Some(raw) = finish {
-            response.finish_reason = Some(finish_reason(raw).to_string());
+            response.finish_reason = Some(finish_reason(raw).into());
             response.provider_details = Some(Box::new(json!({"finish_reason": raw})));
         }
     }

@@ -438,13 +438,13 @@ impl OpenAIChatModel {
         }
         let mut response = ModelResponse::new(parts);
         response.usage = v.get("usage").map(chat_usage).unwrap_or_default();
-        response.model_name = Some(v.get("model").and_then(Value::as_str).unwrap_or(&self.name).to_string());
+        response.model_name = Some(v.get("model").and_then(Value::as_str).unwrap_or(&self.name).into());
         response.timestamp = timestamp(v.get("created").and_then(Value::as_i64));
-        response.provider_name = Some(self.system.clone());
-        response.provider_url = Some(self.base_url.clone());
-        response.provider_response_id = v.get("id").and_then(Value::as_str).map(str::to_string);
+        response.provider_name = Some(self.system.as_str().into());
+        response.provider_url = Some(self.base_url.as_str().into());
+        response.provider_response_id = v.get("id").and_then(Value::as_str).map(Into::into);
         if let Some(raw) = choice.get("finish_reason").and_then(Value::as_str) {
-            response.finish_reason = Some(chat_finish_reason(raw).to_string());
+            response.finish_reason = Some(chat_finish_reason(raw).into());
             response.provider_details = Some(Box::new(json!({"finish_reason": raw})));
         }
         Ok(response)
@@ -931,13 +931,13 @@ impl StreamProcessor for ChatStream {
         out.extend(ends);
         let mut response = ModelResponse::new(parts);
         response.usage = self.usage.as_ref().map(chat_usage).unwrap_or_default();
-        response.model_name = Some(self.response_model.clone().unwrap_or_else(|| self.model.clone()));
+        response.model_name = Some(self.response_model.as_deref().unwrap_or(&self.model).into());
         response.timestamp = timestamp(self.created);
-        response.provider_name = Some(self.system.clone());
-        response.provider_url = Some(self.base_url.clone());
-        response.provider_response_id = self.id.clone();
+        response.provider_name = Some(self.system.as_str().into());
+        response.provider_url = Some(self.base_url.as_str().into());
+        response.provider_response_id = self.id.as_deref().map(Into::into);
         if let Some(raw) = &self.finish {
-            response.finish_reason = Some(chat_finish_reason(raw).to_string());
+            response.finish_reason = Some(chat_finish_reason(raw).into());
             response.provider_details = Some(Box::new(json!({"finish_reason": raw})));
         }
         Ok(response)

@@ -147,7 +147,7 @@ fn usage(u: &Value) -> RequestUsage {
     usage
 }
 
-fn finish_reason(response: &Value, has_calls: bool) -> (Option<String>, Option<String>) {
+fn finish_reason(response: &Value, has_calls: bool) -> (Option<std::sync::Arc<str>>, Option<String>) {
     let status = response.get("status").and_then(Value::as_str).unwrap_or("completed");
     match status {
         "completed" => (Some(if has_calls { "tool_call" } else { "stop" }.into()), Some(status.into())),
@@ -198,7 +198,8 @@ impl OpenAIResponsesModel {
         body.insert("model".into(), self.name.clone().into());
         put(&mut body, "instructions", wire::instructions(messages, params));
         let native_search = self.native_tool_search && params.all_tools().any(|t| t.defer_loading);
-        let messages = wire::localize_native_searches(messages, |r| native_search && self.own(&r.provider_name));
+        let messages =
+            wire::localize_native_searches(messages, |r| native_search && self.own(r.provider_name.as_deref()));
         body.insert("input".into(), Value::Array(self.map_messages(&messages)?));
 
         let choice = wire::tool_choice(settings, params)?;
@@ -207,7 +208,7 @@ impl OpenAIResponsesModel {
             let own: HashSet<String> = messages
                 .iter()
                 .filter_map(ModelMessage::as_response)
-                .filter(|r| self.own(&r.provider_name))
+                .filter(|r| self.own(r.provider_name.as_deref()))
                 .flat_map(|r| natively_discovered(r.provider_details.as_deref()))
                 .collect();
             let loaded = discovered_in(&messages).into_iter().filter(|n| !own.contains(n)).collect();
@@ -274,8 +275,8 @@ impl OpenAIResponsesModel {
         Value::Object(t)
     }
 
-    fn own(&self, provider: &Option<String>) -> bool {
-        provider.as_deref() == Some(self.system.as_str())
+    fn own(&self, provider: Option<&str>) -> bool {
+        provider == Some(self.system.as_str())
     }
 
     fn map_messages(&self, messages: &[ModelMessage]) -> Result<Vec<Value>, ModelError> {
@@ -289,7 +290,7 @@ impl OpenAIResponsesModel {
                     &mut out,
                 )?,
                 ModelMessage::Response(response) => {
-                    let own_response = self.own(&response.provider_name);
+                    let own_response = self.own(response.provider_name.as_deref());
                     let raw_items: Vec<(usize, Value)> = if own_response {
                         wire::replayed_blocks(response.provider_details.as_deref(), "openai_items", "item")
                     } else {
@@ -331,7 +332,7 @@ impl OpenAIResponsesModel {
                             ModelResponsePart::File(_) => {}
                             ModelResponsePart::Thinking(t) => {
                                 if let Some(id) = t.id.as_deref().filter(|id| id.starts_with("rs_"))
-                                    && self.own(&t.provider_name)
+                                    && self.own(t.provider_name.as_deref())
                                 {
                                     let summary: Vec<Value> = if t.content.is_empty() {
                                         vec![]
@@ -455,15 +456,15 @@ impl OpenAIResponsesModel {
 
     fn fill(&self, response: &mut ModelResponse, v: &Value, has_calls: bool, raw: Vec<Value>) {
         response.usage = v.get("usage").map(usage).unwrap_or_default();
-        response.model_name = Some(v.get("model").and_then(Value::as_str).unwrap_or(&self.name).to_string());
+        response.model_name = Some(v.get("model").and_then(Value::as_str).unwrap_or(&self.name).into());
         response.timestamp = v
             .get("created_at")
             .and_then(Value::as_i64)
             .and_then(|s| chrono::Utc.timestamp_opt(s, 0).single())
             .or_else(|| Some(chrono::Utc::now()));
-        response.provider_name = Some(self.system.clone());
-        response.provider_url = Some(self.base_url.clone());
-        response.provider_response_id = v.get("id").and_then(Value::as_str).map(str::to_string);
+        response.provider_name = Some(self.system.as_str().into());
+        response.provider_url = Some(self.base_url.as_str().into());
+        response.provider_response_id = v.get("id").and_then(Value::as_str).map(Into::into);
         let (finish, raw_reason) = finish_reason(v, has_calls);
         response.finish_reason = finish;
         let mut details = Map::new();
