@@ -36,9 +36,8 @@ use crate::usage::UsageLimits;
 use output::Converter;
 
 pub(crate) struct AgentInner<D> {
-    pub(crate) model: SharedModel,
-    pub(crate) model_info: Arc<crate::model::ModelInfo>,
-    pub(crate) streaming: Option<Arc<dyn DynStreamingModel>>,
+    /// The agent's model, as every run that keeps it holds it (shared).
+    pub(crate) model: Arc<run_model::RunModel>,
     pub(crate) capabilities: Capabilities<D>,
     pub(crate) system_prompts: Vec<String>,
     pub(crate) instructions: Option<String>,
@@ -614,9 +613,10 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
         )?;
         Ok(Agent {
             inner: Arc::new(AgentInner {
-                model_info: Arc::new(model_info),
-                model,
-                streaming: self.streaming,
+                model: Arc::new(run_model::RunModel {
+                    choice: run_model::ModelChoice { model, streaming: self.streaming },
+                    info: Arc::new(model_info),
+                }),
                 capabilities,
                 system_prompts: self.system_prompts,
                 instructions: self.instructions,

@@ -50,14 +50,26 @@ pub(crate) enum OutputStage {
 /// is a `ToolError`) gets `ToolError::Panicked` with the same message, and the typed error is
 /// kept in `panics` for the step to end the run with ([`Capabilities::hook_panic`]).
 pub(crate) struct Capabilities<D> {
+    /// The chain, shared by the runs that use the agent's capabilities as they are.
+    chain: Arc<Chain<D>>,
+    /// The panics of tool and output hooks caught in this run, as the run's errors.
+    panics: Arc<Mutex<Vec<AgentRunError>>>,
+}
+
+/// The capabilities in order, and each stage's.
+struct Chain<D> {
     caps: Vec<Arc<dyn DynCapability<D>>>,
     /// Per [`HookStage`] (by its index), the capabilities that hook it, in order: a stage's
     /// dispatch skips the others.
-    stages: Arc<[Vec<Arc<dyn DynCapability<D>>>]>,
+    stages: Box<[Vec<Arc<dyn DynCapability<D>>>]>,
     /// What the built-ins that need it are told about the agent (also those a `for_run` makes).
     agent: Arc<AgentFacts>,
-    /// The panics of tool and output hooks caught in this run, as the run's errors.
-    panics: Arc<Mutex<Vec<AgentRunError>>>,
+}
+
+impl<D> Clone for Chain<D> {
+    fn clone(&self) -> Self {
+        Chain { caps: self.caps.clone(), stages: self.stages.clone(), agent: self.agent.clone() }
+    }
 }
 
 /// The agent's name and system prompts, for [`ReinjectSystemPrompt`] and [`Instrumentation`].
@@ -69,23 +81,18 @@ struct AgentFacts {
 
 impl<D> Clone for Capabilities<D> {
     fn clone(&self) -> Self {
-        Capabilities {
-            caps: self.caps.clone(),
-            stages: self.stages.clone(),
-            agent: self.agent.clone(),
-            panics: self.panics.clone(),
-        }
+        Capabilities { chain: self.chain.clone(), panics: self.panics.clone() }
     }
 }
 
 impl<D> Default for Capabilities<D> {
     fn default() -> Self {
-        Capabilities {
+        let chain = Chain {
             caps: Vec::new(),
             stages: HookStage::ALL.iter().map(|_| Vec::new()).collect(),
             agent: Arc::default(),
-            panics: Arc::default(),
-        }
+        };
+        Capabilities { chain: Arc::new(chain), panics: Arc::default() }
     }
 }
 
@@ -188,12 +195,12 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
                 }
             }
         }
-        Ok(Capabilities { caps, stages: stages.into(), agent, panics: Arc::default() })
+        Ok(Capabilities { chain: Arc::new(Chain { caps, stages: stages.into(), agent }), panics: Arc::default() })
     }
 
     /// The capabilities that hook `stage`, in order.
     fn stage(&self, stage: HookStage) -> &[Arc<dyn DynCapability<D>>] {
-        &self.stages[stage.index()]
+        &self.chain.stages[stage.index()]
     }
 
     /// Whether some capability has hooks at `stage` (without any, the step skips the chain).
@@ -203,20 +210,20 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
 
     /// Adds a capability (a combination's members, each in its place).
     pub(crate) fn push(&mut self, cap: Arc<dyn DynCapability<D>>) {
-        self.caps.extend(spread_all([cap]));
+        Arc::make_mut(&mut self.chain).caps.extend(spread_all([cap]));
     }
 
     /// Adds boxed capabilities (a spec's), unwrapped.
     pub(crate) fn extend(&mut self, caps: Vec<super::BoxedCapability<D>>) {
-        self.caps.extend(spread_all(caps.into_iter().map(|c| c.0)));
+        Arc::make_mut(&mut self.chain).caps.extend(spread_all(caps.into_iter().map(|c| c.0)));
     }
 
     pub(crate) fn is_empty(&self) -> bool {
-        self.caps.is_empty()
+        self.chain.caps.is_empty()
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.caps.len()
+        self.chain.caps.len()
     }
 
     /// The capabilities as an agent runs them: sorted to satisfy their ordering constraints
@@ -224,14 +231,15 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
     /// prompts.
     pub(crate) fn for_agent(self, name: Option<&str>, system_prompts: &[String]) -> Result<Self, UserError> {
         // `ordering` and `name` are the capabilities' own code: a panic there is a build error.
-        for (i, c) in self.caps.iter().enumerate() {
+        for (i, c) in self.chain.caps.iter().enumerate() {
             sync_guard(&**c, "name", || c.name()).map_err(|e| build_panic(i, e))?;
             sync_guard(&**c, "ordering", || c.ordering()).map_err(|e| build_panic(i, e))?;
         }
-        let caps = ordering::sort(self.caps)?;
+        let caps = Arc::try_unwrap(self.chain).map_or_else(|shared| shared.caps.clone(), |chain| chain.caps);
+        let caps = ordering::sort(caps)?;
         let agent = AgentFacts { name: name.map(String::from), system_prompts: Arc::from(system_prompts.to_vec()) };
         let out = Capabilities::assemble(caps, Arc::new(agent)).map_err(|(i, e)| build_panic(i, e))?;
-        for (i, c) in out.caps.iter().enumerate() {
+        for (i, c) in out.chain.caps.iter().enumerate() {
             out.bind(std::slice::from_ref(c)).map_err(|e| build_panic(i, e))?;
         }
         Ok(out)
@@ -257,14 +265,15 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
                 return Err(UserError::new(format!("{refusal}, not to one run")));
             }
         }
-        let mut caps = self.caps.clone();
+        let mut caps = self.chain.caps.clone();
         caps.extend(extra.iter().cloned());
-        let out = Capabilities::assemble(ordering::sort(caps)?, self.agent.clone()).map_err(|(_, e)| match e {
-            AgentRunError::CapabilityPanicked { capability, hook, message } => UserError::new(format!(
-                "run capability '{capability}' panicked in `{hook}` as the run started: {message}"
-            )),
-            other => UserError::new(other.to_string()),
-        })?;
+        let out =
+            Capabilities::assemble(ordering::sort(caps)?, self.chain.agent.clone()).map_err(|(_, e)| match e {
+                AgentRunError::CapabilityPanicked { capability, hook, message } => UserError::new(format!(
+                    "run capability '{capability}' panicked in `{hook}` as the run started: {message}"
+                )),
+                other => UserError::new(other.to_string()),
+            })?;
         for (i, c) in extra.iter().enumerate() {
             out.bind(std::slice::from_ref(c)).map_err(|e| run_error(i, e))?;
         }
@@ -277,9 +286,9 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
             sync_guard(&**c, "apply", || {
                 c.apply(&mut |leaf| {
                     if let Some(r) = leaf.downcast_ref::<ReinjectSystemPrompt>() {
-                        r.bind(&self.agent.system_prompts);
+                        r.bind(&self.chain.agent.system_prompts);
                     } else if let Some(i) = leaf.downcast_ref::<Instrumentation>() {
-                        i.bind(self.agent.name.as_deref());
+                        i.bind(self.chain.agent.name.as_deref());
                     }
                 })
             })?;
@@ -290,7 +299,7 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
     /// Every leaf capability of type `T` (see [`Capability::apply`](super::Capability::apply)), in order.
     pub(crate) fn leaves<T: Clone + 'static>(&self) -> Result<Vec<T>, UserError> {
         let mut found = Vec::new();
-        for (i, c) in self.caps.iter().enumerate() {
+        for (i, c) in self.chain.caps.iter().enumerate() {
             sync_guard(&**c, "apply", || {
                 c.apply(&mut |leaf| {
                     if let Some(t) = leaf.downcast_ref::<T>() {
@@ -306,7 +315,7 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
     /// The pool of the first [`ThreadExecutor`], if any: the agent runs blocking tools under it.
     pub(crate) fn blocking_pool(&self) -> Result<Option<Arc<crate::tool::pool::BlockingPool>>, UserError> {
         let mut pool = None;
-        for (i, c) in self.caps.iter().enumerate() {
+        for (i, c) in self.chain.caps.iter().enumerate() {
             sync_guard(&**c, "apply", || {
                 c.apply(&mut |leaf| {
                     if pool.is_none()
@@ -324,7 +333,7 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
     /// The toolsets the capabilities contribute.
     pub(crate) fn toolsets(&self) -> Result<Vec<crate::toolset::BoxedToolset<D>>, AgentRunError> {
         let mut out = Vec::new();
-        for c in &self.caps {
+        for c in &self.chain.caps {
             out.extend(sync_guard(&**c, "toolset", || c.toolset())?);
         }
         Ok(out)
@@ -333,7 +342,7 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
     /// [`Capabilities::toolsets`] at build time: a panic is a `UserError` from `build()`.
     pub(crate) fn build_toolsets(&self) -> Result<Vec<crate::toolset::BoxedToolset<D>>, UserError> {
         let mut out = Vec::new();
-        for (i, c) in self.caps.iter().enumerate() {
+        for (i, c) in self.chain.caps.iter().enumerate() {
             out.extend(sync_guard(&**c, "toolset", || c.toolset()).map_err(|e| build_panic(i, e))?);
         }
         Ok(out)
@@ -347,7 +356,7 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
     ) -> Result<Option<crate::toolset::BoxedToolset<D>>, AgentRunError> {
         let mut current = toolset;
         let mut wrapped = false;
-        for c in self.caps.iter().rev() {
+        for c in self.chain.caps.iter().rev() {
             if let Some(w) = sync_guard(&**c, "wrapper_toolset", || c.wrapper_toolset(current.clone()))? {
                 current = w;
                 wrapped = true;
@@ -360,8 +369,8 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
     /// capability made a fresh instance.
     pub(crate) fn for_run(&self, ctx: &RunContext<D>) -> Result<(Self, bool), AgentRunError> {
         let mut fresh = Vec::new();
-        let mut caps = Vec::with_capacity(self.caps.len());
-        for c in &self.caps {
+        let mut caps = Vec::with_capacity(self.chain.caps.len());
+        for c in &self.chain.caps {
             match sync_guard(&**c, "for_run", || c.for_run(ctx))? {
                 Some(b) => {
                     if let Some(refusal) = agent_wide(&*b.0)? {
@@ -382,11 +391,11 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
             // run); the run's caught panics are its own (without capabilities, none is caught: the
             // agent's empty list is shared).
             let panics = if caps.is_empty() { self.panics.clone() } else { Arc::default() };
-            let out = Capabilities { caps, stages: self.stages.clone(), agent: self.agent.clone(), panics };
+            let out = Capabilities { chain: self.chain.clone(), panics };
             return Ok((out, false));
         }
         self.bind(&fresh)?;
-        let out = Capabilities::assemble(caps, self.agent.clone()).map_err(|(_, e)| e)?;
+        let out = Capabilities::assemble(caps, self.chain.agent.clone()).map_err(|(_, e)| e)?;
         Ok((out, true))
     }
 
@@ -420,7 +429,7 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
     /// The native tools of every capability, in order.
     pub(crate) fn native_tools(&self) -> Result<Vec<crate::native::NativeTool>, AgentRunError> {
         let mut out = Vec::new();
-        for c in &self.caps {
+        for c in &self.chain.caps {
             out.extend(sync_guard(&**c, "native_tools", || c.native_tools())?);
         }
         Ok(out)
@@ -429,7 +438,7 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
     /// The capabilities' instructions, in order.
     pub(crate) async fn instructions(&self, ctx: &RunContext<D>) -> Result<Vec<String>, AgentRunError> {
         let mut out = Vec::new();
-        for c in &self.caps {
+        for c in &self.chain.caps {
             if let Some(i) = guard(&**c, "instructions", || c.instructions(ctx)).await? {
                 out.push(i);
             }
@@ -444,7 +453,7 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
         base: Option<Arc<ModelSettings>>,
     ) -> Result<Option<Arc<ModelSettings>>, AgentRunError> {
         let mut settings = base;
-        for c in &self.caps {
+        for c in &self.chain.caps {
             if let Some(s) = sync_guard(&**c, "model_settings", || c.model_settings(ctx))? {
                 settings = Some(Arc::new(match settings {
                     Some(b) => b.merged(&s),
@@ -464,7 +473,7 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
     ) -> Result<DeferredToolResults, AgentRunError> {
         let mut results = DeferredToolResults::new();
         let mut remaining = requests.clone();
-        for c in &self.caps {
+        for c in &self.chain.caps {
             if remaining.is_empty() {
                 break;
             }
@@ -482,7 +491,7 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
         ctx: &RunContext<D>,
         mut tools: Vec<ToolDefinition>,
     ) -> Result<Vec<ToolDefinition>, AgentRunError> {
-        for c in &self.caps {
+        for c in &self.chain.caps {
             tools = guard_run(&**c, "prepare_output_tools", || c.prepare_output_tools(ctx, tools)).await?;
         }
         Ok(tools)
@@ -588,7 +597,7 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
 
     /// Whether any capability wraps the event stream.
     pub(crate) fn wraps_event_stream(&self) -> Result<bool, AgentRunError> {
-        for c in &self.caps {
+        for c in &self.chain.caps {
             if sync_guard(&**c, "wraps_event_stream", || c.wraps_event_stream())? {
                 return Ok(true);
             }
@@ -605,7 +614,7 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
         mut events: EventBoxStream,
     ) -> Result<EventBoxStream, AgentRunError> {
         use futures::StreamExt;
-        for c in self.caps.iter().rev() {
+        for c in self.chain.caps.iter().rev() {
             if sync_guard(&**c, "wraps_event_stream", || c.wraps_event_stream())? {
                 let wrapped = sync_guard(&**c, "wrap_event_stream", || c.wrap_event_stream(ctx, events))?;
                 let cap = c.clone();
@@ -730,7 +739,7 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
 
     /// Whether any capability's `prepare_tools` may change the tools.
     pub(crate) fn has_prepare_tools(&self) -> Result<bool, AgentRunError> {
-        for c in &self.caps {
+        for c in &self.chain.caps {
             if sync_guard(&**c, "has_prepare_tools", || c.has_prepare_tools())? {
                 return Ok(true);
             }
@@ -743,7 +752,7 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
         ctx: &RunContext<D>,
         mut tools: Vec<ToolDefinition>,
     ) -> Result<Vec<ToolDefinition>, AgentRunError> {
-        for c in &self.caps {
+        for c in &self.chain.caps {
             tools = guard_run(&**c, "prepare_tools", || c.prepare_tools(ctx, tools)).await?;
         }
         Ok(tools)

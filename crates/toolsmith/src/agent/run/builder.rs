@@ -1,7 +1,7 @@
 //! [`RunBuilder`]: the options of one run; and what a run returns ([`RunResult`], [`RunRecord`]).
 
 use super::output_stream::OutputStream;
-use super::{AgentRun, Pending};
+use super::{AgentRun, Extras, Pending};
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 use std::sync::Arc;
@@ -334,15 +334,12 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
         };
         // An override in place wins over the run's model, as in Pydantic AI.
         let model = match inner.overrides.current().or(self.model) {
-            None => RunModel {
-                choice: ModelChoice { model: inner.model.clone(), streaming: inner.streaming.clone() },
-                info: inner.model_info.clone(),
-            },
+            None => inner.model.clone(),
             Some(choice) => {
                 let info = choice.info().map_err(AgentRunError::User)?;
                 check_run_model(&info, inner.step.tool_search.as_ref(), &caps.native_tools()?, &inner.step.output)
                     .map_err(AgentRunError::User)?;
-                RunModel { choice, info: Arc::new(info) }
+                Arc::new(RunModel { choice, info: Arc::new(info) })
             }
         };
         let settings = match (&inner.model_settings, self.settings) {
@@ -372,8 +369,6 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
             prompt: self.prompt,
             settings,
             limits: self.limits.map_or_else(|| inner.usage_limits.clone(), Arc::new),
-            metadata: self.metadata.map(Box::new),
-            deferred: self.deferred.map(Box::new),
             state: RunState {
                 events,
                 handler_panic,
@@ -389,17 +384,16 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
             next: Pending::Start,
             tools: None,
             tools_step: 0,
-            finished: None,
             run_id: Arc::from(run_id),
             conversation_id,
             prompt_text,
             caps,
             model,
             run_capabilities: has_run_capabilities,
-            toolsets: None,
             begun: false,
             toolsets_entered: false,
-            event_drain: None,
+            extras: (self.metadata.is_some() || self.deferred.is_some())
+                .then(|| Box::new(Extras { metadata: self.metadata, deferred: self.deferred, ..Default::default() })),
         })
     }
 

@@ -67,22 +67,18 @@ pub enum Node {
 pub struct AgentRun<D, O> {
     agent: Agent<D, O>,
     /// The model of this run (the agent's, the run's or an override's) and its information.
-    model: crate::agent::run_model::RunModel,
+    model: Arc<crate::agent::run_model::RunModel>,
     deps: D,
     prompt: Option<UserPromptContent>,
     /// The agent's settings (shared) or the run's merged with them.
     settings: Option<Arc<ModelSettings>>,
     /// The run's limits (the agent's, shared, unless the run sets its own).
     limits: Arc<UsageLimits>,
-    metadata: Option<Box<serde_json::Value>>,
-    deferred: Option<Box<DeferredToolResults>>,
     pub(crate) state: RunState,
     next: Pending,
     tools: Option<ToolIndex<D>>,
     /// The run step the tools were prepared for.
     tools_step: u32,
-    /// The output of a run stepped to its end with `next` (boxed: a run in flight holds none).
-    finished: Option<Box<RunOutput>>,
     /// Shared copies of what every context carries.
     run_id: Arc<str>,
     conversation_id: Arc<str>,
@@ -91,14 +87,31 @@ pub struct AgentRun<D, O> {
     caps: Capabilities<D>,
     /// Whether the run added capabilities of its own to the agent's.
     run_capabilities: bool,
-    /// The toolsets of this run, when its capabilities' `for_run` instances bring their own.
-    toolsets: Option<Vec<Arc<dyn DynToolset<D>>>>,
     /// Whether the run has started (capabilities instanced, toolsets entered, `before_run`).
     begun: bool,
     /// Whether the run's toolsets were entered (and are to be exited at its end).
     toolsets_entered: bool,
+    /// What only some runs have (metadata, deferred results, ...), boxed together.
+    extras: Option<Box<Extras<D>>>,
+}
+
+/// The parts of a run that most runs do not have, in one box: a run without them holds a
+/// pointer.
+struct Extras<D> {
+    metadata: Option<serde_json::Value>,
+    deferred: Option<DeferredToolResults>,
+    /// The output of a run stepped to its end with `next`.
+    finished: Option<RunOutput>,
+    /// The toolsets of this run, when its capabilities' `for_run` instances bring their own.
+    toolsets: Option<Vec<Arc<dyn DynToolset<D>>>>,
     /// The task passing the run's events through the capabilities' `wrap_event_stream`.
     event_drain: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl<D> Default for Extras<D> {
+    fn default() -> Self {
+        Extras { metadata: None, deferred: None, finished: None, toolsets: None, event_drain: None }
+    }
 }
 
 impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
@@ -130,7 +143,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             tool_call_metadata: None,
             run_id: self.run_id.clone(),
             conversation_id: self.conversation_id.clone(),
-            metadata: self.metadata.as_deref().cloned(),
+            metadata: self.extras.as_ref().and_then(|e| e.metadata.clone()),
             model_settings: self.settings.as_deref().cloned(),
             partial_output: false,
         }
@@ -216,7 +229,8 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             Err(e) => Some(Err(e)),
         };
         if let Some(result) = ended {
-            self.finished = Some(Box::new(self.finish(result).await?));
+            let output = self.finish(result).await?;
+            self.extras().finished = Some(output);
             return Ok(Node::End);
         }
         Ok(match &self.next {
@@ -231,10 +245,10 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
 
     /// The output of a run that reached [`Node::End`].
     pub fn into_result(mut self) -> Result<RunResult<O>, AgentRunError> {
-        let out = self.finished.take().ok_or_else(|| {
+        let out = self.extras.as_mut().and_then(|e| e.finished.take()).ok_or_else(|| {
             AgentRunError::User(UserError::new("the run has not ended yet: call `next()` until it returns Node::End"))
         })?;
-        let output = convert(&self.agent, *out)?;
+        let output = convert(&self.agent, out)?;
         let state = self.state;
         Ok(RunResult {
             output,
@@ -269,12 +283,12 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                 crate::toolset::Toolset::check(&ts)?;
                 toolsets.push(Arc::new(ts));
             }
-            self.toolsets = Some(toolsets);
+            self.extras().toolsets = Some(toolsets);
         }
         if !self.caps.is_empty() {
             let combined = crate::toolset::CombinedToolset::from_dyn(self.run_toolsets().to_vec());
             if let Some(wrapped) = self.caps.wrap_toolset(crate::toolset::BoxedToolset::new(combined))? {
-                self.toolsets = Some(vec![wrapped.0]);
+                self.extras().toolsets = Some(vec![wrapped.0]);
             }
         }
         if self.caps.wraps_event_stream()? {
@@ -334,7 +348,12 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
     }
 
     fn run_toolsets(&self) -> &[Arc<dyn DynToolset<D>>] {
-        self.toolsets.as_deref().unwrap_or(&self.agent.inner.toolsets)
+        self.extras.as_ref().and_then(|e| e.toolsets.as_deref()).unwrap_or(&self.agent.inner.toolsets)
+    }
+
+    /// The run's extras, made when first needed.
+    fn extras(&mut self) -> &mut Extras<D> {
+        self.extras.get_or_insert_with(Default::default)
     }
 
     /// Passes the run's events through the capabilities' `wrap_event_stream` on their way to
@@ -349,7 +368,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         let mut events = self.caps.wrap_event_stream(ctx, EventStream { rx }.boxed())?;
         let handler = self.state.events.take();
-        self.event_drain = Some(runtime.spawn(async move {
+        self.extras().event_drain = Some(runtime.spawn(async move {
             while let Some(event) = events.next().await {
                 if let Some(handler) = &handler {
                     handler(event);
@@ -364,7 +383,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
 
     /// Waits until the wrapped event stream has delivered its last event.
     async fn end_event_stream(&mut self) {
-        if let Some(drain) = self.event_drain.take() {
+        if let Some(drain) = self.extras.as_mut().and_then(|e| e.event_drain.take()) {
             self.state.events = None;
             let _ = drain.await;
         }

@@ -26,8 +26,8 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         let output_names: Vec<&str> =
             self.agent.inner.step.output.output_tool().map(|t| t.name.as_str()).into_iter().collect();
         check_static_tool_choice(self.settings.as_ref().and_then(|s| s.tool_choice.as_ref()), &output_names)?;
-        if let Some(results) = self.deferred.take() {
-            return self.start_resume(*results);
+        if let Some(results) = self.extras.as_mut().and_then(|e| e.deferred.take()) {
+            return self.start_resume(results);
         }
         match (self.state.messages.last(), &self.prompt) {
             // No new prompt: the run goes on from where the history ends.
@@ -58,14 +58,15 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             _ => {}
         }
         let inner = &self.agent.inner;
-        // Sized exactly: a part is 256 bytes, and a run keeps its first request to the end.
+        // Sized exactly: a part is 192 bytes, and a run keeps its first request to the end.
         let system = if self.state.messages.is_empty() { inner.system_prompts.len() } else { 0 };
         let mut parts = Vec::with_capacity(system + usize::from(self.prompt.is_some()));
         if self.state.messages.is_empty() {
             parts.extend(inner.system_prompts.iter().map(|p| ModelRequestPart::SystemPrompt(SystemPromptPart::new(p))));
         }
-        if let Some(prompt) = &self.prompt {
-            parts.push(ModelRequestPart::UserPrompt(UserPromptPart::new(prompt.clone())));
+        // The prompt moves into the request: a run keeps no copy of it of its own.
+        if let Some(prompt) = self.prompt.take() {
+            parts.push(ModelRequestPart::UserPrompt(UserPromptPart::new(prompt)));
         }
         // Even empty: a request without prompt, history or instructions is refused when it is
         // about to be sent.
@@ -191,7 +192,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
     async fn collect_tools_at(&mut self, step: u32) -> Result<(), AgentRunError> {
         let mut ctx = self.context();
         ctx.run_step = step;
-        let toolsets = self.toolsets.as_deref().unwrap_or(&self.agent.inner.toolsets);
+        let toolsets = self.run_toolsets();
         self.tools = Some(ToolIndex::collect(&self.agent.inner.step, toolsets, &self.caps, &ctx).await?);
         self.tools_step = step;
         Ok(())
