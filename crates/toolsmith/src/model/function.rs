@@ -35,8 +35,21 @@ pub struct AgentInfo {
     pub output_object: Option<Arc<crate::agent::OutputObject>>,
 }
 
-type Func =
-    Arc<dyn Fn(&[ModelMessage], &AgentInfo) -> BoxFuture<'static, Result<ModelResponse, ModelError>> + Send + Sync>;
+/// The function as the model calls it: the messages, the agent's information and the
+/// `model_name` for a response that has none, to the answer's one boxed future.
+type Func = Arc<
+    dyn Fn(&[ModelMessage], &AgentInfo, Arc<str>) -> BoxFuture<'static, Result<ModelResponse, ModelError>>
+        + Send
+        + Sync,
+>;
+
+/// The answer with `label` as its `model_name` when the function gave none.
+fn named(answer: Result<ModelResponse, ModelError>, label: Arc<str>) -> Result<ModelResponse, ModelError> {
+    answer.map(|mut response| {
+        response.model_name.get_or_insert(label);
+        response
+    })
+}
 type StreamFunc = Arc<dyn Fn(&[ModelMessage], &AgentInfo) -> BoxStream<'static, StreamDelta> + Send + Sync>;
 
 /// One piece of a streamed answer from a [`FunctionModel::stream`] function: text, or a piece of
@@ -121,7 +134,10 @@ impl FunctionModel {
         Fut: Future<Output = Result<ModelResponse, ModelError>> + Send + 'static,
     {
         FunctionModel {
-            f: Arc::new(move |m, i| Box::pin(f(m, i))),
+            // A `map`, not an async block: that would hold the function's future twice.
+            f: Arc::new(move |m, i, label| {
+                Box::pin(futures::FutureExt::map(f(m, i), move |answer| named(answer, label)))
+            }),
             stream: None,
             name: "function".into(),
             label: Arc::from("function:function"),
@@ -137,10 +153,7 @@ impl FunctionModel {
         F: Fn(&[ModelMessage], &AgentInfo) -> ModelResponse + Send + Sync + 'static,
     {
         FunctionModel {
-            f: Arc::new(move |m, i| {
-                let r = f(m, i);
-                Box::pin(async move { Ok(r) })
-            }),
+            f: Arc::new(move |m, i, label| Box::pin(std::future::ready(named(Ok(f(m, i)), label)))),
             stream: None,
             name: "function".into(),
             label: Arc::from("function:function"),
@@ -178,18 +191,19 @@ impl FunctionModel {
         let stream: StreamFunc = Arc::new(move |m, i| f(m, i).boxed());
         let whole = stream.clone();
         FunctionModel {
-            f: Arc::new(move |m, i| {
+            f: Arc::new(move |m, i, label| {
                 let deltas = whole(m, i);
                 Box::pin(async move {
                     let events: Vec<_> = assemble(deltas).collect().await;
-                    match events.into_iter().last() {
+                    let answer = match events.into_iter().last() {
                         Some(Ok(ModelStreamEvent::Final(r))) => Ok(r),
                         Some(Err(e)) => Err(e),
                         _ => Err(ModelError::new(
                             crate::model::ModelErrorKind::UnexpectedResponse,
                             "the stream function's stream ended early",
                         )),
-                    }
+                    };
+                    named(answer, label)
                 })
             }),
             stream: Some(stream),
@@ -254,25 +268,38 @@ impl Model for FunctionModel {
         self.unapplied.clone()
     }
 
-    async fn request(
+    fn request(
         &self,
         messages: &[ModelMessage],
         settings: Option<&ModelSettings>,
         params: &ModelRequestParameters,
-    ) -> Result<ModelResponse, ModelError> {
-        *self.last.lock().unwrap_or_else(|e| e.into_inner()) = Some(params.clone());
-        // The function's information is dropped before its answer is awaited: a temporary of
-        // the awaiting statement would stay in the request's state while the model works.
-        let answer = (self.f)(messages, &Self::info(settings, params));
-        let mut response = answer.await?;
-        if response.model_name.is_none() {
-            response.model_name = Some(self.label.clone());
-        }
-        Ok(response)
+    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
+        self.answer(messages, settings, params)
+    }
+
+    fn request_boxed<'a>(
+        &'a self,
+        messages: &'a [ModelMessage],
+        settings: Option<&'a ModelSettings>,
+        params: &'a ModelRequestParameters,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        self.answer(messages, settings, params)
     }
 }
 
 impl FunctionModel {
+    /// The function's answer to a request, its one boxed future (the parameters kept for
+    /// [`FunctionModel::last_model_request_parameters`] first).
+    fn answer(
+        &self,
+        messages: &[ModelMessage],
+        settings: Option<&ModelSettings>,
+        params: &ModelRequestParameters,
+    ) -> BoxFuture<'static, Result<ModelResponse, ModelError>> {
+        *self.last.lock().unwrap_or_else(|e| e.into_inner()) = Some(params.clone());
+        (self.f)(messages, &Self::info(settings, params), self.label.clone())
+    }
+
     fn info(settings: Option<&ModelSettings>, params: &ModelRequestParameters) -> AgentInfo {
         AgentInfo {
             function_tools: params.function_tools.clone(),

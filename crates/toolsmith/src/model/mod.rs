@@ -267,6 +267,21 @@ pub trait Model: Send + Sync + 'static {
         settings: Option<&ModelSettings>,
         params: &ModelRequestParameters,
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send;
+
+    /// [`Model::request`] as the boxed future an agent holds while it waits. The default boxes
+    /// `request`'s future; a model whose answer is a boxed future already returns that one
+    /// (an allocation less per request, and no second state around the first).
+    fn request_boxed<'a>(
+        &'a self,
+        messages: &'a [ModelMessage],
+        settings: Option<&'a ModelSettings>,
+        params: &'a ModelRequestParameters,
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>>
+    where
+        Self: Sized,
+    {
+        Box::pin(self.request(messages, settings, params))
+    }
 }
 
 /// The dyn-compatible form of [`Model`], used inside the agent.
@@ -300,7 +315,7 @@ impl<M: Model> DynModel for M {
         settings: Option<&'a ModelSettings>,
         params: &'a ModelRequestParameters,
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        Box::pin(self.request(messages, settings, params))
+        <M as Model>::request_boxed(self, messages, settings, params)
     }
 }
 

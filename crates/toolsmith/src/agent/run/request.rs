@@ -358,19 +358,20 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             let sent = crate::messages::sendable_history(&messages);
             // The model's code (its request, its stream) runs with its panics caught; the event
             // handler the stream feeds catches its own.
-            let attempt = match (&self.state.events, &self.model.choice.streaming) {
-                (Some(sink), Some(m)) => self.stream(m, sink, &sent, settings.as_deref(), &params, partial_ctx),
-                _ => self.model.choice.model.request_boxed(&sent, settings.as_deref(), &params),
+            let panicked = |p| AgentRunError::ModelPanicked {
+                model: self.model.info.name.to_string(),
+                message: crate::error::panic_message(p),
             };
-            let result = match AssertUnwindSafe(attempt).catch_unwind().await {
-                Ok(result) => result,
-                Err(p) => {
-                    return Err(AgentRunError::ModelPanicked {
-                        model: self.model.info.name.to_string(),
-                        message: crate::error::panic_message(p),
-                    });
+            // The model's code runs as its future is made too (a model may answer from
+            // `request_boxed` at once), caught alike.
+            let attempt = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                match (&self.state.events, &self.model.choice.streaming) {
+                    (Some(sink), Some(m)) => self.stream(m, sink, &sent, settings.as_deref(), &params, partial_ctx),
+                    _ => self.model.choice.model.request_boxed(&sent, settings.as_deref(), &params),
                 }
-            };
+            }))
+            .map_err(panicked)?;
+            let result = AssertUnwindSafe(attempt).catch_unwind().await.map_err(panicked)?;
             if !self.caps.is_empty()
                 && let Ok(r) = &result
             {
