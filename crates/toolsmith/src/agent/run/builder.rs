@@ -357,9 +357,9 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
                 ModelMessage::Request(r) => r.conversation_id.clone(),
                 ModelMessage::Response(r) => r.conversation_id.clone(),
             })
-            .unwrap_or_else(|| Arc::from(crate::durable::new_v7().to_string()));
+            .unwrap_or_else(new_id);
         let new_start = history.len();
-        let run_id = crate::durable::new_v7().to_string();
+        let run_id = new_id();
         let prompt_text = self.prompt.as_ref().map(|p| Arc::from(p.text()));
         let handler_panic = self.events.is_some().then(|| Arc::new(std::sync::Mutex::new(None)));
         let events = self.events.zip(handler_panic.clone()).map(|(sink, slot)| crate::run::guard_sink(sink, slot));
@@ -384,7 +384,7 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
             next: Pending::Start,
             tools: None,
             tools_step: 0,
-            run_id: Arc::from(run_id),
+            run_id,
             conversation_id,
             prompt_text,
             caps,
@@ -446,6 +446,11 @@ fn record<D, O>(run: AgentRun<D, O>, result: Result<O, AgentRunError>) -> RunRec
         new_start: state.new_start,
         usage: state.usage,
     }
+}
+
+/// A new id (a UUIDv7, hyphenated), written straight into its shared string.
+fn new_id() -> Arc<str> {
+    Arc::from(&*crate::durable::new_v7().hyphenated().encode_lower(&mut uuid::Uuid::encode_buffer()))
 }
 
 fn default_unit<D: 'static>() -> Option<D> {

@@ -356,14 +356,13 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             // The model is sent the history made sendable, the last response's calls included (a
             // call that has no result by now never will), results in call order.
             let sent = crate::messages::sendable_history(&messages);
-            // The model's code (its request, its stream) runs with its panics caught; the event
-            // handler the stream feeds catches its own.
+            // The model's code (its request, its stream) runs with its panics caught, as its
+            // future is made (a model may answer from `request_boxed` at once) and as it is
+            // polled; the event handler the stream feeds catches its own.
             let panicked = |p| AgentRunError::ModelPanicked {
                 model: self.model.info.name.to_string(),
                 message: crate::error::panic_message(p),
             };
-            // The model's code runs as its future is made too (a model may answer from
-            // `request_boxed` at once), caught alike.
             let attempt = std::panic::catch_unwind(AssertUnwindSafe(|| {
                 match (&self.state.events, &self.model.choice.streaming) {
                     (Some(sink), Some(m)) => self.stream(m, sink, &sent, settings.as_deref(), &params, partial_ctx),
