@@ -369,8 +369,10 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
     /// capability made a fresh instance.
     pub(crate) fn for_run(&self, ctx: &RunContext<D>) -> Result<(Self, bool), AgentRunError> {
         let mut fresh = Vec::new();
-        let mut caps = Vec::with_capacity(self.chain.caps.len());
-        for c in &self.chain.caps {
+        // The run's own list, made once a capability makes a run instance (until then, the
+        // agent's chain is the run's).
+        let mut caps: Option<Vec<Arc<dyn DynCapability<D>>>> = None;
+        for (i, c) in self.chain.caps.iter().enumerate() {
             match sync_guard(&**c, "for_run", || c.for_run(ctx))? {
                 Some(b) => {
                     if let Some(refusal) = agent_wide(&*b.0)? {
@@ -381,19 +383,22 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
                     }
                     let members = spread_all([b.0]);
                     fresh.extend(members.iter().cloned());
-                    caps.extend(members);
+                    caps.get_or_insert_with(|| self.chain.caps[..i].to_vec()).extend(members);
                 }
-                None => caps.push(c.clone()),
+                None => {
+                    if let Some(caps) = caps.as_mut() {
+                        caps.push(c.clone());
+                    }
+                }
             }
         }
-        if fresh.is_empty() {
-            // The agent's own capabilities: their stages are the agent's (shared, not rebuilt per
+        let Some(caps) = caps.filter(|_| !fresh.is_empty()) else {
+            // The agent's own capabilities: their chain is the agent's (shared, not rebuilt per
             // run); the run's caught panics are its own (without capabilities, none is caught: the
             // agent's empty list is shared).
-            let panics = if caps.is_empty() { self.panics.clone() } else { Arc::default() };
-            let out = Capabilities { chain: self.chain.clone(), panics };
-            return Ok((out, false));
-        }
+            let panics = if self.chain.caps.is_empty() { self.panics.clone() } else { Arc::default() };
+            return Ok((Capabilities { chain: self.chain.clone(), panics }, false));
+        };
         self.bind(&fresh)?;
         let out = Capabilities::assemble(caps, self.chain.agent.clone()).map_err(|(_, e)| e)?;
         Ok((out, true))
