@@ -133,18 +133,11 @@ impl FunctionModel {
         F: Fn(&[ModelMessage], &AgentInfo) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<ModelResponse, ModelError>> + Send + 'static,
     {
-        FunctionModel {
-            // A `map`, not an async block: that would hold the function's future twice.
-            f: Arc::new(move |m, i, label| {
-                Box::pin(futures::FutureExt::map(f(m, i), move |answer| named(answer, label)))
-            }),
-            stream: None,
-            name: "function".into(),
-            label: Arc::from("function:function"),
-            native: Default::default(),
-            unapplied: Vec::new(),
-            last: Arc::default(),
-        }
+        // A `map`, not an async block: that would hold the function's future twice.
+        FunctionModel::from_parts(
+            Arc::new(move |m, i, label| Box::pin(futures::FutureExt::map(f(m, i), move |answer| named(answer, label)))),
+            None,
+        )
     }
 
     /// A model from a synchronous function that always answers.
@@ -152,15 +145,10 @@ impl FunctionModel {
     where
         F: Fn(&[ModelMessage], &AgentInfo) -> ModelResponse + Send + Sync + 'static,
     {
-        FunctionModel {
-            f: Arc::new(move |m, i, label| Box::pin(std::future::ready(named(Ok(f(m, i)), label)))),
-            stream: None,
-            name: "function".into(),
-            label: Arc::from("function:function"),
-            native: Default::default(),
-            unapplied: Vec::new(),
-            last: Arc::default(),
-        }
+        FunctionModel::from_parts(
+            Arc::new(move |m, i, label| Box::pin(std::future::ready(named(Ok(f(m, i)), label)))),
+            None,
+        )
     }
 
     /// A model that streams its answers: the function returns the pieces of each answer
@@ -190,8 +178,8 @@ impl FunctionModel {
     {
         let stream: StreamFunc = Arc::new(move |m, i| f(m, i).boxed());
         let whole = stream.clone();
-        FunctionModel {
-            f: Arc::new(move |m, i, label| {
+        FunctionModel::from_parts(
+            Arc::new(move |m, i, label| {
                 let deltas = whole(m, i);
                 Box::pin(async move {
                     let events: Vec<_> = assemble(deltas).collect().await;
@@ -206,7 +194,15 @@ impl FunctionModel {
                     named(answer, label)
                 })
             }),
-            stream: Some(stream),
+            Some(stream),
+        )
+    }
+
+    /// A model named `function` from its answering (and streaming) function.
+    fn from_parts(f: Func, stream: Option<StreamFunc>) -> Self {
+        FunctionModel {
+            f,
+            stream,
             name: "function".into(),
             label: Arc::from("function:function"),
             native: Default::default(),

@@ -196,14 +196,10 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
     }
 
     async fn advance_to_end(&mut self) -> Result<RunOutput, AgentRunError> {
-        // `advance` written out: each async layer between the run and its model request is
-        // state every waiting run holds.
+        // `advance` written out (an `async fn` of its own would be one more layer in the state of
+        // every waiting run); `advance_node` is no layer.
         loop {
-            let advanced = if self.caps.hooks(crate::capability::HookStage::Node) {
-                Box::pin(self.advance_hooked_node()).await
-            } else {
-                self.guarded_transition().await
-            };
+            let advanced = self.advance_node().await;
             if let Some(e) = self.state.handler_panicked() {
                 return Err(e);
             }
@@ -399,11 +395,14 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         }
     }
 
-    async fn advance_node(&mut self) -> Result<Option<RunOutput>, AgentRunError> {
-        if !self.caps.hooks(crate::capability::HookStage::Node) {
-            return self.guarded_transition().await;
+    /// The node through the node hooks when a capability has them (boxed), else the transition
+    /// itself. Not an async fn: no layer of its own in the state of a waiting run.
+    fn advance_node(&mut self) -> impl Future<Output = Result<Option<RunOutput>, AgentRunError>> + Send + '_ {
+        if self.caps.hooks(crate::capability::HookStage::Node) {
+            futures::future::Either::Left(Box::pin(self.advance_hooked_node()))
+        } else {
+            futures::future::Either::Right(self.guarded_transition())
         }
-        Box::pin(self.advance_hooked_node()).await
     }
 
     /// [`AgentRun::advance_node`] through the capabilities' node hooks.
