@@ -95,10 +95,16 @@ struct Service {
 
 impl Service {
     fn spawn(port: u16, logs: &Path, hang_before: Option<u32>) -> Service {
+        let env: Vec<(&str, String)> =
+            hang_before.map(|n| ("HANG_BEFORE_MODEL_REQUEST", n.to_string())).into_iter().collect();
+        Service::spawn_with(port, logs, &env)
+    }
+
+    fn spawn_with(port: u16, logs: &Path, env: &[(&str, String)]) -> Service {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_restate_service"));
         cmd.env("PORT", port.to_string()).env("LOG_DIR", logs).stdout(Stdio::null()).stderr(Stdio::null());
-        if let Some(n) = hang_before {
-            cmd.env("HANG_BEFORE_MODEL_REQUEST", n.to_string());
+        for (key, value) in env {
+            cmd.env(key, value);
         }
         let mut child = cmd.spawn().expect("the service starts");
         let deadline = Instant::now() + Duration::from_secs(20);
@@ -125,6 +131,17 @@ impl Service {
         self.kill();
         *self = Service::spawn(self.port, &self.logs.clone(), hang_before);
     }
+
+    /// Waits until the process has exited by itself (it aborted at its crash point).
+    fn wait_exit(&mut self) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let child = self.child.as_mut().expect("a running service");
+        while matches!(child.try_wait(), Ok(None)) {
+            assert!(Instant::now() < deadline, "the service did not reach its crash point");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        self.child = None;
+    }
 }
 
 impl Drop for Service {
@@ -140,7 +157,7 @@ impl Drop for Service {
 struct World {
     server: Server,
     service: Service,
-    _dir: TempDir,
+    dir: TempDir,
 }
 
 struct TempDir(PathBuf);
@@ -160,7 +177,7 @@ impl World {
         let server = Server::start(&dir.join("restate"));
         let service = Service::spawn(free_port(), &logs, hang_before);
         server.script(&["register", &format!("http://127.0.0.1:{}", service.port)]);
-        World { server, service, _dir: TempDir(dir) }
+        World { server, service, dir: TempDir(dir) }
     }
 
     fn url(&self, path: &str) -> String {
@@ -210,6 +227,45 @@ impl World {
             assert!(Instant::now() < deadline, "timed out waiting for {what}");
             std::thread::sleep(Duration::from_millis(100));
         }
+    }
+
+    /// The tool calls whose results the invocation's journal holds now, read through the admin
+    /// API's SQL (the `steps` entries' values).
+    fn journaled_calls(&self, invocation: &str) -> Vec<String> {
+        let query =
+            json!({"query": format!("SELECT entry_type, entry_json FROM sys_journal WHERE id = '{invocation}'")});
+        let out = Command::new("curl")
+            .args(["-sS", "-X", "POST", "-H", "content-type: application/json", "-H", "accept: application/json"])
+            .args(["--data-binary", &query.to_string()])
+            .arg(format!("http://127.0.0.1:{}/query", self.server.admin))
+            .output()
+            .expect("curl runs");
+        let rows: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        let mut calls = Vec::new();
+        for row in rows["rows"].as_array().into_iter().flatten() {
+            if row["entry_type"] != "Notification: Run" {
+                continue;
+            }
+            let entry: Value =
+                serde_json::from_str(row["entry_json"].as_str().unwrap_or("null")).unwrap_or(Value::Null);
+            let bytes: Vec<u8> = entry["Notification"]["Completion"]["Run"]["result"]["Success"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|b| b.as_u64().map(|b| b as u8))
+                .collect();
+            let value: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+            for step in value["steps"].as_array().into_iter().flatten() {
+                let key = step["step"].as_str().unwrap_or_default();
+                if key.starts_with("tool ") {
+                    // `tool <step> "<name>" "<call id>"`
+                    if let Some(id) = key.rsplit('"').nth(1) {
+                        calls.push(id.to_string());
+                    }
+                }
+            }
+        }
+        calls
     }
 
     fn wait_pending(&self, key: &str) -> Value {
@@ -408,4 +464,134 @@ fn bad_input_gets_a_clear_error_and_runs_nothing() {
     assert_eq!(status, 200, "{reply}");
     assert_eq!(reply["output"], "you said: hello");
     assert_eq!(world.lines("explode.log"), ["boom"], "the failed step was not run again");
+}
+
+/// Where the crash matrix kills the service.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum CrashPoint {
+    /// Inside the tool, right after its payment was written and synced, before it returns.
+    AfterEffect,
+    /// After the tool returned, before its result reached the journal.
+    BeforeJournal,
+    /// By PID (SIGKILL), as soon as the admin API shows the call's result in the journal.
+    AfterJournal,
+    /// By PID (SIGKILL), 300 ms after the call's payment, whatever the journal says: by then a
+    /// finished call is journaled (one round trip to the server), even while the other calls
+    /// of its response still run.
+    SoonAfterEffect,
+}
+
+/// How many times each order was paid, from the synced payment log.
+fn payments(logs: &Path) -> std::collections::BTreeMap<u32, usize> {
+    let mut paid = std::collections::BTreeMap::new();
+    for line in std::fs::read_to_string(logs.join("pay.log")).unwrap_or_default().lines() {
+        *paid.entry(line.trim().parse::<u32>().expect("an order")).or_insert(0) += 1;
+    }
+    paid
+}
+
+/// One response with parallel `pay` calls of the given durations (order N is call `pay-N`, in
+/// call order), the service killed at `point` of order `victim`'s call, then restarted: a call
+/// whose result the journal held when the process died was paid exactly once; the call killed
+/// before its result was journaled was paid twice (at-least-once for a call interrupted while
+/// running); every call was paid; the turn's answer and usage are those of an uninterrupted
+/// turn.
+fn crash_scenario(world: &mut World, name: &str, durations: &[u64], point: CrashPoint, victim: u32) {
+    let logs = world.dir.0.join(name);
+    std::fs::create_dir_all(&logs).expect("log dir");
+    let env: Vec<(&str, String)> = match point {
+        CrashPoint::AfterEffect => vec![("CRASH_POINT", format!("after-effect:{victim}"))],
+        CrashPoint::BeforeJournal => vec![("CRASH_POINT", format!("before-journal:{victim}"))],
+        CrashPoint::AfterJournal | CrashPoint::SoonAfterEffect => vec![],
+    };
+    world.service.kill();
+    world.service = Service::spawn_with(world.service.port, &logs, &env);
+    let orders: Vec<String> = durations.iter().enumerate().map(|(i, ms)| format!("{}:{ms}", i + 1)).collect();
+    let invocation = world.turn_send(name, &format!("pay {}", orders.join(" ")));
+    let victim_id = format!("pay-{victim}");
+    match point {
+        CrashPoint::AfterEffect | CrashPoint::BeforeJournal => world.service.wait_exit(),
+        CrashPoint::AfterJournal => {
+            world.wait_for("the call's journal entry", || world.journaled_calls(&invocation).contains(&victim_id));
+            world.service.kill();
+        }
+        CrashPoint::SoonAfterEffect => {
+            world.wait_for("the call's payment", || payments(&logs).contains_key(&victim));
+            std::thread::sleep(Duration::from_millis(300));
+            world.service.kill();
+        }
+    }
+    let journaled = world.journaled_calls(&invocation);
+    let paid_at_crash = payments(&logs);
+    assert_eq!(paid_at_crash.get(&victim), Some(&1), "{name}: the victim was paid before the crash");
+    world.service = Service::spawn_with(world.service.port, &logs, &[]);
+    let (status, reply) = world.attach(&invocation);
+    assert_eq!(status, 200, "{name}: {reply}");
+    let paid = payments(&logs);
+    let n = durations.len() as u32;
+    for order in 1..=n {
+        let id = format!("pay-{order}");
+        let times = paid.get(&order).copied().unwrap_or(0);
+        if journaled.contains(&id) {
+            assert_eq!(times, 1, "{name}: order {order} was journaled before the crash and paid again ({paid:?})");
+        } else if paid_at_crash.contains_key(&order) {
+            // Paid, and killed before its result was journaled: interrupted, so run again.
+            assert_eq!(times, 2, "{name}: order {order} ({paid:?}, journaled {journaled:?})");
+        } else {
+            assert_eq!(times, 1, "{name}: order {order} had not finished at the crash ({paid:?})");
+        }
+    }
+    match point {
+        CrashPoint::AfterJournal | CrashPoint::SoonAfterEffect => {
+            assert!(journaled.contains(&victim_id), "{name}: a finished call was not journaled: {journaled:?}")
+        }
+        CrashPoint::AfterEffect | CrashPoint::BeforeJournal => {
+            assert!(!journaled.contains(&victim_id), "{name}: {journaled:?}")
+        }
+    }
+    let said: Vec<String> = (1..=n).map(|o| format!("paid {o}")).collect();
+    assert_eq!(reply["output"], format!("done: {}", said.join("; ")), "{name}");
+    assert_eq!(reply["usage"]["tool_calls"], n, "{name}: the turn's usage counts every call once: {}", reply["usage"]);
+    assert_eq!(reply["usage"]["requests"], 2, "{name}");
+    let returns: Vec<&Value> = reply["new_messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|m| m["parts"].as_array().into_iter().flatten())
+        .filter(|p| p["part_kind"] == "tool-return")
+        .collect();
+    assert_eq!(returns.len(), n as usize, "{name}: one return per call in the history");
+}
+
+#[test]
+fn a_finished_call_never_runs_again_whatever_order_the_calls_finish_in() {
+    let mut world = World::new("matrix", None);
+    let points =
+        [CrashPoint::AfterEffect, CrashPoint::BeforeJournal, CrashPoint::AfterJournal, CrashPoint::SoonAfterEffect];
+    // Two calls, finishing in both orders; the crash at each point of each call.
+    for durations in [[1500, 150], [150, 1500]] {
+        for victim in 1..=2 {
+            for point in points {
+                let name = format!("two-{}-{}-{victim}-{point:?}", durations[0], durations[1]);
+                crash_scenario(&mut world, &name, &durations, point, victim);
+            }
+        }
+    }
+    // Three calls of different durations, listed neither fastest nor slowest first.
+    for victim in 1..=3 {
+        for point in points {
+            crash_scenario(&mut world, &format!("three-{victim}-{point:?}"), &[800, 100, 1500], point, victim);
+        }
+    }
+}
+
+#[test]
+fn parallel_calls_stay_parallel_under_the_journal() {
+    let world = World::new("parallel", None);
+    let (status, reply) = world.turn("p", "pay 1:600 2:300 3:900");
+    assert_eq!(status, 200, "{reply}");
+    assert_eq!(reply["output"], "done: paid 1; paid 2; paid 3");
+    // All three started before any was paid, and they were paid in the order they finished.
+    let trace = world.lines("pay-trace.log");
+    assert_eq!(trace, ["start 1", "start 2", "start 3", "paid 2", "paid 1", "paid 3"], "{trace:?}");
 }

@@ -27,8 +27,7 @@ impl<D: Send + Sync + 'static> Capability<D> for Journaled {
     }
 
     fn ordering(&self) -> Option<CapabilityOrdering> {
-        // Outermost: everything inside is done once, and the step is sent before the hook
-        // first awaits, so the calls of a response enter the journal in call order.
+        // Outermost: everything inside is done once.
         Some(CapabilityOrdering::outermost())
     }
 
@@ -43,7 +42,7 @@ impl<D: Send + Sync + 'static> Capability<D> for Journaled {
         next: ModelRequestNext<'a>,
     ) -> impl Future<Output = Result<ModelResponse, AgentRunError>> + Send + 'a {
         let step = self.journal.step(
-            format!("model request {}", ctx.run_step),
+            format!("model {}", ctx.run_step),
             move || next.run(request),
             codec::encode_model,
             codec::decode_model,
@@ -60,21 +59,31 @@ impl<D: Send + Sync + 'static> Capability<D> for Journaled {
 
     fn wrap_tool_execute<'a>(
         &'a self,
-        _ctx: &'a RunContext<D>,
+        ctx: &'a RunContext<D>,
         call: ToolCallInfo<'a>,
         args: Value,
         next: ToolExecuteNext<'a>,
     ) -> impl Future<Output = Result<ToolOutput, ToolError>> + Send + 'a {
-        let step = self.journal.step(
-            format!("tool {} {}", call.call.tool_name, call.call.tool_call_id),
-            move || next.run(args),
-            codec::encode_tool,
-            codec::decode_tool,
-        );
+        // The key names the call within the run: its step, tool and id (quoted, so that no two
+        // calls share a key whatever their names hold).
+        let key = format!("tool {} {:?} {:?}", ctx.run_step, call.call.tool_name, call.call.tool_call_id);
         async move {
-            step.await.unwrap_or_else(|e| {
-                Err(ToolError::Failed { kind: "DurableStepError".into(), message: e.to_string(), source: None })
-            })
+            let work = || async {
+                let outcome = next.run(args).await;
+                (outcome, next.tool_ran())
+            };
+            match self.journal.step(key, work, codec::encode_tool, codec::decode_tool).await {
+                Ok((outcome, ran)) => {
+                    // A replayed call counts in the run's usage as it did when it ran.
+                    if ran {
+                        next.count_as_ran();
+                    }
+                    outcome
+                }
+                Err(e) => {
+                    Err(ToolError::Failed { kind: "DurableStepError".into(), message: e.to_string(), source: None })
+                }
+            }
         }
     }
 }

@@ -47,7 +47,22 @@ enum ToolStep {
     Failed { kind: String, message: String },
 }
 
-pub(crate) fn encode_tool(outcome: &Result<ToolOutput, ToolError>) -> Value {
+/// A tool call's outcome and whether the tool itself returned successfully (what the run's
+/// `usage.tool_calls` counts), as recorded.
+pub(crate) fn encode_tool((outcome, ran): &(Result<ToolOutput, ToolError>, bool)) -> Value {
+    let mut value = encode_outcome(outcome);
+    if let Value::Object(map) = &mut value {
+        map.insert("ran".into(), Value::Bool(*ran));
+    }
+    value
+}
+
+pub(crate) fn decode_tool(value: Value) -> Result<(Result<ToolOutput, ToolError>, bool), String> {
+    let ran = value.get("ran").and_then(Value::as_bool).unwrap_or(false);
+    Ok((decode_outcome(value)?, ran))
+}
+
+fn encode_outcome(outcome: &Result<ToolOutput, ToolError>) -> Value {
     let step = match outcome {
         Ok(ToolOutput::Value(value)) => ToolStep::Value { value: value.clone() },
         Ok(ToolOutput::Return(r)) => ToolStep::Return {
@@ -77,7 +92,10 @@ pub(crate) fn encode_tool(outcome: &Result<ToolOutput, ToolError>) -> Value {
     })
 }
 
-pub(crate) fn decode_tool(value: Value) -> Result<Result<ToolOutput, ToolError>, String> {
+fn decode_outcome(mut value: Value) -> Result<Result<ToolOutput, ToolError>, String> {
+    if let Value::Object(map) = &mut value {
+        map.remove("ran");
+    }
     let step: ToolStep = serde_json::from_value(value).map_err(|e| e.to_string())?;
     Ok(match step {
         ToolStep::Value { value } => Ok(ToolOutput::Value(value)),
@@ -107,8 +125,10 @@ mod tests {
     use toolsmith::model::ModelErrorKind;
 
     fn round_trip(outcome: Result<ToolOutput, ToolError>) {
-        let decoded = decode_tool(encode_tool(&outcome)).expect("decodes");
-        assert_eq!(format!("{decoded:?}"), format!("{outcome:?}"));
+        let ran = outcome.is_ok();
+        let recorded = (outcome, ran);
+        let decoded = decode_tool(encode_tool(&recorded)).expect("decodes");
+        assert_eq!(format!("{decoded:?}"), format!("{recorded:?}"));
     }
 
     #[test]

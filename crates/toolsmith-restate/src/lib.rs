@@ -47,13 +47,29 @@
 
 mod capability;
 mod codec;
+mod decision;
 mod journal;
 mod object;
 mod session;
 mod source;
 
+pub use decision::{Decision, PENDING_KEY, PendingCall, PendingKind, Settle, decide, pending, settle};
 pub use object::AgentSession;
-pub use session::{
-    Decision, DurableAgent, HISTORY_KEY, PENDING_KEY, PendingCall, PendingKind, TurnReply, TurnRequest, decide,
-    history, pending,
-};
+/// The Restate SDK this crate is built on: serve an [`AgentSession`] with its `HttpServer` and
+/// `Endpoint` without matching the SDK's version by hand.
+pub use restate_sdk;
+pub use session::{DurableAgent, HISTORY_KEY, TurnReply, TurnRequest, history};
+
+/// `value` read as `T` when it is a JSON object; anything else (an array, which serde would
+/// read into a struct field by field, a string, a number) is refused first.
+pub(crate) fn object_only<T: serde::de::DeserializeOwned>(what: &str, value: serde_json::Value) -> Result<T, String> {
+    let kind = match &value {
+        serde_json::Value::Object(_) => return serde_json::from_value(value).map_err(|e| format!("{what}: {e}")),
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Null => "null",
+    };
+    Err(format!("{what} is a JSON object, not {kind}"))
+}

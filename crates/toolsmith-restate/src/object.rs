@@ -8,7 +8,8 @@ use serde::Serialize;
 use serde_json::Value;
 use toolsmith::messages::ModelMessage;
 
-use crate::session::{Decision, DurableAgent, PendingCall, TurnReply, TurnRequest};
+use crate::decision::{Decision, PendingCall, Settle};
+use crate::session::{DurableAgent, TurnReply, TurnRequest};
 
 /// A Restate virtual object named `AgentSession`, keyed by conversation id, that serves a
 /// [`DurableAgent`]'s conversations. Its handlers, at
@@ -16,7 +17,9 @@ use crate::session::{Decision, DurableAgent, PendingCall, TurnReply, TurnRequest
 ///
 /// - `turn` (exclusive: one turn at a time per conversation): `{"prompt": "..."}` → the
 ///   [`TurnReply`] (`output`, `new_messages`, `usage`);
-/// - `decide` (shared): a [`Decision`] on a call the turn waits on;
+/// - `decide` (shared): a [`Decision`] on a call the turn waits on (exactly one decision
+///   settles a call: the exclusive `settle` handler, under a key of the call's own, records it;
+///   `decide` calls it, and a client never needs to);
 /// - `pending` (shared): the [`PendingCall`]s the turn waits on;
 /// - `history` (shared): the conversation's messages.
 ///
@@ -48,12 +51,13 @@ impl AgentSession {
         D: Clone + Send + Sync + 'static,
         O: Serialize + Send + Sync + 'static,
     {
-        AgentSession { agent: Arc::new(agent) }
+        AgentSession { agent: Arc::new(agent.object_name("AgentSession")) }
     }
 }
 
 /// A durable agent with its output type erased to JSON.
 trait Turns: Send + Sync {
+    fn object(&self) -> &str;
     fn turn<'a>(
         &'a self,
         ctx: &'a ObjectContext<'a>,
@@ -66,6 +70,10 @@ where
     D: Clone + Send + Sync + 'static,
     O: Serialize + Send + Sync + 'static,
 {
+    fn object(&self) -> &str {
+        &self.object
+    }
+
     fn turn<'a>(
         &'a self,
         ctx: &'a ObjectContext<'a>,
@@ -95,13 +103,19 @@ impl AgentSession {
     /// A decision on a waiting call.
     #[handler]
     async fn decide(&self, ctx: SharedObjectContext<'_>, Json(decision): Json<Decision>) -> Result<(), HandlerError> {
-        crate::session::decide(&ctx, decision).await
+        crate::decision::decide(&ctx, self.agent.object(), decision).await
+    }
+
+    /// Records the decision that settles a call (called by `decide`).
+    #[handler]
+    async fn settle(&self, ctx: ObjectContext<'_>, Json(settle): Json<Settle>) -> Result<(), HandlerError> {
+        crate::decision::settle(&ctx, settle).await
     }
 
     /// The calls the current turn waits on.
     #[handler]
     async fn pending(&self, ctx: SharedObjectContext<'_>) -> Result<Json<Vec<PendingCall>>, HandlerError> {
-        Ok(Json(crate::session::pending(&ctx).await?))
+        Ok(Json(crate::decision::pending(&ctx).await?))
     }
 
     /// The conversation's messages.

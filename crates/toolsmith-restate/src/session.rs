@@ -2,6 +2,7 @@
 //! that wait for approval (or for an outside result) on awakeables.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use chrono::Utc;
 use restate_sdk::context::{
@@ -15,30 +16,91 @@ use serde_json::Value;
 use toolsmith::agent::{Agent, Deferrable};
 use toolsmith::deferred::{DeferredToolRequests, ExternalResult, ToolApproval};
 use toolsmith::messages::ModelMessage;
+use toolsmith::settings::ModelSettings;
 use toolsmith::usage::RunUsage;
 
 use crate::capability::Journaled;
-use crate::journal::{Journal, drive};
+use crate::decision::{Decision, PENDING_KEY, PendingCall, PendingKind, decide, pending};
+use crate::journal::{Cursor, Journal, drive};
 use crate::source::ReplaySource;
 
 /// State key of the conversation's message history (Pydantic AI's JSON).
 pub const HISTORY_KEY: &str = "history";
-/// State key of the calls waiting for a decision.
-pub const PENDING_KEY: &str = "pending";
 
-/// The input of a turn.
+/// The input of a turn: a JSON object with the user's `prompt` and, optionally, the run's
+/// `deps` (read by the function given to
+/// [`DurableAgent::deps_from_turn`](crate::DurableAgent::deps_from_turn)), `model_settings`
+/// and `metadata`. Anything else (an array, a misspelt field) is refused with 400 before the
+/// turn starts.
+///
+/// ```
+/// # use toolsmith_restate::TurnRequest;
+/// let turn: TurnRequest = serde_json::from_str(r#"{"prompt": "refund order 42", "metadata": {"user": "ann"}}"#).unwrap();
+/// assert_eq!(turn.prompt, "refund order 42");
+/// assert!(serde_json::from_str::<TurnRequest>(r#"["pay"]"#).is_err());
+/// assert!(serde_json::from_str::<TurnRequest>(r#"{"promt": "hi"}"#).is_err());
+/// ```
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "Value")]
 #[non_exhaustive]
 pub struct TurnRequest {
     /// What the user says.
     pub prompt: String,
+    /// The run's dependencies, as JSON (see [`DurableAgent::deps_from_turn`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deps: Option<Value>,
+    /// Model settings for this turn's requests (over the agent's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_settings: Option<ModelSettings>,
+    /// The run's metadata (`RunContext::metadata`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Value>,
+}
+
+/// [`TurnRequest`]'s fields as they are read, once the body is known to be an object.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TurnFields {
+    prompt: String,
+    #[serde(default)]
+    deps: Option<Value>,
+    #[serde(default)]
+    model_settings: Option<ModelSettings>,
+    #[serde(default)]
+    metadata: Option<Value>,
+}
+
+impl TryFrom<Value> for TurnRequest {
+    type Error = String;
+
+    fn try_from(value: Value) -> Result<Self, String> {
+        let TurnFields { prompt, deps, model_settings, metadata } = crate::object_only("a turn", value)?;
+        Ok(TurnRequest { prompt, deps, model_settings, metadata })
+    }
 }
 
 impl TurnRequest {
     /// A turn with this prompt.
     pub fn new(prompt: impl Into<String>) -> Self {
-        TurnRequest { prompt: prompt.into() }
+        TurnRequest { prompt: prompt.into(), deps: None, model_settings: None, metadata: None }
+    }
+
+    /// The run's dependencies, as JSON.
+    pub fn deps(mut self, deps: Value) -> Self {
+        self.deps = Some(deps);
+        self
+    }
+
+    /// Model settings for this turn.
+    pub fn model_settings(mut self, settings: ModelSettings) -> Self {
+        self.model_settings = Some(settings);
+        self
+    }
+
+    /// The run's metadata.
+    pub fn metadata(mut self, metadata: Value) -> Self {
+        self.metadata = Some(metadata);
+        self
     }
 }
 
@@ -50,135 +112,10 @@ pub struct TurnReply<O> {
     pub output: O,
     /// The messages this turn added to the conversation (Pydantic AI's JSON).
     pub new_messages: Vec<ModelMessage>,
-    /// The turn's usage (model requests and tool calls of every resumed run, added up).
+    /// The turn's usage: model requests and tool calls of every run of the turn (a turn that
+    /// waited for decisions resumes its run), the same whether or not the service was restarted
+    /// meanwhile.
     pub usage: RunUsage,
-}
-
-/// Why a call waits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum PendingKind {
-    /// It needs an approval (`approved: true` or `false`).
-    Approval,
-    /// It is executed outside the agent (`result` or `retry`).
-    External,
-}
-
-/// A call the current turn waits on, as the `pending` handler lists it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct PendingCall {
-    /// The call's id: name it in the [`Decision`].
-    pub tool_call_id: String,
-    /// The tool called.
-    pub tool_name: String,
-    /// The arguments, as the model wrote them.
-    pub args: Value,
-    /// What decides it.
-    pub kind: PendingKind,
-    /// What the tool attached to the request, if anything.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<Value>,
-    /// The Restate awakeable the turn waits on.
-    pub awakeable_id: String,
-}
-
-/// A decision on a waiting call: an approval (`approved`, with an optional `message` for a
-/// denial and `override_args` for an approval), or an outside call's `result` (or `retry`, a
-/// message that asks the model to try again).
-///
-/// ```
-/// # use toolsmith_restate::Decision;
-/// let approve: Decision = serde_json::from_str(r#"{"tool_call_id": "c1", "approved": true}"#).unwrap();
-/// let deny: Decision = serde_json::from_str(r#"{"tool_call_id": "c1", "approved": false, "message": "not today"}"#).unwrap();
-/// let result: Decision = serde_json::from_str(r#"{"tool_call_id": "c2", "result": {"rate": 1.1}}"#).unwrap();
-/// assert!(serde_json::from_str::<Decision>(r#"{"tool_call_id": "c1", "aproved": true}"#).is_err());
-/// # let _ = (approve, deny, result);
-/// ```
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-#[non_exhaustive]
-pub struct Decision {
-    /// The call decided.
-    pub tool_call_id: String,
-    /// For an approval: whether the call may run.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub approved: Option<bool>,
-    /// For a denial: what the model is told.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-    /// For an approval: the arguments to run the call with instead of the model's.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub override_args: Option<Value>,
-    /// For an outside call: its result.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result: Option<Value>,
-    /// For an outside call: ask the model to try again with this message.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub retry: Option<String>,
-}
-
-impl Decision {
-    /// Approve the call.
-    pub fn approve(tool_call_id: impl Into<String>) -> Self {
-        Decision { approved: Some(true), ..Decision::empty(tool_call_id) }
-    }
-
-    /// Deny the call; the model is told `message`.
-    pub fn deny(tool_call_id: impl Into<String>, message: impl Into<String>) -> Self {
-        Decision { approved: Some(false), message: Some(message.into()), ..Decision::empty(tool_call_id) }
-    }
-
-    /// The result of a call executed outside the agent.
-    pub fn result(tool_call_id: impl Into<String>, result: Value) -> Self {
-        Decision { result: Some(result), ..Decision::empty(tool_call_id) }
-    }
-
-    fn empty(tool_call_id: impl Into<String>) -> Self {
-        Decision {
-            tool_call_id: tool_call_id.into(),
-            approved: None,
-            message: None,
-            override_args: None,
-            result: None,
-            retry: None,
-        }
-    }
-
-    /// The reason this decision cannot settle a call of `kind`, if any.
-    fn check(&self, kind: PendingKind) -> Result<(), String> {
-        let id = &self.tool_call_id;
-        match kind {
-            PendingKind::Approval => {
-                if self.approved.is_none() {
-                    return Err(format!("call `{id}` waits for an approval: send `approved` (true or false)"));
-                }
-                if self.result.is_some() || self.retry.is_some() {
-                    return Err(format!(
-                        "call `{id}` waits for an approval, not a result: send `approved` without `result` or `retry`"
-                    ));
-                }
-                if self.approved == Some(true) && self.message.is_some() {
-                    return Err(format!("call `{id}`: `message` goes with a denial (`approved: false`)"));
-                }
-                if self.approved == Some(false) && self.override_args.is_some() {
-                    return Err(format!("call `{id}`: `override_args` goes with an approval (`approved: true`)"));
-                }
-            }
-            PendingKind::External => {
-                if self.approved.is_some() || self.message.is_some() || self.override_args.is_some() {
-                    return Err(format!(
-                        "call `{id}` is executed outside the agent and waits for its `result` (or `retry`), not an approval"
-                    ));
-                }
-                if self.result.is_some() == self.retry.is_some() {
-                    return Err(format!("call `{id}` waits for exactly one of `result` and `retry`"));
-                }
-            }
-        }
-        Ok(())
-    }
 }
 
 /// An [`Agent`] whose turns run durably on Restate.
@@ -188,22 +125,55 @@ impl Decision {
 /// then wait for a [`Decision`] instead of ending the turn), and serve its turns from a
 /// Restate virtual object keyed by conversation: the ready-made
 /// [`AgentSession`](crate::AgentSession), or an object of your own whose handlers call
-/// [`turn`](DurableAgent::turn), [`decide`](DurableAgent::decide),
-/// [`pending`](DurableAgent::pending) and [`history`](DurableAgent::history).
+/// [`turn`](DurableAgent::turn), [`decide`](DurableAgent::decide) (with an exclusive `settle`
+/// handler calling [`settle`](crate::settle)), [`pending`](DurableAgent::pending) and
+/// [`history`](DurableAgent::history).
 pub struct DurableAgent<D, O> {
     agent: Agent<D, Deferrable<O>>,
     deps: Option<D>,
+    deps_from_turn: Option<DepsReader<D>>,
+    pub(crate) object: String,
 }
+
+/// Makes a run's dependencies from a turn's `deps`.
+type DepsReader<D> = Arc<dyn Fn(Value) -> Result<D, String> + Send + Sync>;
 
 impl<D: Clone + Send + Sync + 'static, O: Serialize + Send + Sync + 'static> DurableAgent<D, O> {
     /// Serves `agent`'s turns durably.
     pub fn new(agent: Agent<D, Deferrable<O>>) -> Self {
-        DurableAgent { agent, deps: None }
+        DurableAgent { agent, deps: None, deps_from_turn: None, object: "AgentSession".into() }
     }
 
-    /// The dependencies every turn's run receives.
+    /// The dependencies every turn's run receives (unless the turn brings its own, see
+    /// [`deps_from_turn`](DurableAgent::deps_from_turn)).
     pub fn deps(mut self, deps: D) -> Self {
         self.deps = Some(deps);
+        self
+    }
+
+    /// Reads a turn's `deps` (JSON) into the run's dependencies; an `Err` refuses the turn
+    /// with 400 and its message. Without it, a turn that brings `deps` is refused.
+    ///
+    /// ```
+    /// # use toolsmith::prelude::*;
+    /// # use toolsmith_restate::DurableAgent;
+    /// # fn make() -> Result<(), Box<dyn std::error::Error>> {
+    /// let agent = Agent::builder(TestModel::default()).deps::<String>().allow_deferred().build()?;
+    /// let durable = DurableAgent::new(agent).deps_from_turn(|deps| {
+    ///     serde_json::from_value::<String>(deps).map_err(|e| format!("the user's name: {e}"))
+    /// });
+    /// # let _ = durable; Ok(()) }
+    /// ```
+    pub fn deps_from_turn(mut self, read: impl Fn(Value) -> Result<D, String> + Send + Sync + 'static) -> Self {
+        self.deps_from_turn = Some(Arc::new(read));
+        self
+    }
+
+    /// The name of the virtual object that serves this agent (`AgentSession` unless you serve
+    /// it from an object of your own): [`decide`](DurableAgent::decide) sends each decision
+    /// to that object's `settle` handler.
+    pub fn object_name(mut self, name: impl Into<String>) -> Self {
+        self.object = name.into();
         self
     }
 
@@ -213,12 +183,36 @@ impl<D: Clone + Send + Sync + 'static, O: Serialize + Send + Sync + 'static> Dur
     /// are decided. The history is stored when the turn ends with an output; a turn that fails
     /// leaves it as it was and answers with a terminal error (a replay would fail the same way).
     pub async fn turn(&self, ctx: &ObjectContext<'_>, request: TurnRequest) -> Result<TurnReply<O>, HandlerError> {
+        let TurnRequest { prompt, deps, model_settings, metadata } = request;
+        let deps = match (deps, &self.deps_from_turn) {
+            (Some(value), Some(read)) => {
+                Some(read(value).map_err(|m| TerminalError::new_with_code(400, format!("the turn's `deps`: {m}")))?)
+            }
+            (Some(_), None) => {
+                return Err(TerminalError::new_with_code(
+                    400,
+                    "this agent takes no `deps` from a turn (the service sets them with `DurableAgent::deps_from_turn`)",
+                )
+                .into());
+            }
+            (None, _) => self.deps.clone(),
+        };
         let mut history: Vec<ModelMessage> =
             ctx.get::<Json<Vec<ModelMessage>>>(HISTORY_KEY).await?.map(|Json(h)| h).unwrap_or_default();
         let start = history.len();
-        let Json(started) = ctx.run(|| async { Ok(Json(Utc::now())) }).name("turn started").await?;
+        // When Restate runs this closure, the journal ends here: the whole turn is new.
+        let fresh = Arc::new(AtomicBool::new(false));
+        let ran = fresh.clone();
+        let Json(started) = ctx
+            .run(move || async move {
+                ran.store(true, Ordering::Release);
+                Ok(Json(Utc::now()))
+            })
+            .name("turn started")
+            .await?;
+        let mut cursor = Cursor::new(fresh.load(Ordering::Acquire));
         let source = Arc::new(ReplaySource::new(ctx.random_seed(), started));
-        let mut prompt = Some(request.prompt);
+        let mut prompt = Some(prompt);
         let mut decided = None;
         let mut usage = RunUsage::default();
         loop {
@@ -231,10 +225,16 @@ impl<D: Clone + Send + Sync + 'static, O: Serialize + Send + Sync + 'static> Dur
             if let Some(results) = decided.take() {
                 run = run.deferred_tool_results(results);
             }
-            if let Some(deps) = &self.deps {
+            if let Some(deps) = &deps {
                 run = run.deps(deps.clone());
             }
-            let result = drive(ctx, steps, toolsmith::durable::scope(source.clone(), run))
+            if let Some(settings) = &model_settings {
+                run = run.model_settings(settings.clone());
+            }
+            if let Some(metadata) = &metadata {
+                run = run.metadata(metadata.clone());
+            }
+            let result = drive(ctx, &mut cursor, steps, toolsmith::durable::scope(source.clone(), run))
                 .await
                 .map_err(|e| TerminalError::new(format!("the agent run failed: {e}")))?;
             usage = add_usage(usage, result.usage());
@@ -255,10 +255,10 @@ impl<D: Clone + Send + Sync + 'static, O: Serialize + Send + Sync + 'static> Dur
 
     /// Decides a waiting call of the conversation `ctx.key()` (a shared handler: it runs while
     /// the turn waits). An unknown call, or a decision of the wrong kind, is a terminal error
-    /// (status 404 or 400) that names the calls waiting; nothing runs. The first decision on a
-    /// call counts; later ones for the same call are ignored by the waiting turn.
+    /// (status 404 or 400) that names the calls waiting; nothing runs. Exactly one decision
+    /// settles a call: a second one for the same call gets 409, naming the decision that won.
     pub async fn decide(&self, ctx: &SharedObjectContext<'_>, decision: Decision) -> Result<(), HandlerError> {
-        decide(ctx, decision).await
+        decide(ctx, &self.object, decision).await
     }
 
     /// The calls the conversation's current turn waits on.
@@ -310,6 +310,13 @@ async fn wait_for_decisions(
     let mut results = requests.results();
     for (kind, id, decision) in waits {
         let Json(d) = decision.await?;
+        // What resolved the awakeable is checked again: `decide` checks it, but an awakeable
+        // can also be resolved through Restate's own API. A decision that does not fit the
+        // call ends the turn; nothing runs.
+        if d.tool_call_id.as_deref() != Some(id.as_str()) {
+            return Err(TerminalError::new(format!("the decision for call `{id}` names another call")).into());
+        }
+        d.check(&id, kind).map_err(TerminalError::new)?;
         results = match kind {
             PendingKind::Approval => {
                 let approval = match (d.approved, d.override_args, d.message) {
@@ -330,32 +337,6 @@ async fn wait_for_decisions(
     }
     ctx.clear(PENDING_KEY);
     Ok(results)
-}
-
-/// See [`DurableAgent::decide`].
-pub async fn decide(ctx: &SharedObjectContext<'_>, decision: Decision) -> Result<(), HandlerError> {
-    let waiting = pending(ctx).await?;
-    let Some(call) = waiting.iter().find(|c| c.tool_call_id == decision.tool_call_id) else {
-        let ids: Vec<&str> = waiting.iter().map(|c| c.tool_call_id.as_str()).collect();
-        let listed = if ids.is_empty() { "none".to_string() } else { ids.join(", ") };
-        return Err(TerminalError::new_with_code(
-            404,
-            format!(
-                "no call `{}` waits for a decision in conversation `{}` (waiting: {listed})",
-                decision.tool_call_id,
-                ctx.key()
-            ),
-        )
-        .into());
-    };
-    decision.check(call.kind).map_err(|m| TerminalError::new_with_code(400, m))?;
-    ctx.resolve_awakeable(&call.awakeable_id, Json(decision));
-    Ok(())
-}
-
-/// See [`DurableAgent::pending`].
-pub async fn pending(ctx: &SharedObjectContext<'_>) -> Result<Vec<PendingCall>, HandlerError> {
-    Ok(ctx.get::<Json<Vec<PendingCall>>>(PENDING_KEY).await?.map(|Json(p)| p).unwrap_or_default())
 }
 
 /// See [`DurableAgent::history`].

@@ -109,3 +109,74 @@ fn hooks_hook_the_stages_they_have_closures_for() {
     assert_eq!(stages, [HookStage::ToolExecute]);
     assert!(HookStage::ALL.iter().all(|s| !Capability::<()>::hooks_stage(&Hooks::<()>::new(), *s)));
 }
+
+/// Answers every call of `add` from a record instead of running it, counting it as run when
+/// `count` says so; records what `tool_ran` said after running the rest of the chain for the
+/// others.
+struct Recorded {
+    count: bool,
+    ran_after_next: Arc<Mutex<Vec<bool>>>,
+}
+
+impl Capability<()> for Recorded {
+    fn hooks_stage(&self, stage: HookStage) -> bool {
+        stage == HookStage::ToolExecute
+    }
+    async fn wrap_tool_execute(
+        &self,
+        _: &RunContext<()>,
+        call: ToolCallInfo<'_>,
+        args: Value,
+        next: toolsmith::capability::ToolExecuteNext<'_>,
+    ) -> Result<toolsmith::tool::ToolOutput, toolsmith::tool::ToolError> {
+        if call.call.tool_name == "add" {
+            assert!(!next.tool_ran());
+            if self.count {
+                next.count_as_ran();
+            }
+            return Ok(toolsmith::tool::ToolOutput::Value(serde_json::json!(42)));
+        }
+        let output = next.run(args).await;
+        self.ran_after_next.lock().unwrap().push(next.tool_ran());
+        output
+    }
+}
+
+/// Fails.
+#[tool]
+fn broken() -> Result<i64, ToolError> {
+    Err(ToolError::failed("no"))
+}
+
+#[tokio::test]
+async fn a_call_answered_from_a_record_counts_as_run_only_when_the_wrapper_says_so() {
+    for count in [false, true] {
+        let ran = Arc::new(Mutex::new(Vec::new()));
+        let model = TestModel::default().call_tools(["add", "double"]);
+        let agent = Agent::builder(model)
+            .tool(add)
+            .tool(double)
+            .capability(Recorded { count, ran_after_next: ran.clone() })
+            .build()
+            .unwrap();
+        let result = agent.run("go").await.unwrap();
+        // `double` ran for real (counted by the run itself); `add` was answered from the record.
+        assert_eq!(result.usage().tool_calls, if count { 2 } else { 1 }, "count_as_ran: {count}");
+        assert_eq!(*ran.lock().unwrap(), [true], "tool_ran after a successful tool");
+    }
+    // A tool that fails did not run successfully: `tool_ran` says so.
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let agent = Agent::builder(TestModel::default().call_tools(["broken"]))
+        .tool(broken)
+        .capability(Recorded { count: false, ran_after_next: ran.clone() })
+        .build()
+        .unwrap();
+    let _ = agent.run("go").await;
+    assert_eq!(ran.lock().unwrap().first(), Some(&false));
+}
+
+/// Double a number.
+#[tool]
+fn double(x: i64) -> i64 {
+    x * 2
+}

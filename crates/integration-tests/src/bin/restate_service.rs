@@ -2,9 +2,11 @@
 //! that write every execution to files in `$LOG_DIR`, so that the tests can count executions
 //! across the process's deaths.
 //!
-//! Environment: `PORT` (the service's port), `LOG_DIR`, and `HANG_BEFORE_MODEL_REQUEST=N` (the
+//! Environment: `PORT` (the service's port), `LOG_DIR`, `HANG_BEFORE_MODEL_REQUEST=N` (the
 //! process stops before its N-th model request of a run, after writing `LOG_DIR/hanging`: the
-//! test then kills it).
+//! test then kills it), and `CRASH_POINT` (the process aborts at that point of a `pay` call:
+//! `after-effect:N`, right after order N's payment was written and before the tool returns;
+//! `before-journal:N`, after the tool returned and before its result reached the journal).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -12,11 +14,11 @@ use std::time::Duration;
 
 use restate_sdk::prelude::*;
 use serde_json::{Value, json};
-use toolsmith::capability::{Capability, HookStage, ModelRequestContext};
+use toolsmith::capability::{Capability, HookStage, ModelRequestContext, ToolCallInfo, ToolExecuteNext};
 use toolsmith::messages::{ModelMessage, ModelResponse, ModelResponsePart, ToolCallPart};
 use toolsmith::model::ModelError;
 use toolsmith::prelude::*;
-use toolsmith::tool::CallDeferred;
+use toolsmith::tool::{CallDeferred, ToolError, ToolOutput};
 use toolsmith_restate::{AgentSession, DurableAgent};
 
 fn log_dir() -> PathBuf {
@@ -40,6 +42,49 @@ async fn charge(ctx: RunContext, amount: u32) -> String {
     let seen = serde_json::to_string(&*ctx.messages).expect("history serialises");
     std::fs::write(log_dir().join("charge-saw.json"), seen).expect("write");
     format!("charged {amount}")
+}
+
+/// Pay an order: the payment is written (and synced) to `pay.log`, the side effect counted.
+#[tool]
+async fn pay(order: u32, ms: u64) -> String {
+    record("pay-trace.log", &format!("start {order}"));
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(log_dir().join("pay.log")).expect("log");
+    writeln!(f, "{order}").expect("log write");
+    f.sync_all().expect("sync");
+    record("pay-trace.log", &format!("paid {order}"));
+    if crash_point() == Some(format!("after-effect:{order}")) {
+        std::process::abort();
+    }
+    format!("paid {order}")
+}
+
+fn crash_point() -> Option<String> {
+    std::env::var("CRASH_POINT").ok()
+}
+
+/// Aborts the process after `pay` of the order returned, before the journal has its result
+/// (this capability sits inside the journaling one, as every capability of the agent does).
+struct CrashBeforeJournal(u64);
+
+impl Capability<()> for CrashBeforeJournal {
+    fn hooks_stage(&self, stage: HookStage) -> bool {
+        stage == HookStage::ToolExecute
+    }
+    async fn wrap_tool_execute(
+        &self,
+        _ctx: &RunContext<()>,
+        call: ToolCallInfo<'_>,
+        args: Value,
+        next: ToolExecuteNext<'_>,
+    ) -> Result<ToolOutput, ToolError> {
+        let order = args["order"].as_u64();
+        let output = next.run(args).await;
+        if call.call.tool_name == "pay" && order == Some(self.0) {
+            std::process::abort();
+        }
+        output
+    }
 }
 
 /// Transfer money.
@@ -121,6 +166,18 @@ async fn scripted(messages: Vec<ModelMessage>) -> Result<ModelResponse, ModelErr
                 })
                 .collect(),
         ),
+        // `pay 1:900 2:200`: one call per order, run in parallel, each taking its milliseconds.
+        (Some("pay"), true) => ModelResponse::new(
+            words[1..]
+                .iter()
+                .map(|w| {
+                    let (order, ms) = w.split_once(':').unwrap_or((w, "100"));
+                    let args =
+                        json!({"order": order.parse::<u32>().unwrap_or(0), "ms": ms.parse::<u64>().unwrap_or(100)});
+                    ModelResponsePart::ToolCall(ToolCallPart::new("pay", args, format!("pay-{order}")))
+                })
+                .collect(),
+        ),
         (Some("transfer"), true) => call(
             "transfer",
             json!({"amount": words[1].parse::<u32>().unwrap_or(1), "to": words.get(3).copied().unwrap_or("bob")}),
@@ -164,9 +221,12 @@ impl Capability<()> for HangBefore {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let port: u16 = std::env::var("PORT")?.parse()?;
     let model = FunctionModel::new(|messages, _| scripted(messages.to_vec()));
-    let mut builder = Agent::builder(model).tool(charge).tool(transfer).tool(explode).tool(fx_rate);
+    let mut builder = Agent::builder(model).tool(charge).tool(pay).tool(transfer).tool(explode).tool(fx_rate);
     if let Some(n) = std::env::var("HANG_BEFORE_MODEL_REQUEST").ok().and_then(|v| v.parse().ok()) {
         builder = builder.capability(HangBefore(n));
+    }
+    if let Some(order) = crash_point().and_then(|p| p.strip_prefix("before-journal:").and_then(|n| n.parse().ok())) {
+        builder = builder.capability(CrashBeforeJournal(order));
     }
     let agent = builder.allow_deferred().build()?;
     let session = AgentSession::new(DurableAgent::new(agent));

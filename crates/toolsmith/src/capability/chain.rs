@@ -1,6 +1,7 @@
 //! Dispatch of hooks over an ordered list of capabilities (the first outermost).
 
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
 use futures::FutureExt;
@@ -884,6 +885,7 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
         call: ToolCallInfo<'a>,
         args: Value,
         core: &'a ExecuteCore<'a>,
+        ran: &'a AtomicBool,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         if self.stage(HookStage::ToolExecute).is_empty() {
             return core(args);
@@ -891,7 +893,7 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
         Box::pin(async move {
             match self.stage(HookStage::ToolExecute).get(i) {
                 Some(cap) => {
-                    let next = ToolExecuteNext::new(move |a| self.execute(i + 1, ctx, call, a, core));
+                    let next = ToolExecuteNext::new(move |a| self.execute(i + 1, ctx, call, a, core, ran), Some(ran));
                     self.guard_tool(&**cap, "wrap_tool_execute", || cap.wrap_tool_execute(ctx, call, args, next)).await
                 }
                 None => {

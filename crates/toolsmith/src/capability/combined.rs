@@ -220,7 +220,7 @@ impl<D: Send + Sync + 'static> CombinedCapability<D> {
                 ctx,
                 call,
                 args,
-                ToolExecuteNext::new(move |a| self.wrap_execute_from(i + 1, ctx, call, a, next)),
+                ToolExecuteNext::new(move |a| self.wrap_execute_from(i + 1, ctx, call, a, next), next.ran_flag()),
             ),
             None => next.run(args),
         }

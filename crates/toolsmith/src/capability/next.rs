@@ -1,5 +1,7 @@
 //! The `*Next` handles: the rest of a `wrap_*` chain, given to the hook that wraps it.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use futures::future::BoxFuture;
 use serde_json::Value;
 
@@ -82,16 +84,68 @@ impl<'a> ToolValidateNext<'a> {
 /// The rest of a `wrap_tool_execute` chain: call [`ToolExecuteNext::run`] to execute.
 pub struct ToolExecuteNext<'a> {
     f: Box<dyn Fn(Value) -> BoxFuture<'a, Result<ToolOutput, ToolError>> + Send + Sync + 'a>,
+    /// Whether the tool itself returned successfully (what `RunUsage::tool_calls` counts).
+    ran: Option<&'a AtomicBool>,
 }
 
 impl<'a> ToolExecuteNext<'a> {
-    pub(crate) fn new(f: impl Fn(Value) -> BoxFuture<'a, Result<ToolOutput, ToolError>> + Send + Sync + 'a) -> Self {
-        ToolExecuteNext { f: Box::new(f) }
+    pub(crate) fn new(
+        f: impl Fn(Value) -> BoxFuture<'a, Result<ToolOutput, ToolError>> + Send + Sync + 'a,
+        ran: Option<&'a AtomicBool>,
+    ) -> Self {
+        ToolExecuteNext { f: Box::new(f), ran }
+    }
+
+    pub(crate) fn ran_flag(&self) -> Option<&'a AtomicBool> {
+        self.ran
     }
 
     /// Runs the rest of the chain (it may be called more than once, e.g. to retry).
     pub fn run(&self, args: Value) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         (self.f)(args)
+    }
+
+    /// Whether the tool itself has returned successfully in this call so far: what
+    /// [`RunUsage::tool_calls`](crate::usage::RunUsage) counts, whatever the hooks inside made of
+    /// its result.
+    pub fn tool_ran(&self) -> bool {
+        self.ran.is_some_and(|r| r.load(Ordering::Relaxed))
+    }
+
+    /// Counts this call in [`RunUsage::tool_calls`](crate::usage::RunUsage) as a successful
+    /// execution of the tool without running it: for a wrapper that answers from a record of an
+    /// earlier execution (a durable engine replaying its journal), so that the run's usage is
+    /// the same as the execution it replays.
+    ///
+    /// ```
+    /// use serde_json::Value;
+    /// use toolsmith::capability::{Capability, HookStage, ToolCallInfo, ToolExecuteNext};
+    /// use toolsmith::tool::{ToolError, ToolOutput};
+    /// use toolsmith::RunContext;
+    ///
+    /// /// Answers every call from a record instead of running the tool.
+    /// struct Replay;
+    ///
+    /// impl Capability<()> for Replay {
+    ///     fn hooks_stage(&self, stage: HookStage) -> bool {
+    ///         stage == HookStage::ToolExecute
+    ///     }
+    ///     async fn wrap_tool_execute(
+    ///         &self,
+    ///         _ctx: &RunContext<()>,
+    ///         _call: ToolCallInfo<'_>,
+    ///         _args: Value,
+    ///         next: ToolExecuteNext<'_>,
+    ///     ) -> Result<ToolOutput, ToolError> {
+    ///         next.count_as_ran();
+    ///         Ok(ToolOutput::Value("recorded".into()))
+    ///     }
+    /// }
+    /// ```
+    pub fn count_as_ran(&self) {
+        if let Some(ran) = self.ran {
+            ran.store(true, Ordering::Relaxed);
+        }
     }
 }
 

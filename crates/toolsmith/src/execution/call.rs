@@ -300,7 +300,7 @@ async fn execute_hooked<D: Clone + Send + Sync + 'static>(
         Box::pin(run_counted(inner, r, Cow::Owned(args), &ran_ok))
     };
     let info = ToolCallInfo { call: &r.call, def: &r.tool.def };
-    let result = caps.execute(0, &ctx, info, args, &core).await;
+    let result = caps.execute(0, &ctx, info, args, &core, &ran_ok).await;
     (result, ran_ok.load(Ordering::Relaxed))
 }
 

@@ -60,7 +60,10 @@ where
 {
     match closures.split_first() {
         None => next.call(input),
-        Some((f, rest)) => wrap(f, input, N::from_fn(move |input| nest(rest, input, next.clone(), wrap))),
+        Some((f, rest)) => {
+            let inner = next.clone();
+            wrap(f, input, N::from_fn(&next, move |input| nest(rest, input, inner.clone(), wrap)))
+        }
     }
 }
 
@@ -70,14 +73,15 @@ trait ChainNext<'a>: Sized + Send + Sync + 'a {
     type Input;
     /// What the chain gives.
     type Output;
-    fn from_fn(f: impl Fn(Self::Input) -> BoxFuture<'a, Self::Output> + Send + Sync + 'a) -> Self;
+    /// A handle calling `f`, carrying what `outer` carries besides its function.
+    fn from_fn(outer: &Self, f: impl Fn(Self::Input) -> BoxFuture<'a, Self::Output> + Send + Sync + 'a) -> Self;
     fn call(&self, input: Self::Input) -> BoxFuture<'a, Self::Output>;
 }
 
 impl<'a> ChainNext<'a> for RunNext<'a> {
     type Input = ();
     type Output = Result<RunOutput, AgentRunError>;
-    fn from_fn(f: impl Fn(()) -> BoxFuture<'a, Self::Output> + Send + Sync + 'a) -> Self {
+    fn from_fn(_: &Self, f: impl Fn(()) -> BoxFuture<'a, Self::Output> + Send + Sync + 'a) -> Self {
         RunNext::new(move || f(()))
     }
     fn call(&self, (): ()) -> BoxFuture<'a, Self::Output> {
@@ -90,7 +94,7 @@ macro_rules! chain_next {
         impl<'a> ChainNext<'a> for $next<'a> {
             type Input = $input;
             type Output = $output;
-            fn from_fn(f: impl Fn($input) -> BoxFuture<'a, $output> + Send + Sync + 'a) -> Self {
+            fn from_fn(_: &Self, f: impl Fn($input) -> BoxFuture<'a, $output> + Send + Sync + 'a) -> Self {
                 $next::new(f)
             }
             fn call(&self, input: $input) -> BoxFuture<'a, $output> {
@@ -104,8 +108,18 @@ chain_next! {
     NodeNext(AgentNode) -> Result<NodeResult, AgentRunError>;
     ModelRequestNext(ModelRequestContext) -> Result<ModelResponse, AgentRunError>;
     ToolValidateNext(Value) -> Result<Value, ToolError>;
-    ToolExecuteNext(Value) -> Result<ToolOutput, ToolError>;
     OutputNext(Value) -> Result<Value, ToolError>;
+}
+
+impl<'a> ChainNext<'a> for ToolExecuteNext<'a> {
+    type Input = Value;
+    type Output = Result<ToolOutput, ToolError>;
+    fn from_fn(outer: &Self, f: impl Fn(Value) -> BoxFuture<'a, Self::Output> + Send + Sync + 'a) -> Self {
+        ToolExecuteNext::new(f, outer.ran_flag())
+    }
+    fn call(&self, input: Value) -> BoxFuture<'a, Self::Output> {
+        self.run(input)
+    }
 }
 
 impl<D: Clone + Send + Sync + 'static> Capability<D> for Hooks<D> {
