@@ -363,10 +363,11 @@ fn an_approval_arrives_after_the_service_restarted() {
     let invocation = world.turn_send("d", "transfer 99 to eve");
     world.wait_pending("d");
     world.service.restart(None);
+    // Named by its tool and arguments, without listing the pending calls first.
     let (status, body) = world.shared(
         "d",
         "decide",
-        Some(r#"{"tool_call_id": "transfer-1", "approved": false, "message": "not to eve"}"#),
+        Some(r#"{"tool_name": "transfer", "args": {"amount": 99, "to": "eve"}, "approved": false, "message": "not to eve"}"#),
     );
     assert_eq!(status, 200, "{body}");
     let (status, reply) = world.attach(&invocation);
@@ -443,14 +444,50 @@ fn bad_input_gets_a_clear_error_and_runs_nothing() {
     // A turn with a malformed body.
     let (status, body) = world.http("POST", "AgentSession/y/turn", Some(r#"{"promt": "hi"}"#));
     assert!((400..500).contains(&status), "{status} {body}");
+    // Arrays where objects belong: serde would read them field by field into the struct.
+    for (path, array) in [
+        ("AgentSession/y/turn", r#"["transfer 5 to mallory"]"#),
+        ("AgentSession/x/decide", r#"["transfer-1", true]"#),
+        ("AgentSession/x/decide", r#"["transfer-1", null, null, true]"#),
+    ] {
+        let (status, body) = world.http("POST", path, Some(array));
+        assert!((400..500).contains(&status), "{path} took {array}: {status} {body}");
+        assert!(body.to_string().contains("is a JSON object, not an array"), "{body}");
+    }
+    // Deps from a turn, for an agent that takes none from turns.
+    let (status, body) = world.http("POST", "AgentSession/y/turn", Some(r#"{"prompt": "hi", "deps": {"user": 1}}"#));
+    assert_eq!(status, 400, "{body}");
+    assert!(body.to_string().contains("takes no `deps` from a turn"), "{body}");
     assert!(world.lines("transfer.log").is_empty(), "nothing ran");
+    assert!(world.lines("model.log").iter().all(|l| !l.starts_with("hi")), "no refused turn reached the model");
 
-    // The turn still waits, and a good decision completes it.
-    let (status, _) = world.shared("x", "decide", Some(r#"{"tool_call_id": "transfer-1", "approved": true}"#));
-    assert_eq!(status, 200);
+    // The turn still waits. Two decisions for the call sent at once: exactly one settles it,
+    // the other gets 409 naming the one that won; the call runs once, as the winner said.
+    let approve = r#"{"tool_call_id": "transfer-1", "approved": true}"#;
+    let deny = r#"{"tool_name": "transfer", "approved": false, "message": "no"}"#;
+    let (first, second) = std::thread::scope(|s| {
+        let a = s.spawn(|| world.shared("x", "decide", Some(approve)));
+        let b = s.spawn(|| world.shared("x", "decide", Some(deny)));
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    let mut statuses = [first.0, second.0];
+    statuses.sort();
+    assert_eq!(statuses, [200, 409], "{first:?} {second:?}");
+    let (winner, loser) = if first.0 == 200 { (approve, &second.1) } else { (deny, &first.1) };
+    let said = loser["message"].as_str().map(str::to_string).unwrap_or_else(|| loser.to_string());
+    assert!(said.contains("call `transfer-1` was already decided"), "{said}");
+    let won = if winner == approve { r#""approved":true"# } else { r#""approved":false"# };
+    assert!(said.contains(won), "the refusal names the decision that won: {said}");
+    let (status, again) = world.shared("x", "decide", Some(approve));
+    assert!(status == 409 || status == 404, "a third decision: {status} {again}");
     let (status, reply) = world.attach(&invocation);
     assert_eq!(status, 200, "{reply}");
-    assert_eq!(world.lines("transfer.log"), ["7 to zed"]);
+    if winner == approve {
+        assert_eq!(world.lines("transfer.log"), ["7 to zed"]);
+    } else {
+        assert!(world.lines("transfer.log").is_empty());
+        assert_eq!(reply["output"], "done: no");
+    }
 
     // A tool that panics inside its journaled step: the turn fails once with the panic's
     // message, the tool ran once, the conversation keeps its history and takes the next turn.
