@@ -13,7 +13,7 @@
 //!
 //! `PORT` sets the port (default 9080).
 
-use restate_sdk::prelude::*;
+use toolsmith_restate::restate_sdk::prelude::*;
 use serde_json::json;
 use toolsmith::messages::{ModelMessage, ModelResponse, ModelResponsePart, ToolCallPart};
 use toolsmith::prelude::*;

@@ -5,10 +5,11 @@
 //! virtual object keyed by conversation id (the ready-made [`AgentSession`], or one of your
 //! own). Each turn then runs inside a Restate invocation:
 //!
-//! - every model request and every tool call (MCP calls included) is one journaled step
-//!   (`ctx.run`): when the invocation is retried after a crash, finished steps are replayed
-//!   from the journal, so the model is not asked again and a tool with side effects does not
-//!   run again;
+//! - every model request and every tool call (MCP calls included) is a journaled step: when
+//!   the invocation is retried after a crash, the steps whose results are in the journal are
+//!   replayed from it, so the model is not asked again and the tool is not called again. The
+//!   calls of one response run in parallel, and each is journaled as soon as it finishes,
+//!   whatever order they finish in;
 //! - the run's clock and its fresh ids (run id, conversation id, the tool-call ids it makes)
 //!   come from the invocation ([`toolsmith::durable`]): a replay builds the same history;
 //! - calls that need approval, or that run outside the agent, wait on Restate awakeables that a
@@ -18,8 +19,8 @@
 //!   per conversation and many conversations in parallel.
 //!
 //! ```no_run
-//! use restate_sdk::prelude::*;
 //! use toolsmith::prelude::*;
+//! use toolsmith_restate::restate_sdk::prelude::*;
 //! use toolsmith_restate::{AgentSession, DurableAgent};
 //!
 //! /// Refund an order.
@@ -39,7 +40,8 @@
 //!
 //! What the guarantees are: a step whose result is in the journal never runs again; a step
 //! interrupted before its result was journaled (the process died during the model request or
-//! the tool) runs again when the invocation is retried, as any Restate `ctx.run` does. A step's
+//! the tool, or between the tool's return and the journal's acknowledgement, one round trip to
+//! the Restate server) runs again when the invocation is retried: at least once. A step's
 //! failure is recorded like its success: a model request that failed after the model's own
 //! retries is replayed as the same failure, and the turn ends with a terminal error (the
 //! conversation's history stays as it was). Streaming runs are not durable (a turn answers when

@@ -27,7 +27,7 @@ use crate::session::{DurableAgent, TurnReply, TurnRequest};
 /// object of your own whose handlers call the same [`DurableAgent`] methods.
 ///
 /// ```no_run
-/// use restate_sdk::prelude::*;
+/// use toolsmith_restate::restate_sdk::prelude::*;
 /// use toolsmith::prelude::*;
 /// use toolsmith_restate::{AgentSession, DurableAgent};
 ///
