@@ -4,6 +4,7 @@
 mod catalogue;
 mod hooklog;
 mod normalise;
+mod pystr;
 
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
@@ -180,10 +181,8 @@ fn make_tool(entry: &Value) -> Result<Tool<Deps>, Unsupported> {
         tool = match p {
             "only_if_deps_42" => tool.prepare(|ctx, def| (ctx.deps == json!(42)).then_some(def)),
             "describe_name_from_deps" => tool.prepare(|ctx, mut def| {
-                let deps = match &ctx.deps {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                };
+                // An f-string in the reference: Python's `str()` of the deps.
+                let deps = pystr::py_str(&ctx.deps);
                 if let Some(p) = def.parameters_mut().pointer_mut("/properties/name")
                     && let Value::Object(o) = p
                 {

@@ -13,10 +13,10 @@
 //!
 //! `PORT` sets the port (default 9080).
 
-use toolsmith_restate::restate_sdk::prelude::*;
 use serde_json::json;
 use toolsmith::messages::{ModelMessage, ModelResponse, ModelResponsePart, ToolCallPart};
 use toolsmith::prelude::*;
+use toolsmith_restate::restate_sdk::prelude::*;
 use toolsmith_restate::{AgentSession, DurableAgent};
 
 /// Refund an order.

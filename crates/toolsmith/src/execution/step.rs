@@ -489,14 +489,18 @@ async fn run_step<'h, D: Clone + Send + Sync + 'static>(
     record: &mut Option<Record>,
 ) -> Result<StepOutcome, AgentRunError> {
     tools.prepare_lookups(calls.len());
-    // A call to a tool of a known kind (`search_tools`) whose arguments are valid carries that
-    // kind in the history from the start, whatever happens to the step.
+    // A call to a tool of a known kind (`search_tools`) carries that kind in the history from
+    // the start, whatever happens to the step, and so does its return or retry: when its
+    // arguments are valid, or still a JSON string (as Pydantic AI types a call: a string is left
+    // to validation, an object has to fit).
+    let mut kinded: FxHashMap<String, &'static str> = FxHashMap::default();
     for call in &calls {
         if let Some(kind) = tools.tool_kind(&call.tool_name)
             && let Some(tool) = tools.get(&call.tool_name)
-            && validate_args(tool, ctx, &call.args).is_ok()
+            && (call.args.is_string() || validate_args(tool, ctx, &call.args).is_ok())
         {
             state.mark_call_kind(&call.tool_call_id, kind);
+            kinded.insert(call.tool_call_id.clone(), kind);
         }
     }
     let mut calls = calls;
@@ -511,7 +515,7 @@ async fn run_step<'h, D: Clone + Send + Sync + 'static>(
         content: Vec::new(),
         content_at_end: false,
         deferred: DeferredToolRequests::default(),
-        kinded: FxHashMap::default(),
+        kinded,
         function_retried: false,
         final_output: None,
         output_problem: None,
