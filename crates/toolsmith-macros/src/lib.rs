@@ -270,6 +270,7 @@ mod json;
 mod options;
 #[cfg(test)]
 mod tests;
+mod types;
 
 use proc_macro::TokenStream;
 
