@@ -539,7 +539,7 @@ async fn a_body_that_never_ends_hits_the_total_timeout() {
             let err = error_of(&model(provider, base, &opts), stream).await;
             let took = started.elapsed();
             assert!(took >= Duration::from_millis(700) && took < Duration::from_millis(2500), "{provider:?}: {took:?}");
-            assert_eq!(err.kind, "ModelApiError", "{provider:?}: {}", err.message);
+            assert_eq!(err.kind, "ModelTimeoutError", "{provider:?}: {}", err.message);
             assert!(err.message.contains("did not end within the request's total timeout of 0.8 s"), "{}", err.message);
         }
     }
@@ -571,7 +571,7 @@ async fn a_server_that_stalls_hits_the_idle_timeout() {
             let started = Instant::now();
             let err = error_of(&model(provider, base, &opts), stream).await;
             assert!(started.elapsed() < Duration::from_millis(2000), "{provider:?}");
-            assert_eq!(err.kind, "ModelApiError");
+            assert_eq!(err.kind, "ModelTimeoutError");
             assert!(err.message.contains(says), "{provider:?}: {}", err.message);
         }
     }
@@ -637,7 +637,7 @@ async fn an_event_past_the_size_limit_fails_clearly() {
     let opts = Opts { max_event_size: Some(1024 * 1024), ..Opts::default() };
     for provider in PROVIDERS {
         let err = error_of(&model(provider, &base, &opts), true).await;
-        assert_eq!(err.kind, "ModelApiError");
+        assert_eq!(err.kind, "ModelProtocolError");
         assert!(err.message.contains("an event larger than 1048576 bytes, the limit"), "{}", err.message);
     }
 }
@@ -688,7 +688,7 @@ async fn streams_cut_before_their_terminal_event_are_errors() {
         assert!(err.message.contains(says), "{provider:?}: {}", err.message);
         if provider != Provider::Chat {
             // Retryable: a FallbackModel (or the caller) may try again elsewhere.
-            assert_eq!(err.kind, "ModelApiError", "{provider:?}");
+            assert_eq!(err.kind, "ModelConnectionError", "{provider:?}");
         }
     }
 }
@@ -715,7 +715,7 @@ async fn a_stream_cut_mid_answer_yields_the_deltas_then_the_error() {
         }
     };
     assert!(deltas > 0, "the deltas that arrived are still shown");
-    assert_eq!(err.kind, "ModelApiError");
+    assert_eq!(err.kind, "ModelConnectionError");
     assert!(err.message.contains("no message_stop event"), "{}", err.message);
 }
 

@@ -5,13 +5,19 @@ mod provider_support;
 
 use std::time::Duration;
 
+use futures::StreamExt;
 use serde_json::{Value, json};
+use toolsmith::Agent;
+use toolsmith::agent::AgentEvent;
 use toolsmith::messages::{
     BinaryContent, FileUrl, MediaContent, ModelMessage, ModelRequest, ModelRequestPart, ModelResponse,
     ModelResponsePart, RetryCause, RetryFeedbackPart, RetryInfo, ToolCallPart, ToolReturnPart, UserContent,
     UserPromptPart,
 };
-use toolsmith::model::{Model, ModelRequestParameters, ModelSettings, ModelStreamEvent, StreamingModel, ToolChoice};
+use toolsmith::model::{
+    Model, ModelErrorKind, ModelRequestParameters, ModelSettings, ModelStreamEvent, ProviderRetry, StreamingModel,
+    ToolChoice,
+};
 use toolsmith::providers::{OpenAIChatModel, OpenAIResponsesModel, RetryConfig};
 use toolsmith::tool::ToolDefinition;
 use wiremock::matchers::{header, method, path};
@@ -394,7 +400,7 @@ async fn chat_stream_cut_off_before_its_end_is_an_error() {
         .await;
     let stream = chat(&server).request_stream(&user("hi"), None, &ModelRequestParameters::default()).await.unwrap();
     let err = toolsmith::model::collect_stream(stream).await.unwrap_err();
-    assert_eq!(err.kind, "UnexpectedModelBehavior");
+    assert_eq!(err.kind, "ModelConnectionError");
     assert!(err.message.contains("ended before the answer did"), "{}", err.message);
 }
 
@@ -487,6 +493,119 @@ async fn rate_limits_are_retried_honouring_retry_after() {
     assert_eq!(requests(&server).await.len(), 3);
 }
 
+/// Each retry is reported before its wait: to the model's observer, and as an event of the run
+/// the request belongs to.
+#[tokio::test]
+async fn retries_are_reported_to_the_observer_and_the_run() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(Seq::new([
+            ResponseTemplate::new(429)
+                .insert_header("retry-after", "0")
+                .set_body_raw(fixture("openai", "error_429.json"), "application/json"),
+            ResponseTemplate::new(503).insert_header("retry-after-ms", "5"),
+            ResponseTemplate::new(500),
+            json_response("openai", "chat_text.json"),
+        ]))
+        .mount(&server)
+        .await;
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<ProviderRetry>::new()));
+    let model = {
+        let seen = seen.clone();
+        OpenAIChatModel::builder("gpt-4o-mini")
+            .base_url(format!("{}/v1", server.uri()))
+            .api_key(KEY)
+            .retry(
+                RetryConfig::default().initial_backoff(Duration::from_millis(4)).max_backoff(Duration::from_millis(4)),
+            )
+            .on_retry(move |r| seen.lock().unwrap().push(r.clone()))
+            .build()
+            .unwrap()
+    };
+    let agent = Agent::builder(model).build().unwrap();
+    let (events, run) = agent.run("hi").stream();
+    let (result, events) = tokio::join!(run, events.collect::<Vec<_>>());
+    assert_eq!(result.unwrap().output(), "It's sunny in Paris.");
+
+    let seen = seen.lock().unwrap().clone();
+    let summary: Vec<_> =
+        seen.iter().map(|r| (r.retry, r.kind.clone(), r.status, r.asked_by_provider, r.provider.as_str())).collect();
+    assert_eq!(
+        summary,
+        [
+            (1, ModelErrorKind::Http, Some(429), true, "openai"),
+            (2, ModelErrorKind::Http, Some(503), true, "openai"),
+            (3, ModelErrorKind::Http, Some(500), false, "openai"),
+        ]
+    );
+    assert_eq!(seen[0].wait, Duration::ZERO);
+    assert_eq!(seen[1].wait, Duration::from_millis(5));
+    // The backoff of 4 ms, with its jitter of ±25 %.
+    assert!((Duration::from_millis(3)..=Duration::from_millis(5)).contains(&seen[2].wait), "{:?}", seen[2].wait);
+    assert!(seen[0].message.contains("HTTP 429") && seen[0].message.contains("Rate limit"), "{}", seen[0].message);
+    assert!(!seen.iter().any(|r| r.message.contains(KEY)));
+    assert_eq!(seen[0].model_name, "gpt-4o-mini");
+
+    // The run saw the same retries, between its request and the response.
+    let in_run: Vec<ProviderRetry> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ProviderRetry(r) => Some(r.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(in_run, seen);
+    let position = |f: &dyn Fn(&AgentEvent) -> bool| events.iter().position(f).unwrap();
+    let request = position(&|e| matches!(e, AgentEvent::ModelRequest { .. }));
+    let first_retry = position(&|e| matches!(e, AgentEvent::ProviderRetry(_)));
+    let response = position(&|e| matches!(e, AgentEvent::ModelResponse { .. }));
+    assert!(request < first_retry && first_retry < response, "{events:?}");
+}
+
+/// A refused connection and a request that gets no answer in time are retried, reported and
+/// returned as kinds of their own.
+#[tokio::test]
+async fn connection_failures_and_timeouts_are_reported_by_kind() {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<ProviderRetry>::new()));
+    let observed = |seen: &std::sync::Arc<std::sync::Mutex<Vec<ProviderRetry>>>| {
+        let seen = seen.clone();
+        move |r: &ProviderRetry| seen.lock().unwrap().push(r.clone())
+    };
+    let retry = RetryConfig::default().max_retries(1).initial_backoff(Duration::from_millis(1));
+    let model = OpenAIChatModel::builder("m")
+        .base_url("http://127.0.0.1:9/v1")
+        .retry(retry.clone())
+        .on_retry(observed(&seen))
+        .build()
+        .unwrap();
+    let err = model.request(&user("hi"), None, &ModelRequestParameters::default()).await.unwrap_err();
+    assert_eq!(err.kind, ModelErrorKind::Connection, "{}", err.message);
+    assert_eq!(err.kind, "ModelConnectionError");
+    let seen_now = std::mem::take(&mut *seen.lock().unwrap());
+    assert_eq!(seen_now.len(), 1);
+    assert_eq!((seen_now[0].kind.clone(), seen_now[0].status), (ModelErrorKind::Connection, None));
+
+    // A server that never answers: the idle timeout passes on each attempt.
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_delay(Duration::from_secs(30)))
+        .mount(&server)
+        .await;
+    let model = OpenAIChatModel::builder("m")
+        .base_url(format!("{}/v1", server.uri()))
+        .retry(retry)
+        .idle_timeout(Duration::from_millis(100))
+        .on_retry(observed(&seen))
+        .build()
+        .unwrap();
+    let err = model.request(&user("hi"), None, &ModelRequestParameters::default()).await.unwrap_err();
+    assert_eq!(err.kind, ModelErrorKind::Timeout, "{}", err.message);
+    let seen_now = std::mem::take(&mut *seen.lock().unwrap());
+    assert_eq!(seen_now.len(), 1);
+    assert_eq!(seen_now[0].kind, ModelErrorKind::Timeout);
+    assert!(seen_now[0].message.contains("idle timeout"), "{}", seen_now[0].message);
+}
+
 #[tokio::test]
 async fn a_retry_after_beyond_the_bound_is_not_waited_for() {
     let server = MockServer::start().await;
@@ -558,7 +677,7 @@ async fn unauthorized_is_not_retried_and_never_shows_the_key() {
 }
 
 #[tokio::test]
-async fn timeouts_and_unreachable_servers_are_api_errors() {
+async fn timeouts_and_unreachable_servers_are_distinct_kinds() {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .respond_with(json_response("openai", "chat_text.json").set_delay(Duration::from_secs(3)))
@@ -572,13 +691,13 @@ async fn timeouts_and_unreachable_servers_are_api_errors() {
     let mut settings = ModelSettings::new();
     settings.timeout = Some(Duration::from_millis(200));
     let err = model.request(&user("hi"), Some(&settings), &ModelRequestParameters::default()).await.unwrap_err();
-    assert_eq!(err.kind, "ModelApiError");
+    assert_eq!(err.kind, "ModelTimeoutError");
     assert!(err.message.contains("did not answer within 0.2 s"), "{}", err.message);
 
     let model =
         OpenAIChatModel::builder("m").base_url("http://127.0.0.1:9/v1").retry(RetryConfig::none()).build().unwrap();
     let err = model.request(&user("hi"), None, &ModelRequestParameters::default()).await.unwrap_err();
-    assert_eq!(err.kind, "ModelApiError");
+    assert_eq!(err.kind, "ModelConnectionError");
     assert!(err.message.contains("could not reach the openai API"), "{}", err.message);
 }
 

@@ -368,6 +368,6 @@ async fn a_preset_keeps_the_connection_settings() {
         .build()
         .unwrap();
     let err = m.request(&user("hi"), None, &ModelRequestParameters::default()).await.unwrap_err();
-    assert_eq!(err.kind, "ModelApiError");
+    assert_eq!(err.kind, "ModelTimeoutError");
     assert!(err.message.contains("groq"), "{}", err.message);
 }

@@ -20,7 +20,7 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use crate::error::UserError;
-use crate::model::{ModelError, ModelHttpError, ModelStream};
+use crate::model::{ModelError, ModelErrorKind, ModelHttpError, ModelStream, ProviderRetry, RetryObserver};
 use crate::providers::redact::Redactor;
 use crate::providers::sse::{SNIPPET_CHARS, SseEvent, SseParser, SseStream, StreamProcessor, drive, redact_error};
 
@@ -187,6 +187,8 @@ pub(crate) struct HttpTransport {
     pub(crate) max_event_size: usize,
     /// Signs each attempt of a request (providers whose signatures cover the time and the body).
     pub(crate) signer: Option<Arc<dyn RequestSigner>>,
+    /// Told of each retry (the builders' `.on_retry(...)`).
+    pub(crate) on_retry: Option<RetryObserver>,
 }
 
 /// Signs one attempt of a request: adds its authentication headers (marked sensitive) to
@@ -432,8 +434,38 @@ impl HttpTransport {
         Deadline::new(timeout.unwrap_or(self.timeout), self.idle_timeout)
     }
 
-    fn api_error(&self, what: String) -> ModelError {
-        ModelError::new(crate::model::ModelErrorKind::Api, what)
+    fn error(&self, kind: ModelErrorKind, what: String) -> ModelError {
+        ModelError::new(kind, what)
+    }
+
+    /// The kind of a failure `reqwest` reports: its own timeouts (the connect timeout) are
+    /// timeouts, anything else a connection failure.
+    fn transport_kind(e: &reqwest::Error) -> ModelErrorKind {
+        if e.is_timeout() { ModelErrorKind::Timeout } else { ModelErrorKind::Connection }
+    }
+
+    /// Logs a retry and reports it to the model's observer and to the run polling the request.
+    fn report_retry(&self, retry: ProviderRetry) {
+        tracing::warn!(
+            provider = %self.provider,
+            retry = retry.retry,
+            kind = %retry.kind,
+            status = retry.status,
+            wait_ms = u64::try_from(retry.wait.as_millis()).unwrap_or(u64::MAX),
+            message = %retry.message,
+            "retrying a failed request"
+        );
+        if let Some(observer) = &self.on_retry {
+            observer(&retry);
+        }
+        crate::model::report_to_run(&retry);
+    }
+
+    /// A retry of this transport's model.
+    fn retry_event(&self, attempt: u32, kind: ModelErrorKind, wait: Duration, message: String) -> ProviderRetry {
+        let mut retry = ProviderRetry::new(&self.provider, &self.model_name, attempt.saturating_add(1), kind, wait);
+        retry.message = message;
+        retry
     }
 
     /// The error for a deadline that passed while waiting for the answer's head, the rest of a
@@ -442,7 +474,7 @@ impl HttpTransport {
         let url = shown_url(url);
         let (provider, model) = (&self.provider, &self.model_name);
         let (total, idle) = (deadline.total.as_secs_f64(), deadline.idle.as_secs_f64());
-        self.api_error(match (expired, phase) {
+        self.error(ModelErrorKind::Timeout, match (expired, phase) {
             (Expired::Total, Phase::Head) => format!(
                 "the {provider} API did not answer within {total:.1} s (model `{model}`, {url}). Raise the timeout (`ModelSettings::timeout` or the builder's `.timeout(...)`) or check the server"
             ),
@@ -478,27 +510,30 @@ impl HttpTransport {
             let backoff = self.retry.backoff(attempt);
             match deadline.wait(request.send()).await {
                 Err(expired) => {
+                    let error = self.expired_error(expired, deadline, url, Phase::Head);
                     if expired == Expired::Idle && can_retry && deadline.allows(backoff) {
-                        tracing::warn!(provider = %self.provider, attempt, "no answer within the idle timeout; retrying");
+                        self.report_retry(self.retry_event(attempt, error.kind, backoff, error.message));
                         tokio::time::sleep(backoff).await;
                         attempt += 1;
                         continue;
                     }
-                    return Err(self.expired_error(expired, deadline, url, Phase::Head));
+                    return Err(error);
                 }
                 Ok(Err(e)) => {
                     let e = e.without_url();
+                    let kind = Self::transport_kind(&e);
+                    let what = error_chain(&e);
                     if can_retry && deadline.allows(backoff) {
-                        tracing::warn!(provider = %self.provider, attempt, error = %self.redact(&error_chain(&e)), "request failed; retrying");
+                        let message = format!("could not reach the {} API: {}", self.provider, self.redact(&what));
+                        self.report_retry(self.retry_event(attempt, kind, backoff, message));
                         tokio::time::sleep(backoff).await;
                         attempt += 1;
                         continue;
                     }
-                    return Err(self.api_error(format!(
-                        "could not reach the {} API at {}: {}. Check the base URL, the network, and that the server is running",
+                    return Err(self.error(kind, format!(
+                        "could not reach the {} API at {}: {what}. Check the base URL, the network, and that the server is running",
                         self.provider,
                         shown_url(url),
-                        error_chain(&e)
                     )));
                 }
                 Ok(Ok(response)) => {
@@ -522,18 +557,22 @@ impl HttpTransport {
                     let code = status.as_u16();
                     let retryable = matches!(code, 408 | 409 | 429) || status.is_server_error();
                     let wait = wait_before_retry(retry_after, backoff, self.retry.max_retry_after);
+                    let body = self.snippet(&signed.redact(&text), 4000);
+                    let mut error = ModelHttpError::new(code, &self.provider, &self.model_name, body);
                     if retryable
                         && can_retry
                         && let Ok(wait) = wait
                         && deadline.allows(wait)
                     {
-                        tracing::warn!(provider = %self.provider, status = code, attempt, wait_ms = wait.as_millis() as u64, "retrying");
+                        let message = format!("HTTP {code}: {}", self.snippet(&error.provider_message(), 500));
+                        let mut retry =
+                            self.retry_event(attempt, ModelErrorKind::Http, wait, message).with_status(code);
+                        retry.asked_by_provider = retry_after.is_some();
+                        self.report_retry(retry);
                         tokio::time::sleep(wait).await;
                         attempt += 1;
                         continue;
                     }
-                    let body = self.snippet(&signed.redact(&text), 4000);
-                    let mut error = ModelHttpError::new(code, &self.provider, &self.model_name, body);
                     if error_type.is_some() {
                         error.error_type = error_type;
                     }
@@ -564,11 +603,11 @@ impl HttpTransport {
             match deadline.wait(response.chunk()).await {
                 Err(expired) => return Err(self.expired_error(expired, deadline, &url, Phase::Body)),
                 Ok(Err(e)) => {
-                    return Err(self.api_error(format!(
-                        "the {} API's answer was cut off: {}. Try again",
-                        self.provider,
-                        error_chain(&e.without_url())
-                    )));
+                    let e = e.without_url();
+                    return Err(self.error(
+                        Self::transport_kind(&e),
+                        format!("the {} API's answer was cut off: {}. Try again", self.provider, error_chain(&e)),
+                    ));
                 }
                 Ok(Ok(None)) => break,
                 Ok(Ok(Some(chunk))) => {
@@ -706,16 +745,19 @@ impl HttpTransport {
                 let failure = match s.deadline.wait(s.response.chunk()).await {
                     Err(expired) => s.http.expired_error(expired, &s.deadline, &s.url, Phase::Stream),
                     Ok(Ok(None)) => return None,
-                    Ok(Err(e)) => s.http.api_error(format!(
-                        "the {} stream broke off: {}. Try again",
-                        s.http.provider,
-                        error_chain(&e.without_url())
-                    )),
+                    Ok(Err(e)) => {
+                        let e = e.without_url();
+                        s.http.error(
+                            HttpTransport::transport_kind(&e),
+                            format!("the {} stream broke off: {}. Try again", s.http.provider, error_chain(&e)),
+                        )
+                    }
                     Ok(Ok(Some(chunk))) => match s.parser.feed(&chunk, &mut s.events) {
                         Ok(()) => continue,
-                        Err(problem) => s
-                            .http
-                            .api_error(format!("the {} stream {problem}; the stream was abandoned", s.http.provider)),
+                        Err(problem) => s.http.error(
+                            ModelErrorKind::Protocol,
+                            format!("the {} stream {problem}; the stream was abandoned", s.http.provider),
+                        ),
                     },
                 };
                 s.done = true;

@@ -919,7 +919,7 @@ impl StreamProcessor for ChatStream {
             // A server that stops mid-answer (llama-cpp-python drops a stream when another
             // request comes in) closes the connection cleanly: the parts so far are not an answer.
             return Err(ModelError::new(
-                crate::model::ModelErrorKind::UnexpectedResponse,
+                crate::model::ModelErrorKind::Connection,
                 format!(
                     "the {} stream ended before the answer did (no finish_reason, no [DONE]): the server closed it early; try again",
                     self.system

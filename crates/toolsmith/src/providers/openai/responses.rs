@@ -781,7 +781,7 @@ impl StreamProcessor for ResponsesStream {
         if !self.completed {
             // A stream cut cleanly mid-answer: what arrived is not the whole answer.
             return Err(ModelError::new(
-                crate::model::ModelErrorKind::Api,
+                crate::model::ModelErrorKind::Connection,
                 format!(
                     "the {} stream ended before the answer did (no response.completed, response.incomplete or response.failed event): the connection was closed early; try again",
                     self.model.system
