@@ -6,6 +6,7 @@
 
 mod azure;
 mod chat;
+mod chat_request;
 mod presets;
 mod reasoning;
 mod responses;
