@@ -493,6 +493,117 @@ async fn rate_limits_are_retried_honouring_retry_after() {
     assert_eq!(requests(&server).await.len(), 3);
 }
 
+/// A Chat Completions answer whose tool call `arguments` is a JSON value rather than its text.
+fn chat_call_with_arguments(arguments: Value) -> ResponseTemplate {
+    let mut answer = fixture_json("openai", "chat_tool_call.json");
+    answer["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] = arguments;
+    ResponseTemplate::new(200).set_body_json(answer)
+}
+
+/// Tool-call arguments sent as an object are the arguments; sent as another JSON value (a
+/// number, an array, `true`) they go to validation, whose error the model gets as a retry,
+/// instead of ending the run. The history keeps them as JSON text, as Pydantic AI reads it.
+#[tokio::test]
+async fn chat_arguments_that_are_not_text_are_validated_and_retried() {
+    for (arguments, expected_return) in [
+        (json!({"city": "Paris"}), "Sunny in Paris"),
+        (json!(5), "Fix the errors and try again."),
+        (json!([1, 2]), "Fix the errors and try again."),
+        (json!(true), "Fix the errors and try again."),
+        (json!("{\"city\": \"Paris\"}"), "Sunny in Paris"),
+    ] {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .respond_with(Seq::new([
+                chat_call_with_arguments(arguments.clone()),
+                json_response("openai", "chat_text.json"),
+            ]))
+            .mount(&server)
+            .await;
+        let result = weather_agent(chat(&server)).run("What's the weather in Paris?").await;
+        let result = result.unwrap_or_else(|e| panic!("{arguments}: {e}"));
+        assert_eq!(result.output(), "It's sunny in Paris.", "{arguments}");
+        let sent = bodies(&server).await;
+        let tool_message = sent[1]["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["role"] == "tool")
+            .unwrap_or_else(|| panic!("{arguments}: {}", sent[1]));
+        let content = tool_message["content"].as_str().unwrap();
+        assert!(content.contains(expected_return), "{arguments}: {content}");
+        // The call went back as it came, as text.
+        let sent_args = &sent[1]["messages"][2]["tool_calls"][0]["function"]["arguments"];
+        let expected_text = match &arguments {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        assert_eq!(sent_args.as_str(), Some(expected_text.as_str()), "{arguments}");
+        // The history holds what Pydantic AI's ToolCallPart takes: an object, or JSON text.
+        let call = result.all_messages()[1].as_response().unwrap().tool_calls().next().unwrap().clone();
+        match &arguments {
+            Value::Object(_) => assert_eq!(call.args, arguments),
+            Value::String(_) => assert_eq!(call.args, arguments),
+            other => assert_eq!(call.args, json!(other.to_string())),
+        }
+    }
+}
+
+/// The same arguments streamed, and in the Responses API (answered and streamed): never a
+/// malformed answer.
+#[tokio::test]
+async fn streamed_and_responses_arguments_that_are_not_text_reach_validation() {
+    for arguments in [json!(5), json!([1]), json!({"city": "Paris"})] {
+        let text = arguments.to_string();
+        // Chat Completions, streamed.
+        let server = MockServer::start().await;
+        let chunk = json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": [{
+            "index": 0, "finish_reason": "tool_calls",
+            "delta": {"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                "function": {"name": "get_weather", "arguments": arguments}}]}}]});
+        let sse = format!("data: {chunk}\n\ndata: [DONE]\n\n");
+        Mock::given(method("POST"))
+            .respond_with(ResponseTemplate::new(200).set_body_raw(sse, "text/event-stream"))
+            .mount(&server)
+            .await;
+        let stream = chat(&server).request_stream(&user("hi"), None, &weather_params()).await.unwrap();
+        let response = toolsmith::model::collect_stream(stream).await.unwrap_or_else(|e| panic!("{arguments}: {e}"));
+        let call = response.tool_calls().next().unwrap();
+        assert_eq!(call.args, json!(text), "{arguments}");
+
+        // Responses, answered.
+        let server = MockServer::start().await;
+        let item = json!({"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "get_weather",
+            "arguments": arguments, "status": "completed"});
+        let answer = json!({"id": "resp_1", "object": "response", "created_at": 1, "status": "completed",
+            "model": "gpt-5.2", "output": [item]});
+        Mock::given(method("POST")).respond_with(ResponseTemplate::new(200).set_body_json(answer)).mount(&server).await;
+        let response = responses(&server).request(&user("hi"), None, &weather_params()).await;
+        let response = response.unwrap_or_else(|e| panic!("{arguments}: {e}"));
+        let call = response.tool_calls().next().unwrap();
+        let expected = if arguments.is_object() { arguments.clone() } else { json!(text) };
+        assert_eq!(call.args, expected, "{arguments}");
+
+        // Responses, streamed: the call announced with its whole arguments.
+        let server = MockServer::start().await;
+        let completed = json!({"type": "response.completed", "response": {"id": "resp_1", "status": "completed",
+            "model": "gpt-5.2", "output": [item]}});
+        let sse = format!(
+            "data: {}\n\ndata: {}\n\ndata: {completed}\n\n",
+            json!({"type": "response.output_item.added", "output_index": 0, "item": item}),
+            json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
+        );
+        Mock::given(method("POST"))
+            .respond_with(ResponseTemplate::new(200).set_body_raw(sse, "text/event-stream"))
+            .mount(&server)
+            .await;
+        let stream = responses(&server).request_stream(&user("hi"), None, &weather_params()).await.unwrap();
+        let response = toolsmith::model::collect_stream(stream).await.unwrap_or_else(|e| panic!("{arguments}: {e}"));
+        let call = response.tool_calls().next().unwrap();
+        assert_eq!(call.args, json!(text), "{arguments}");
+    }
+}
+
 /// Each retry is reported before its wait: to the model's observer, and as an event of the run
 /// the request belongs to.
 #[tokio::test]

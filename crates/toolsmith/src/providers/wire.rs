@@ -235,6 +235,30 @@ pub(crate) fn args_object(args: &Value) -> Value {
     }
 }
 
+/// A tool call's `arguments` as a provider sent them, for a
+/// [`ToolCallPart`](crate::messages::ToolCallPart): JSON text (a string) as it is, an object as
+/// the arguments; anything else (a number, an array, `true`) as its JSON text, which argument
+/// validation refuses with an error the model gets as a retry (the run goes on, and the history
+/// keeps arguments Pydantic AI reads: a string or an object). Absent or null: none (`{}`).
+pub(crate) fn call_args(raw: Option<&Value>) -> Value {
+    match raw {
+        None | Some(Value::Null) => Value::String(String::new()),
+        Some(Value::String(s)) => Value::String(s.clone()),
+        Some(v @ Value::Object(_)) => v.clone(),
+        Some(other) => Value::String(other.to_string()),
+    }
+}
+
+/// A streamed piece of a tool call's `arguments` as text: a string as it is, any other value
+/// (an object, or what validation will refuse) as its JSON text; `None` for absent or null.
+pub(crate) fn call_args_delta(raw: Option<&Value>) -> Option<std::borrow::Cow<'_, str>> {
+    match raw? {
+        Value::Null => None,
+        Value::String(s) => Some(std::borrow::Cow::Borrowed(s)),
+        other => Some(std::borrow::Cow::Owned(other.to_string())),
+    }
+}
+
 /// The arguments of a tool call as JSON text (raw strings kept as they are).
 pub(crate) fn args_string(args: &Value) -> String {
     match args {
@@ -596,18 +620,6 @@ impl<'a> Shape<'a> {
     /// `v` itself must be an object (`path` names it).
     pub(crate) fn object(&self, v: &'a Value, path: &str) -> Result<&'a Value, ModelError> {
         if v.is_object() { Ok(v) } else { Err(self.wrong(path, v, "an object")) }
-    }
-
-    /// An optional field that must be a string or an object (tool arguments).
-    pub(crate) fn opt_str_or_object(
-        &self,
-        parent: &'a Value,
-        key: &str,
-        path: &str,
-    ) -> Result<Option<&'a Value>, ModelError> {
-        self.field(parent, key, path, "a string or an object", |v: &'a Value| {
-            (v.is_string() || v.is_object()).then_some(v)
-        })
     }
 }
 

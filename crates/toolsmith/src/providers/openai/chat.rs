@@ -10,6 +10,10 @@
 //!   them inline (at most 32 MiB each; a failed download is an error naming the URL); tool returns are `tool` messages; a retried call's message is Pydantic AI's retry
 //!   text ("…Fix the errors and try again."), as Chat Completions has no error flag; retry
 //!   feedback is a `user` message.
+//! - Tool-call `arguments` are JSON text; a server that sends a JSON value instead has an object
+//!   taken as the arguments and anything else (a number, an array) kept as its text, which
+//!   argument validation refuses with an error the model gets as a retry (streamed or not, and
+//!   likewise in the Responses adapter), rather than a malformed answer that ends the run.
 //! - Thinking parts are not sent back (Chat Completions has no field for them); reasoning that a
 //!   server returns in `reasoning_content` or `reasoning` becomes a thinking part.
 //! - `strict: Some(true)` tools get OpenAI's strict-mode schema (see [`openai_strict_schema`]);
@@ -336,11 +340,9 @@ impl OpenAIChatModel {
             shape.object(c, &path)?;
             let function = shape.object_field(c, "function", &format!("{path}.function"))?;
             let name = shape.str(function, "name", &format!("{path}.function.name"))?;
-            let args = match shape.opt_str_or_object(function, "arguments", &format!("{path}.function.arguments"))? {
-                Some(Value::String(s)) => Value::String(s.clone()),
-                None => Value::String(String::new()),
-                Some(other) => other.clone(),
-            };
+            // Arguments that are not JSON text (an object, a number...) go to validation as
+            // they came: see `wire::call_args`.
+            let args = wire::call_args(function.get("arguments"));
             let id = shape
                 .opt_str(c, "id", &format!("{path}.id"))?
                 .filter(|s| !s.is_empty())
@@ -566,7 +568,6 @@ fn check_chunk(shape: &Shape<'_>, v: &Value) -> Result<(), ModelError> {
         shape.opt_str(c, "id", &format!("{path}.id"))?;
         if let Some(f) = shape.opt_object(c, "function", &format!("{path}.function"))? {
             shape.opt_str(f, "name", &format!("{path}.function.name"))?;
-            shape.opt_str_or_object(f, "arguments", &format!("{path}.function.arguments"))?;
         }
     }
     Ok(())
@@ -676,10 +677,8 @@ impl StreamProcessor for ChatStream {
                     {
                         call.tool_name = name.to_string();
                     }
-                    match c.pointer("/function/arguments") {
-                        Some(Value::String(args)) => out.extend(a.tool_call_args_delta(&key, args)),
-                        Some(args @ Value::Object(_)) => out.extend(a.tool_call_args_delta(&key, &args.to_string())),
-                        _ => {}
+                    if let Some(args) = wire::call_args_delta(c.pointer("/function/arguments")) {
+                        out.extend(a.tool_call_args_delta(&key, &args));
                     }
                 }
             }
