@@ -246,7 +246,7 @@ async fn chat_tool_choice_follows_the_provider_table() {
     settings.parallel_tool_calls = Some(false);
     settings.extra = Some(Box::new(json!({"logprobs": true})));
     let b = model.request_body(&user("x"), Some(&settings), &params, false).unwrap();
-    assert_eq!(b["max_tokens"], 100, "a compatible server (not api.openai.com) reads max_tokens");
+    assert_eq!(b["max_completion_tokens"], 100, "OpenAI's field, whatever the base URL");
     assert_eq!(b["temperature"], 0.2);
     assert_eq!(b["top_p"], 0.9);
     assert_eq!(b["seed"], 7);
@@ -255,10 +255,14 @@ async fn chat_tool_choice_follows_the_provider_table() {
 }
 
 #[tokio::test]
-async fn compatible_servers_get_max_tokens_and_no_auth_header() {
+async fn compatible_servers_that_read_max_tokens_get_it_and_no_auth_header() {
     let server = MockServer::start().await;
     Mock::given(method("POST")).respond_with(json_response("openai", "chat_text.json")).mount(&server).await;
-    let model = OpenAIChatModel::builder("smollm2").base_url(format!("{}/v1/", server.uri())).build().unwrap();
+    let model = OpenAIChatModel::builder("smollm2")
+        .base_url(format!("{}/v1/", server.uri()))
+        .max_tokens_field(toolsmith::providers::MaxTokensField::MaxTokens)
+        .build()
+        .unwrap();
     let settings = ModelSettings::new().max_tokens(64);
     model.request(&user("hi"), Some(&settings), &ModelRequestParameters::default()).await.unwrap();
     let req = &requests(&server).await[0];
@@ -936,7 +940,11 @@ async fn responses_tool_choice_uses_allowed_tools_and_native_search() {
 async fn local_llm_forced_tool_call_exchange() {
     let base = std::env::var("TOOLSMITH_LOCAL_LLM_BASE_URL")
         .expect("set TOOLSMITH_LOCAL_LLM_BASE_URL to the server's URL with its /v1 (scripts/local-llm.sh does)");
-    let model = OpenAIChatModel::builder("smollm2").base_url(base).build().unwrap();
+    let model = OpenAIChatModel::builder("smollm2")
+        .base_url(base)
+        .max_tokens_field(toolsmith::providers::MaxTokensField::MaxTokens)
+        .build()
+        .unwrap();
     let mut params = ModelRequestParameters::default();
     params.function_tools = vec![
         ToolDefinition::new("get_weather", weather_schema())
@@ -973,7 +981,11 @@ async fn local_llm_forced_tool_call_exchange() {
 async fn local_llm_streams_a_forced_tool_call() {
     let base = std::env::var("TOOLSMITH_LOCAL_LLM_BASE_URL")
         .expect("set TOOLSMITH_LOCAL_LLM_BASE_URL to the server's URL with its /v1 (scripts/local-llm.sh does)");
-    let model = OpenAIChatModel::builder("smollm2").base_url(base).build().unwrap();
+    let model = OpenAIChatModel::builder("smollm2")
+        .base_url(base)
+        .max_tokens_field(toolsmith::providers::MaxTokensField::MaxTokens)
+        .build()
+        .unwrap();
     let mut params = ModelRequestParameters::default();
     params.function_tools = vec![
         ToolDefinition::new("get_weather", weather_schema())

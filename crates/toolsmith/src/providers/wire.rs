@@ -259,6 +259,44 @@ pub(crate) fn call_args_delta(raw: Option<&Value>) -> Option<std::borrow::Cow<'_
     }
 }
 
+/// The Claude models that refuse sampling settings (`temperature`, `top_p`, `top_k`) with a
+/// 400, by name prefix: Pydantic AI's `anthropic_disallows_sampling_settings`.
+const ANTHROPIC_NO_SAMPLING: &[&str] = &[
+    "claude-fable-5",
+    "claude-mythos-5",
+    "claude-opus-4-7",
+    "claude-opus-4-8",
+    "claude-opus-5",
+    "claude-sonnet-5",
+    "claude-haiku-5-5",
+];
+
+/// The sampling settings [`anthropic_refuses_sampling`] models refuse, by their Messages API
+/// names.
+#[cfg(feature = "anthropic")]
+pub(crate) const ANTHROPIC_SAMPLING: &[&str] = &["temperature", "top_p", "top_k"];
+
+/// Whether a Claude model (its Anthropic name, `claude-opus-4-7`...) refuses sampling settings.
+#[cfg(any(feature = "anthropic", feature = "bedrock"))]
+pub(crate) fn anthropic_refuses_sampling(model: &str) -> bool {
+    ANTHROPIC_NO_SAMPLING.iter().any(|p| model.starts_with(p))
+}
+
+/// Takes the `keys` out of `map`, with a warning naming them and the model that refuses them;
+/// returns what was taken out.
+#[cfg(any(feature = "anthropic", feature = "bedrock"))]
+pub(crate) fn drop_refused_sampling(
+    map: &mut Map<String, Value>,
+    keys: &[&'static str],
+    model: &str,
+) -> Vec<&'static str> {
+    let dropped: Vec<&'static str> = keys.iter().copied().filter(|k| map.remove(*k).is_some()).collect();
+    if !dropped.is_empty() {
+        tracing::warn!(model, ?dropped, "the model refuses sampling parameters: these settings are not sent");
+    }
+    dropped
+}
+
 /// The arguments of a tool call as JSON text (raw strings kept as they are).
 pub(crate) fn args_string(args: &Value) -> String {
     match args {

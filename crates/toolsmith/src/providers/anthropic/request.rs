@@ -134,6 +134,13 @@ impl AnthropicModel {
         }
         let mut body = Value::Object(body);
         wire::merge_extra(&mut body, settings.and_then(|s| s.extra.as_deref()));
+        // Claude Opus 4.7 and later families refuse sampling settings, whether they come from
+        // the settings or their `extra` (`top_k`): left out, with a warning.
+        if wire::anthropic_refuses_sampling(&self.name)
+            && let Some(map) = body.as_object_mut()
+        {
+            wire::drop_refused_sampling(map, wire::ANTHROPIC_SAMPLING, &self.name);
+        }
         Ok(body)
     }
 

@@ -24,8 +24,9 @@
 //!   `required` or `auto`.
 //! - Reasoning models (o-series, GPT-5 families; `reasoning::reasons`) refuse sampling
 //!   parameters while they reason: `temperature`, `top_p` and the like are left out of such a
-//!   request, with a warning naming them. `max_tokens` goes in `max_completion_tokens` on
-//!   OpenAI's API ([`OpenAIChatModelBuilder::max_tokens_field`]).
+//!   request, with a warning naming them. `max_tokens` goes in `max_completion_tokens`, whatever
+//!   the base URL, except for the presets whose servers read `max_tokens`
+//!   ([`OpenAIChatModelBuilder::max_tokens_field`]).
 //! - Chat Completions has no native tool search: deferred tools are sent once the history
 //!   discovered them, and Anthropic's or OpenAI Responses' server-side searches in the history
 //!   are replayed as `search_tools` calls and returns (see the Anthropic adapter's notes).
@@ -102,7 +103,7 @@ fn timestamp(secs: Option<i64>) -> Option<crate::messages::Timestamp> {
 pub enum MaxTokensField {
     /// `max_completion_tokens` (OpenAI's API, required by reasoning models).
     MaxCompletionTokens,
-    /// `max_tokens` (what most compatible servers read).
+    /// `max_tokens` (what OpenRouter, DeepSeek, Mistral, Groq, Ollama and LM Studio read).
     MaxTokens,
 }
 
@@ -177,8 +178,10 @@ impl OpenAIChatModelBuilder {
         self
     }
 
-    /// Which field carries `max_tokens` (default: `max_completion_tokens` for OpenAI's API,
-    /// `max_tokens` for any other base URL).
+    /// Which field carries `max_tokens`. Default: `max_completion_tokens`, whatever the base
+    /// URL (as Pydantic AI's OpenAI provider sends it); a [`Preset`] sets the field its server
+    /// reads. Set [`MaxTokensField::MaxTokens`] for a server that reads only `max_tokens`
+    /// (llama.cpp, llama-cpp-python, older servers).
     pub fn max_tokens_field(mut self, field: MaxTokensField) -> Self {
         self.max_tokens_field = Some(field);
         self
@@ -218,11 +221,10 @@ impl OpenAIChatModelBuilder {
             base_url: base_url.trim_end_matches('/').to_string(),
             system: provider_name,
             http: Arc::new(http),
-            max_tokens_field: self.max_tokens_field.unwrap_or(if official {
-                MaxTokensField::MaxCompletionTokens
-            } else {
-                MaxTokensField::MaxTokens
-            }),
+            // OpenAI's field whatever the base URL (a proxy or gateway in front of OpenAI takes
+            // it too), as Pydantic AI's OpenAI profile has it; the presets of the servers that
+            // read only `max_tokens` say so.
+            max_tokens_field: self.max_tokens_field.unwrap_or(MaxTokensField::MaxCompletionTokens),
             tool_choice_forcing: self.tool_choice_forcing,
             quirks: Quirks::default(),
             query: None,

@@ -3,8 +3,12 @@
 //! request of an [`OpenAIChatModel`] built with it.
 //!
 //! The differences applied, as Pydantic AI's providers apply them:
-//! - every preset sends the token limit as `max_tokens` (OpenRouter, DeepSeek and Mistral
-//!   refuse `max_completion_tokens`);
+//! - the token limit goes in `max_completion_tokens` (OpenAI's field, Pydantic AI's default)
+//!   except where the server reads `max_tokens`: OpenRouter and DeepSeek (whose Pydantic AI
+//!   profiles turn the field off), Mistral and Groq (which Pydantic AI reaches through their own
+//!   SDKs, sending `max_tokens`), Ollama and LM Studio (whose OpenAI-compatible endpoints read
+//!   only `max_tokens`: Pydantic AI's Ollama profile keeps the default, which Ollama ignores);
+//!   Together, Fireworks and vLLM take `max_completion_tokens`;
 //! - Mistral takes the seed as `random_seed` and refuses `stream_options` (its streams end with
 //!   the usage anyway);
 //! - Ollama does not take strict tool definitions: tools go without `strict` and with their own
@@ -186,6 +190,19 @@ impl Preset {
         !matches!(self, Preset::Ollama | Preset::Vllm | Preset::LmStudio)
     }
 
+    /// The field the provider reads the token limit from (see the module notes).
+    pub(super) fn max_tokens_field(self) -> MaxTokensField {
+        match self {
+            Preset::OpenRouter
+            | Preset::DeepSeek
+            | Preset::Mistral
+            | Preset::Groq
+            | Preset::Ollama
+            | Preset::LmStudio => MaxTokensField::MaxTokens,
+            Preset::Together | Preset::Fireworks | Preset::Vllm => MaxTokensField::MaxCompletionTokens,
+        }
+    }
+
     /// How this provider's API differs from OpenAI's for `model`.
     pub(super) fn quirks(self, model: &str) -> Quirks {
         let model = model.to_ascii_lowercase();
@@ -336,7 +353,7 @@ pub(super) fn build(builder: OpenAIChatModelBuilder, preset: Preset) -> Result<O
         base_url: base_url.trim_end_matches('/').to_string(),
         system,
         http: Arc::new(http),
-        max_tokens_field: max_tokens_field.unwrap_or(MaxTokensField::MaxTokens),
+        max_tokens_field: max_tokens_field.unwrap_or(preset.max_tokens_field()),
         tool_choice_forcing,
         query: None,
         name: model,
