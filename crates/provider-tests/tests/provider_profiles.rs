@@ -12,12 +12,17 @@
 //! | Ollama, LM Studio | default kept (Ollama's endpoint reads only `max_tokens`) | `max_tokens` (deliberately) |
 //! | Azure OpenAI | default, but `max_tokens` for Mistral deployments | same |
 //! | Claude fable-5, mythos-5, opus-4-7, opus-4-8, opus-5, sonnet-5, haiku-5-5 | `anthropic_disallows_sampling_settings`: `temperature`, `top_p`, `top_k` dropped, `extra_body` too | same, on Anthropic and on Bedrock (`inferenceConfig`) |
+//! | tool and output schemas (an MCP server's carry `$schema`) | the OpenAI (strict or not), Anthropic, Google and Bedrock transformers drop `$schema` from every subschema | same |
 
 mod provider_support;
 
 use serde_json::{Value, json};
 use toolsmith::model::{Model, ModelRequestParameters, ModelSettings};
-use toolsmith::providers::{AnthropicModel, AwsCredentials, BedrockModel, MaxTokensField, OpenAIChatModel, Preset};
+use toolsmith::providers::{
+    AnthropicModel, AwsCredentials, BedrockModel, GeminiModel, MaxTokensField, OpenAIChatModel, OpenAIResponsesModel,
+    Preset,
+};
+use toolsmith::tool::ToolDefinition;
 use wiremock::matchers::method;
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
@@ -182,4 +187,107 @@ async fn claude_families_on_bedrock_that_refuse_sampling_are_sent_none() {
     let body = &bodies(&server).await[0];
     assert_eq!(body["inferenceConfig"]["temperature"], 0.5);
     assert_eq!(body["inferenceConfig"]["topP"], 0.9);
+}
+
+/// A tool schema as an MCP server (zod's JSON Schema) sends it: `$schema` at the root and in a
+/// definition, and a property that happens to be named `$schema`.
+fn mcp_schema() -> Value {
+    json!({
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "object",
+        "properties": {
+            "$schema": {"type": "string", "description": "A property named like the keyword."},
+            "query": {"$ref": "#/definitions/Query"},
+            "tags": {"type": "array", "items": {"$schema": "http://json-schema.org/draft-07/schema#", "type": "string"}}
+        },
+        "required": ["query"],
+        "additionalProperties": false,
+        "definitions": {
+            "Query": {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
+                "properties": {"text": {"type": "string"}}, "required": ["text"], "additionalProperties": false}
+        }
+    })
+}
+
+/// Every `$schema` keyword in a sent schema (a property of that name is not one).
+fn schema_keywords(v: &Value, at: String, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, child) in m {
+                if k == "$schema" && !at.ends_with("/properties") {
+                    out.push(at.clone());
+                }
+                schema_keywords(child, format!("{at}/{k}"), out);
+            }
+        }
+        Value::Array(items) => {
+            for (i, child) in items.iter().enumerate() {
+                schema_keywords(child, format!("{at}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The sent schema has no `$schema` keyword left, and still its property of that name.
+fn assert_no_schema_keyword(schema: &Value, route: &str) {
+    let mut found = Vec::new();
+    schema_keywords(schema, String::new(), &mut found);
+    assert!(found.is_empty(), "{route}: `$schema` left at {found:?} in {schema}");
+    let properties = schema.get("properties").unwrap_or_else(|| panic!("{route}: {schema}"));
+    assert!(properties.get("$schema").is_some(), "{route}: the property named `$schema` was lost: {schema}");
+}
+
+#[tokio::test]
+async fn mcp_schemas_reach_every_provider_without_their_schema_keyword() {
+    let params = |strict: Option<bool>| {
+        let mut def = ToolDefinition::new("search", mcp_schema()).with_description("Search.");
+        def.strict = strict;
+        let mut p = ModelRequestParameters::default();
+        p.function_tools = vec![def.into()];
+        p.allow_text_output = true;
+        p
+    };
+    let messages = user("hi");
+    for strict in [None, Some(true), Some(false)] {
+        let p = params(strict);
+        let chat = OpenAIChatModel::builder("gpt-4o").api_key("k").build().unwrap();
+        let body = chat.request_body(&messages, None, &p, false).unwrap();
+        assert_no_schema_keyword(&body["tools"][0]["function"]["parameters"], &format!("chat, strict {strict:?}"));
+        // A server that takes no strict definitions gets the tool's own schema.
+        let ollama = OpenAIChatModel::builder("llama3.2").preset(Preset::Ollama).build().unwrap();
+        let body = ollama.request_body(&messages, None, &p, false).unwrap();
+        assert_no_schema_keyword(&body["tools"][0]["function"]["parameters"], &format!("ollama, strict {strict:?}"));
+        let responses = OpenAIResponsesModel::builder("gpt-5.2").api_key("k").build().unwrap();
+        let body = responses.request_body(&messages, None, &p, false).unwrap();
+        assert_no_schema_keyword(&body["tools"][0]["parameters"], &format!("responses, strict {strict:?}"));
+        let gemini = GeminiModel::builder("gemini-2.5-flash").api_key("k").build().unwrap();
+        let body = gemini.request_body(&messages, None, &p, false).unwrap();
+        let declared = &body["tools"][0]["functionDeclarations"][0];
+        let schema = declared.get("parameters").or_else(|| declared.get("parametersJsonSchema")).unwrap();
+        let mut found = Vec::new();
+        schema_keywords(schema, String::new(), &mut found);
+        assert!(found.is_empty(), "gemini: {schema}");
+        let bedrock = BedrockModel::builder("us.anthropic.claude-sonnet-4-5-20250929-v1:0")
+            .region("us-east-1")
+            .credentials(AwsCredentials::new("AKIDEXAMPLE0123", "secret"))
+            .build()
+            .unwrap();
+        let body = bedrock.request_body(&messages, None, &p).await.unwrap();
+        assert_no_schema_keyword(
+            &body["toolConfig"]["tools"][0]["toolSpec"]["inputSchema"]["json"],
+            &format!("bedrock, strict {strict:?}"),
+        );
+    }
+
+    // Anthropic, on the wire.
+    let server = MockServer::start().await;
+    let anthropic = AnthropicModel::builder("claude-sonnet-4-5").api_key("k").base_url(server.uri()).build().unwrap();
+    for strict in [None, Some(true)] {
+        server.reset().await;
+        Mock::given(method("POST")).respond_with(json_response("anthropic", "messages_text.json")).mount(&server).await;
+        anthropic.request(&messages, None, &params(strict)).await.unwrap();
+        let body = &bodies(&server).await[0];
+        assert_no_schema_keyword(&body["tools"][0]["input_schema"], &format!("anthropic, strict {strict:?}"));
+    }
 }

@@ -259,6 +259,58 @@ pub(crate) fn call_args_delta(raw: Option<&Value>) -> Option<std::borrow::Cow<'_
     }
 }
 
+/// A tool's parameter schema as a provider takes it: without the `$schema` keyword, at the root
+/// and in every subschema (a property named `$schema` stays). MCP servers send it
+/// (`"http://json-schema.org/draft-07/schema#"` from zod, for one) and Anthropic (so Bedrock's
+/// Claude models too) refuses a schema that names another draft than its own; Pydantic AI's
+/// schema transformers drop it for OpenAI, Anthropic, Gemini and Bedrock alike.
+pub(crate) fn provider_schema(schema: &Value) -> Value {
+    let mut schema = schema.clone();
+    strip_schema_keyword(&mut schema, 0);
+    schema
+}
+
+/// Removes `$schema` from `schema` and the subschemas it holds.
+fn strip_schema_keyword(schema: &mut Value, depth: usize) {
+    if depth > crate::validation::MAX_NESTING {
+        return;
+    }
+    let Value::Object(map) = schema else { return };
+    map.remove("$schema");
+    for (key, value) in map.iter_mut() {
+        match key.as_str() {
+            // Keywords whose value is a schema (an array of them for draft-07 tuple `items`).
+            "items"
+            | "additionalItems"
+            | "additionalProperties"
+            | "unevaluatedItems"
+            | "unevaluatedProperties"
+            | "contains"
+            | "propertyNames"
+            | "not"
+            | "if"
+            | "then"
+            | "else" => match value {
+                Value::Array(items) => items.iter_mut().for_each(|s| strip_schema_keyword(s, depth + 1)),
+                other => strip_schema_keyword(other, depth + 1),
+            },
+            // Keywords whose value is an array of schemas.
+            "anyOf" | "oneOf" | "allOf" | "prefixItems" => {
+                if let Value::Array(items) = value {
+                    items.iter_mut().for_each(|s| strip_schema_keyword(s, depth + 1));
+                }
+            }
+            // Keywords whose value maps names to schemas.
+            "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas" => {
+                if let Value::Object(schemas) = value {
+                    schemas.values_mut().for_each(|s| strip_schema_keyword(s, depth + 1));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 /// The Claude models that refuse sampling settings (`temperature`, `top_p`, `top_k`) with a
 /// 400, by name prefix: Pydantic AI's `anthropic_disallows_sampling_settings`.
 const ANTHROPIC_NO_SAMPLING: &[&str] = &[

@@ -94,7 +94,7 @@ impl AnthropicModel {
                 let mut m = Map::new();
                 m.insert("name".into(), t.name.clone().into());
                 put(&mut m, "description", t.description.clone());
-                m.insert("input_schema".into(), t.parameters_json_schema.as_ref().clone());
+                m.insert("input_schema".into(), wire::provider_schema(&t.parameters_json_schema));
                 if t.strict == Some(true) {
                     m.insert("strict".into(), true.into());
                 }
@@ -333,7 +333,7 @@ fn output_format(params: &ModelRequestParameters) -> Result<Option<Value>, Model
             "Anthropic's structured outputs are always strict: drop `output_strict(false)` or use `OutputMode::Prompted`",
         ));
     }
-    let mut schema = o.json_schema.clone();
+    let mut schema = wire::provider_schema(&o.json_schema);
     close_objects(&mut schema, 0);
     Ok(Some(json!({"type": "json_schema", "schema": schema})))
 }

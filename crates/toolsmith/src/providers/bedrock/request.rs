@@ -168,7 +168,7 @@ fn tool_config(
             let mut spec = Map::new();
             spec.insert("name".into(), t.name.clone().into());
             put(&mut spec, "description", t.description.clone().filter(|d| !d.is_empty()));
-            spec.insert("inputSchema".into(), json!({"json": t.parameters_json_schema.as_ref()}));
+            spec.insert("inputSchema".into(), json!({"json": wire::provider_schema(&t.parameters_json_schema)}));
             json!({"toolSpec": spec})
         })
         .collect();

@@ -103,7 +103,7 @@ impl OpenAIChatModel {
 /// own schema and no `strict` flag.
 fn map_tool(def: &ToolDefinition, strict_mode: bool) -> Value {
     let (parameters, strict) =
-        if strict_mode { openai_parameters(def) } else { (def.parameters_json_schema.as_ref().clone(), None) };
+        if strict_mode { openai_parameters(def) } else { (wire::provider_schema(&def.parameters_json_schema), None) };
     let mut f = Map::new();
     f.insert("name".into(), def.name.clone().into());
     put(&mut f, "description", def.description.clone());
