@@ -12,12 +12,13 @@
 //! | Ollama, LM Studio | default kept (Ollama's endpoint reads only `max_tokens`) | `max_tokens` (deliberately) |
 //! | Azure OpenAI | default, but `max_tokens` for Mistral deployments | same |
 //! | Claude fable-5, mythos-5, opus-4-7, opus-4-8, opus-5, sonnet-5, haiku-5-5 | `anthropic_disallows_sampling_settings`: `temperature`, `top_p`, `top_k` dropped, `extra_body` too | same, on Anthropic and on Bedrock (`inferenceConfig`) |
+//! | a forced tool choice (one required tool, or any) | refused (`supports_forced_tool_choice` off) by `deepseek-reasoner`, DeepSeek Flash and V4 (thinking by default), Together's DeepSeek V4, gpt-oss (Harmony) on Together, Ollama and vLLM, Claude Fable and Mythos 5.1 and 5.2, Opus 5.5, Sonnet 5.5 | `auto` with the tools cut to the allowed ones |
 //! | tool and output schemas (an MCP server's carry `$schema`) | the OpenAI (strict or not), Anthropic, Google and Bedrock transformers drop `$schema` from every subschema | same |
 
 mod provider_support;
 
 use serde_json::{Value, json};
-use toolsmith::model::{Model, ModelRequestParameters, ModelSettings};
+use toolsmith::model::{Model, ModelRequestParameters, ModelSettings, ToolChoice};
 use toolsmith::providers::{
     AnthropicModel, AwsCredentials, BedrockModel, GeminiModel, MaxTokensField, OpenAIChatModel, OpenAIResponsesModel,
     Preset,
@@ -289,5 +290,86 @@ async fn mcp_schemas_reach_every_provider_without_their_schema_keyword() {
         anthropic.request(&messages, None, &params(strict)).await.unwrap();
         let body = &bodies(&server).await[0];
         assert_no_schema_keyword(&body["tools"][0]["input_schema"], &format!("anthropic, strict {strict:?}"));
+    }
+}
+
+/// Two tools, for a forced choice of one.
+fn two_tools() -> ModelRequestParameters {
+    let mut p = ModelRequestParameters::default();
+    p.function_tools = vec![
+        ToolDefinition::new("get_weather", weather_schema()).into(),
+        ToolDefinition::new("get_time", weather_schema()).into(),
+    ];
+    p.allow_text_output = true;
+    p
+}
+
+#[test]
+fn families_that_refuse_a_forced_tool_get_auto_with_the_allowed_tools() {
+    let forced = ModelSettings::new().tool_choice(ToolChoice::Tools(vec!["get_time".into()]));
+    let chat_names = |b: &Value| -> Vec<String> {
+        b["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap().to_string()).collect()
+    };
+    for (preset, model, refuses) in [
+        (Preset::DeepSeek, "deepseek-chat", false),
+        (Preset::DeepSeek, "deepseek-reasoner", true),
+        (Preset::DeepSeek, "deepseek-flash", true),
+        (Preset::DeepSeek, "deepseek-v4-pro", true),
+        (Preset::Together, "deepseek-ai/DeepSeek-V4-Pro", true),
+        (Preset::Together, "openai/gpt-oss-120b", true),
+        (Preset::Together, "meta-llama/Llama-3.3-70B-Instruct-Turbo", false),
+        (Preset::Ollama, "gpt-oss:20b", true),
+        (Preset::Ollama, "llama3.2", false),
+        (Preset::Vllm, "openai/gpt-oss-20b", true),
+        (Preset::Vllm, "Qwen/Qwen3-Coder-30B-A3B-Instruct", false),
+        (Preset::Groq, "openai/gpt-oss-120b", false),
+        (Preset::Fireworks, "accounts/fireworks/models/gpt-oss-120b", false),
+        (Preset::OpenRouter, "openai/gpt-oss-120b", false),
+    ] {
+        let m = OpenAIChatModel::builder(model).preset(preset).api_key("key").build().unwrap();
+        let body = m.request_body(&user("hi"), Some(&forced), &two_tools(), false).unwrap();
+        if refuses {
+            assert_eq!(body["tool_choice"], "auto", "{preset}: {model}");
+            assert_eq!(chat_names(&body), ["get_time"], "{preset}: {model}");
+        } else {
+            assert_eq!(
+                body["tool_choice"],
+                json!({"type": "function", "function": {"name": "get_time"}}),
+                "{preset}: {model}"
+            );
+            assert_eq!(chat_names(&body), ["get_weather", "get_time"], "{preset}: {model}");
+        }
+    }
+
+    let required = ModelSettings::new().tool_choice(ToolChoice::Required);
+    for (model, refuses) in [
+        ("claude-sonnet-4-5", false),
+        ("claude-opus-4-7", false),
+        ("claude-opus-5", false),
+        ("claude-sonnet-5", false),
+        ("claude-fable-5", false),
+        ("claude-mythos-5", false),
+        ("claude-fable-5-1", true),
+        ("claude-fable-5-2", true),
+        ("claude-mythos-5-1", true),
+        ("claude-mythos-5-2", true),
+        ("claude-opus-5-5", true),
+        ("claude-sonnet-5-5", true),
+    ] {
+        let m = AnthropicModel::builder(model).api_key("key").build().unwrap();
+        let names = |b: &Value| -> Vec<String> {
+            b["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect()
+        };
+        let body = m.request_body(&user("hi"), Some(&forced), &two_tools(), false).unwrap();
+        let body_required = m.request_body(&user("hi"), Some(&required), &two_tools(), false).unwrap();
+        if refuses {
+            assert_eq!(body["tool_choice"], json!({"type": "auto"}), "{model}");
+            assert_eq!(names(&body), ["get_time"], "{model}");
+            assert_eq!(body_required["tool_choice"], json!({"type": "auto"}), "{model}");
+        } else {
+            assert_eq!(body["tool_choice"], json!({"type": "tool", "name": "get_time"}), "{model}");
+            assert_eq!(names(&body), ["get_weather", "get_time"], "{model}");
+            assert_eq!(body_required["tool_choice"], json!({"type": "any"}), "{model}");
+        }
     }
 }

@@ -11,8 +11,9 @@
 //! - `tool_choice`: `auto`, `none`, `any` (required), `{"type": "tool"}` for one required tool
 //!   with the full list. Several tools, or a restriction that still allows text, are filtered
 //!   client-side (cache-breaking). With extended thinking enabled (`extra.thinking.type` of
-//!   `enabled` / `adaptive`) the API only accepts `auto` / `none`, so a required tool becomes a
-//!   filtered list with `auto`. `parallel_tool_calls: false` sets `disable_parallel_tool_use`.
+//!   `enabled` / `adaptive`), and on the families that refuse forcing outright (Fable and Mythos
+//!   5.1 and 5.2, Opus 5.5, Sonnet 5.5), the API only accepts `auto` / `none`, so a required
+//!   tool becomes a filtered list with `auto`. `parallel_tool_calls: false` sets `disable_parallel_tool_use`.
 //!   Return schemas are appended to the description.
 //! - Native tool search: tools with `defer_loading` are sent with `defer_loading: true` next to
 //!   the `tool_search_tool_bm25` (default) or `tool_search_tool_regex` server tool, with the

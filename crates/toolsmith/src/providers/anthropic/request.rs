@@ -58,24 +58,29 @@ impl AnthropicModel {
         body.insert("messages".into(), Value::Array(self.map_messages(&messages, deferred.as_ref())?));
 
         let choice = wire::tool_choice(settings, params)?;
+        // A forced tool choice (`any`, `tool`) is refused with extended thinking, and by some
+        // families outright: the tools are filtered client-side with `auto` instead.
         let thinking = thinking_enabled(settings);
+        let no_forcing = thinking || refuses_forced_tool_choice(&self.name);
         let all: Vec<&ToolDefinition> =
             if native_search { wire::all_tools(params) } else { wire::tools_without_native_search(params, &messages) };
         let (tools, mut tool_choice): (Vec<&ToolDefinition>, Option<Value>) = match &choice {
             ResolvedToolChoice::Auto => (all, None),
             ResolvedToolChoice::None => (all, Some(json!({"type": "none"}))),
-            ResolvedToolChoice::Required if thinking => {
+            ResolvedToolChoice::Required if no_forcing => {
                 tracing::warn!(
-                    "Anthropic cannot force tool use with extended thinking enabled; sending tool_choice auto"
+                    model = %self.name,
+                    thinking,
+                    "Anthropic cannot force tool use with extended thinking enabled, nor on this model; sending tool_choice auto"
                 );
                 (all, Some(json!({"type": "auto"})))
             }
             ResolvedToolChoice::Required => (all, Some(json!({"type": "any"}))),
-            ResolvedToolChoice::Restricted { required: true, tools } if tools.len() == 1 && !thinking => {
+            ResolvedToolChoice::Restricted { required: true, tools } if tools.len() == 1 && !no_forcing => {
                 (all, Some(json!({"type": "tool", "name": tools.iter().next()})))
             }
             ResolvedToolChoice::Restricted { required, tools } => {
-                let mode = if *required && !thinking { "any" } else { "auto" };
+                let mode = if *required && !no_forcing { "any" } else { "auto" };
                 (wire::only(&all, tools), Some(json!({"type": mode})))
             }
         };
@@ -318,6 +323,22 @@ fn map_media(m: &MediaContent) -> Result<Value, ModelError> {
             ));
         }
     })
+}
+
+/// The Claude families that refuse a forced tool choice (`any`, `tool`) even without thinking,
+/// by name prefix: Pydantic AI's `supports_forced_tool_choice` is off for them.
+const NO_FORCED_TOOL_CHOICE: &[&str] = &[
+    "claude-fable-5-1",
+    "claude-fable-5-2",
+    "claude-mythos-5-1",
+    "claude-mythos-5-2",
+    "claude-opus-5-5",
+    "claude-sonnet-5-5",
+];
+
+/// Whether a Claude model refuses a forced tool choice.
+fn refuses_forced_tool_choice(model: &str) -> bool {
+    NO_FORCED_TOOL_CHOICE.iter().any(|p| model.starts_with(p))
 }
 
 /// Native output's `output_config.format`: always strict, its objects closed

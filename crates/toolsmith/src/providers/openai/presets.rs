@@ -15,8 +15,9 @@
 //!   schema;
 //! - vLLM takes a single system message at the start: the leading ones are joined;
 //! - models that refuse a forced tool choice (`tool_choice: "required"` or a named tool) get
-//!   `auto`, with the tool list cut to the forced tool: DeepSeek's `deepseek-reasoner`, Together's
-//!   DeepSeek V4 models, and gpt-oss (OpenAI's Harmony format) on Together, Ollama and vLLM;
+//!   `auto`, with the tool list cut to the forced tool: DeepSeek's `deepseek-reasoner` and its
+//!   Flash and V4 models (which think by default), Together's DeepSeek V4 models, and gpt-oss
+//!   (OpenAI's Harmony format) on Together, Ollama and vLLM;
 //! - OpenRouter model names must name the upstream provider (`openai/gpt-4o`): a name without it
 //!   is refused when the model is built.
 
@@ -210,7 +211,12 @@ impl Preset {
         let harmony = bare.starts_with("gpt-oss");
         let mut q = Quirks::default();
         match self {
-            Preset::DeepSeek => q.no_forced_tool_choice = model == "deepseek-reasoner",
+            // `deepseek-reasoner` always thinks; Flash and V4 think by default, and thinking
+            // refuses a forced tool choice.
+            Preset::DeepSeek => {
+                q.no_forced_tool_choice =
+                    model == "deepseek-reasoner" || model == "deepseek-flash" || model.starts_with("deepseek-v4-");
+            }
             Preset::Mistral => {
                 q.seed_as_random_seed = true;
                 q.no_stream_options = true;
@@ -472,6 +478,8 @@ mod tests {
     fn quirks_follow_the_model() {
         assert!(Preset::DeepSeek.quirks("deepseek-reasoner").no_forced_tool_choice);
         assert!(!Preset::DeepSeek.quirks("deepseek-chat").no_forced_tool_choice);
+        assert!(Preset::DeepSeek.quirks("deepseek-v4-pro").no_forced_tool_choice);
+        assert!(Preset::DeepSeek.quirks("deepseek-flash").no_forced_tool_choice);
         assert!(Preset::Together.quirks("openai/gpt-oss-120b").no_forced_tool_choice);
         assert!(Preset::Together.quirks("deepseek-ai/DeepSeek-V4-Pro").no_forced_tool_choice);
         assert!(!Preset::Together.quirks("meta-llama/Llama-3.3-70B-Instruct-Turbo").no_forced_tool_choice);
