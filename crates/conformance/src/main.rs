@@ -239,7 +239,7 @@ impl<O: OutputJson> OutputJson for Deferrable<O> {
 pub(crate) fn reference_kind(e: &AgentRunError) -> &str {
     match e.kind() {
         "ModelHttpError" => "ModelHTTPError",
-        "ModelApiError" => "ModelAPIError",
+        "ModelApiError" | "ModelProtocolError" => "ModelAPIError",
         "HookTimeout" => "HookTimeoutError",
         "AllModelsFailed" => "FallbackExceptionGroup",
         other => other,

@@ -12,7 +12,9 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use toolsmith::messages::ModelResponsePart;
-use toolsmith::model::{Model, ModelRequestParameters, ModelSettings, ModelStreamEvent, StreamingModel, ToolChoice};
+use toolsmith::model::{
+    Model, ModelErrorKind, ModelRequestParameters, ModelSettings, ModelStreamEvent, StreamingModel, ToolChoice,
+};
 use toolsmith::providers::{AwsCredentials, BedrockModel, RetryConfig, infer_model};
 use toolsmith::tool::ToolDefinition;
 use wiremock::matchers::{method, path};
@@ -500,7 +502,7 @@ async fn a_corrupted_frame_ends_the_stream_with_a_clear_error() {
     let items = stream_items(&model_at(&url)).await;
     server.await.unwrap();
     let err = items.last().unwrap().as_ref().unwrap_err();
-    assert_eq!(err.kind, "ModelApiError");
+    assert_eq!(err.kind, ModelErrorKind::Protocol);
     assert!(
         err.message.contains("bedrock stream sent an event-stream frame that could not be read"),
         "{}",
@@ -538,6 +540,7 @@ async fn an_exception_frame_is_a_model_error_naming_it() {
     server.await.unwrap();
     let err = items.last().unwrap().as_ref().unwrap_err();
     assert!(err.message.contains("no messageStop"), "{}", err.message);
+    assert_eq!(err.kind, ModelErrorKind::Connection);
 }
 
 /// Answers 400 echoing the credentials it received in its message.

@@ -339,13 +339,12 @@ async fn absurd_retry_after_values_never_panic() {
     let server = MockServer::start().await;
     let retry = RetryConfig::default().max_retries(1).initial_backoff(Duration::from_millis(1));
     let opts = Opts { retry, ..Opts::default() };
+    let nines = "9".repeat(400);
     let too_long = [
-        ("retry-after", "1e20"),
         ("retry-after", "99999999999999999999"),
-        ("retry-after", "1e300"),
-        ("retry-after", "inf"),
-        ("retry-after-ms", "1e300"),
-        ("retry-after-ms", "inf"),
+        ("retry-after", "  99999999999999999999  "),
+        ("retry-after", nines.as_str()),
+        ("retry-after-ms", nines.as_str()),
         ("retry-after", "Fri, 31 Dec 9999 23:59:59 GMT"),
     ];
     for (name, value) in too_long {
@@ -366,9 +365,17 @@ async fn absurd_retry_after_values_never_panic() {
         assert_eq!(requests(&server).await.len(), 1, "{name}: {value}: not retried");
     }
     // Not a wait: ignored, the backoff applies and the retry succeeds.
-    for (name, value) in
-        [("retry-after", "-5"), ("retry-after", "NaN"), ("retry-after-ms", "-inf"), ("retry-after", "soon")]
-    {
+    for (name, value) in [
+        ("retry-after", "-5"),
+        ("retry-after", "NaN"),
+        ("retry-after", "inf"),
+        ("retry-after", "1e20"),
+        ("retry-after", "1e300"),
+        ("retry-after-ms", "-inf"),
+        ("retry-after-ms", "inf"),
+        ("retry-after-ms", "1e300"),
+        ("retry-after", "soon"),
+    ] {
         server.reset().await;
         Mock::given(method("POST"))
             .respond_with(Seq::new([
@@ -380,6 +387,43 @@ async fn absurd_retry_after_values_never_panic() {
         let response =
             model(Provider::Chat, &server.uri(), &opts).request(&user("hi"), None, &Default::default()).await;
         assert!(response.is_ok(), "{name}: {value}: {response:?}");
+    }
+}
+
+/// A padded `Retry-After` (RFC 9110 lets field values carry spaces and tabs) is the wait asked
+/// for: within the bound it is waited for, beyond it the error says so at once.
+#[tokio::test]
+async fn padded_retry_after_values_are_the_wait_asked_for() {
+    let server = MockServer::start().await;
+    let bound = RetryConfig::default().max_retries(1).max_retry_after(Duration::from_secs(1));
+    for value in ["  2  ", "\t2", "2\t ", "  2.0"] {
+        server.reset().await;
+        Mock::given(method("POST"))
+            .respond_with(ResponseTemplate::new(429).insert_header("retry-after", value).set_body_string("busy"))
+            .mount(&server)
+            .await;
+        let opts = Opts { retry: bound.clone(), ..Opts::default() };
+        let err = error_of(&model(Provider::Chat, &server.uri(), &opts), false).await;
+        assert_eq!(err.retry_after(), Some(Duration::from_secs(2)), "{value:?}: {}", err.message);
+        assert!(err.message.contains("asked to wait 2.0 s"), "{value:?}: {}", err.message);
+        assert_eq!(requests(&server).await.len(), 1, "{value:?}");
+    }
+    for value in ["  0  ", "\t0\t", " 0.000 "] {
+        server.reset().await;
+        Mock::given(method("POST"))
+            .respond_with(Seq::new([
+                ResponseTemplate::new(429).insert_header("retry-after", value),
+                json_response("openai", "chat_text.json"),
+            ]))
+            .mount(&server)
+            .await;
+        // A backoff far beyond the total timeout: only the zero wait asked for lets the retry happen.
+        let retry = RetryConfig::default().max_retries(1).initial_backoff(Duration::from_secs(3600));
+        let opts = Opts { retry, timeout: Some(Duration::from_secs(60)), ..Opts::default() };
+        let response =
+            model(Provider::Chat, &server.uri(), &opts).request(&user("hi"), None, &Default::default()).await;
+        assert!(response.is_ok(), "{value:?}: {response:?}");
+        assert_eq!(requests(&server).await.len(), 2, "{value:?}");
     }
 }
 
@@ -495,7 +539,7 @@ async fn a_body_that_never_ends_hits_the_total_timeout() {
             let err = error_of(&model(provider, base, &opts), stream).await;
             let took = started.elapsed();
             assert!(took >= Duration::from_millis(700) && took < Duration::from_millis(2500), "{provider:?}: {took:?}");
-            assert_eq!(err.kind, "ModelApiError", "{provider:?}: {}", err.message);
+            assert_eq!(err.kind, "ModelTimeoutError", "{provider:?}: {}", err.message);
             assert!(err.message.contains("did not end within the request's total timeout of 0.8 s"), "{}", err.message);
         }
     }
@@ -527,7 +571,7 @@ async fn a_server_that_stalls_hits_the_idle_timeout() {
             let started = Instant::now();
             let err = error_of(&model(provider, base, &opts), stream).await;
             assert!(started.elapsed() < Duration::from_millis(2000), "{provider:?}");
-            assert_eq!(err.kind, "ModelApiError");
+            assert_eq!(err.kind, "ModelTimeoutError");
             assert!(err.message.contains(says), "{provider:?}: {}", err.message);
         }
     }
@@ -593,7 +637,7 @@ async fn an_event_past_the_size_limit_fails_clearly() {
     let opts = Opts { max_event_size: Some(1024 * 1024), ..Opts::default() };
     for provider in PROVIDERS {
         let err = error_of(&model(provider, &base, &opts), true).await;
-        assert_eq!(err.kind, "ModelApiError");
+        assert_eq!(err.kind, "ModelProtocolError");
         assert!(err.message.contains("an event larger than 1048576 bytes, the limit"), "{}", err.message);
     }
 }
@@ -644,7 +688,7 @@ async fn streams_cut_before_their_terminal_event_are_errors() {
         assert!(err.message.contains(says), "{provider:?}: {}", err.message);
         if provider != Provider::Chat {
             // Retryable: a FallbackModel (or the caller) may try again elsewhere.
-            assert_eq!(err.kind, "ModelApiError", "{provider:?}");
+            assert_eq!(err.kind, "ModelConnectionError", "{provider:?}");
         }
     }
 }
@@ -671,7 +715,7 @@ async fn a_stream_cut_mid_answer_yields_the_deltas_then_the_error() {
         }
     };
     assert!(deltas > 0, "the deltas that arrived are still shown");
-    assert_eq!(err.kind, "ModelApiError");
+    assert_eq!(err.kind, "ModelConnectionError");
     assert!(err.message.contains("no message_stop event"), "{}", err.message);
 }
 
@@ -698,12 +742,6 @@ async fn malformed_answers_name_the_field() {
             false,
             json!({"choices": [{"message": {"tool_calls": [{"id": "a", "function": {"name": 3}}]}}]}),
             "`choices[0].message.tool_calls[0].function.name` is a number, expected a string",
-        ),
-        (
-            Provider::Chat,
-            false,
-            json!({"choices": [{"message": {"tool_calls": [{"id": "a", "function": {"name": "f", "arguments": [1]}}]}}]}),
-            "`choices[0].message.tool_calls[0].function.arguments` is an array, expected a string or an object",
         ),
         (Provider::Chat, false, json!([1, 2]), "the answer is an array, expected an object"),
         (Provider::Responses, false, json!({"id": "x"}), "`output` is missing"),

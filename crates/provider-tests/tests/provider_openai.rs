@@ -5,13 +5,19 @@ mod provider_support;
 
 use std::time::Duration;
 
+use futures::StreamExt;
 use serde_json::{Value, json};
+use toolsmith::Agent;
+use toolsmith::agent::AgentEvent;
 use toolsmith::messages::{
     BinaryContent, FileUrl, MediaContent, ModelMessage, ModelRequest, ModelRequestPart, ModelResponse,
     ModelResponsePart, RetryCause, RetryFeedbackPart, RetryInfo, ToolCallPart, ToolReturnPart, UserContent,
     UserPromptPart,
 };
-use toolsmith::model::{Model, ModelRequestParameters, ModelSettings, ModelStreamEvent, StreamingModel, ToolChoice};
+use toolsmith::model::{
+    Model, ModelErrorKind, ModelRequestParameters, ModelSettings, ModelStreamEvent, ProviderRetry, StreamingModel,
+    ToolChoice,
+};
 use toolsmith::providers::{OpenAIChatModel, OpenAIResponsesModel, RetryConfig};
 use toolsmith::tool::ToolDefinition;
 use wiremock::matchers::{header, method, path};
@@ -240,7 +246,7 @@ async fn chat_tool_choice_follows_the_provider_table() {
     settings.parallel_tool_calls = Some(false);
     settings.extra = Some(Box::new(json!({"logprobs": true})));
     let b = model.request_body(&user("x"), Some(&settings), &params, false).unwrap();
-    assert_eq!(b["max_tokens"], 100, "a compatible server (not api.openai.com) reads max_tokens");
+    assert_eq!(b["max_completion_tokens"], 100, "OpenAI's field, whatever the base URL");
     assert_eq!(b["temperature"], 0.2);
     assert_eq!(b["top_p"], 0.9);
     assert_eq!(b["seed"], 7);
@@ -249,10 +255,14 @@ async fn chat_tool_choice_follows_the_provider_table() {
 }
 
 #[tokio::test]
-async fn compatible_servers_get_max_tokens_and_no_auth_header() {
+async fn compatible_servers_that_read_max_tokens_get_it_and_no_auth_header() {
     let server = MockServer::start().await;
     Mock::given(method("POST")).respond_with(json_response("openai", "chat_text.json")).mount(&server).await;
-    let model = OpenAIChatModel::builder("smollm2").base_url(format!("{}/v1/", server.uri())).build().unwrap();
+    let model = OpenAIChatModel::builder("smollm2")
+        .base_url(format!("{}/v1/", server.uri()))
+        .max_tokens_field(toolsmith::providers::MaxTokensField::MaxTokens)
+        .build()
+        .unwrap();
     let settings = ModelSettings::new().max_tokens(64);
     model.request(&user("hi"), Some(&settings), &ModelRequestParameters::default()).await.unwrap();
     let req = &requests(&server).await[0];
@@ -394,7 +404,7 @@ async fn chat_stream_cut_off_before_its_end_is_an_error() {
         .await;
     let stream = chat(&server).request_stream(&user("hi"), None, &ModelRequestParameters::default()).await.unwrap();
     let err = toolsmith::model::collect_stream(stream).await.unwrap_err();
-    assert_eq!(err.kind, "UnexpectedModelBehavior");
+    assert_eq!(err.kind, "ModelConnectionError");
     assert!(err.message.contains("ended before the answer did"), "{}", err.message);
 }
 
@@ -487,6 +497,230 @@ async fn rate_limits_are_retried_honouring_retry_after() {
     assert_eq!(requests(&server).await.len(), 3);
 }
 
+/// A Chat Completions answer whose tool call `arguments` is a JSON value rather than its text.
+fn chat_call_with_arguments(arguments: Value) -> ResponseTemplate {
+    let mut answer = fixture_json("openai", "chat_tool_call.json");
+    answer["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] = arguments;
+    ResponseTemplate::new(200).set_body_json(answer)
+}
+
+/// Tool-call arguments sent as an object are the arguments; sent as another JSON value (a
+/// number, an array, `true`) they go to validation, whose error the model gets as a retry,
+/// instead of ending the run. The history keeps them as JSON text, as Pydantic AI reads it.
+#[tokio::test]
+async fn chat_arguments_that_are_not_text_are_validated_and_retried() {
+    for (arguments, expected_return) in [
+        (json!({"city": "Paris"}), "Sunny in Paris"),
+        (json!(5), "Fix the errors and try again."),
+        (json!([1, 2]), "Fix the errors and try again."),
+        (json!(true), "Fix the errors and try again."),
+        (json!("{\"city\": \"Paris\"}"), "Sunny in Paris"),
+    ] {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .respond_with(Seq::new([
+                chat_call_with_arguments(arguments.clone()),
+                json_response("openai", "chat_text.json"),
+            ]))
+            .mount(&server)
+            .await;
+        let result = weather_agent(chat(&server)).run("What's the weather in Paris?").await;
+        let result = result.unwrap_or_else(|e| panic!("{arguments}: {e}"));
+        assert_eq!(result.output(), "It's sunny in Paris.", "{arguments}");
+        let sent = bodies(&server).await;
+        let tool_message = sent[1]["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["role"] == "tool")
+            .unwrap_or_else(|| panic!("{arguments}: {}", sent[1]));
+        let content = tool_message["content"].as_str().unwrap();
+        assert!(content.contains(expected_return), "{arguments}: {content}");
+        // The call went back as it came, as text.
+        let sent_args = &sent[1]["messages"][2]["tool_calls"][0]["function"]["arguments"];
+        let expected_text = match &arguments {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        assert_eq!(sent_args.as_str(), Some(expected_text.as_str()), "{arguments}");
+        // The history holds what Pydantic AI's ToolCallPart takes: an object, or JSON text.
+        let call = result.all_messages()[1].as_response().unwrap().tool_calls().next().unwrap().clone();
+        match &arguments {
+            Value::Object(_) => assert_eq!(call.args, arguments),
+            Value::String(_) => assert_eq!(call.args, arguments),
+            other => assert_eq!(call.args, json!(other.to_string())),
+        }
+    }
+}
+
+/// The same arguments streamed, and in the Responses API (answered and streamed): never a
+/// malformed answer.
+#[tokio::test]
+async fn streamed_and_responses_arguments_that_are_not_text_reach_validation() {
+    for arguments in [json!(5), json!([1]), json!({"city": "Paris"})] {
+        let text = arguments.to_string();
+        // Chat Completions, streamed.
+        let server = MockServer::start().await;
+        let chunk = json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": [{
+            "index": 0, "finish_reason": "tool_calls",
+            "delta": {"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                "function": {"name": "get_weather", "arguments": arguments}}]}}]});
+        let sse = format!("data: {chunk}\n\ndata: [DONE]\n\n");
+        Mock::given(method("POST"))
+            .respond_with(ResponseTemplate::new(200).set_body_raw(sse, "text/event-stream"))
+            .mount(&server)
+            .await;
+        let stream = chat(&server).request_stream(&user("hi"), None, &weather_params()).await.unwrap();
+        let response = toolsmith::model::collect_stream(stream).await.unwrap_or_else(|e| panic!("{arguments}: {e}"));
+        let call = response.tool_calls().next().unwrap();
+        assert_eq!(call.args, json!(text), "{arguments}");
+
+        // Responses, answered.
+        let server = MockServer::start().await;
+        let item = json!({"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "get_weather",
+            "arguments": arguments, "status": "completed"});
+        let answer = json!({"id": "resp_1", "object": "response", "created_at": 1, "status": "completed",
+            "model": "gpt-5.2", "output": [item]});
+        Mock::given(method("POST")).respond_with(ResponseTemplate::new(200).set_body_json(answer)).mount(&server).await;
+        let response = responses(&server).request(&user("hi"), None, &weather_params()).await;
+        let response = response.unwrap_or_else(|e| panic!("{arguments}: {e}"));
+        let call = response.tool_calls().next().unwrap();
+        let expected = if arguments.is_object() { arguments.clone() } else { json!(text) };
+        assert_eq!(call.args, expected, "{arguments}");
+
+        // Responses, streamed: the call announced with its whole arguments.
+        let server = MockServer::start().await;
+        let completed = json!({"type": "response.completed", "response": {"id": "resp_1", "status": "completed",
+            "model": "gpt-5.2", "output": [item]}});
+        let sse = format!(
+            "data: {}\n\ndata: {}\n\ndata: {completed}\n\n",
+            json!({"type": "response.output_item.added", "output_index": 0, "item": item}),
+            json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
+        );
+        Mock::given(method("POST"))
+            .respond_with(ResponseTemplate::new(200).set_body_raw(sse, "text/event-stream"))
+            .mount(&server)
+            .await;
+        let stream = responses(&server).request_stream(&user("hi"), None, &weather_params()).await.unwrap();
+        let response = toolsmith::model::collect_stream(stream).await.unwrap_or_else(|e| panic!("{arguments}: {e}"));
+        let call = response.tool_calls().next().unwrap();
+        assert_eq!(call.args, json!(text), "{arguments}");
+    }
+}
+
+/// Each retry is reported before its wait: to the model's observer, and as an event of the run
+/// the request belongs to.
+#[tokio::test]
+async fn retries_are_reported_to_the_observer_and_the_run() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(Seq::new([
+            ResponseTemplate::new(429)
+                .insert_header("retry-after", "0")
+                .set_body_raw(fixture("openai", "error_429.json"), "application/json"),
+            ResponseTemplate::new(503).insert_header("retry-after-ms", "5"),
+            ResponseTemplate::new(500),
+            json_response("openai", "chat_text.json"),
+        ]))
+        .mount(&server)
+        .await;
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<ProviderRetry>::new()));
+    let model = {
+        let seen = seen.clone();
+        OpenAIChatModel::builder("gpt-4o-mini")
+            .base_url(format!("{}/v1", server.uri()))
+            .api_key(KEY)
+            .retry(
+                RetryConfig::default().initial_backoff(Duration::from_millis(4)).max_backoff(Duration::from_millis(4)),
+            )
+            .on_retry(move |r| seen.lock().unwrap().push(r.clone()))
+            .build()
+            .unwrap()
+    };
+    let agent = Agent::builder(model).build().unwrap();
+    let (events, run) = agent.run("hi").stream();
+    let (result, events) = tokio::join!(run, events.collect::<Vec<_>>());
+    assert_eq!(result.unwrap().output(), "It's sunny in Paris.");
+
+    let seen = seen.lock().unwrap().clone();
+    let summary: Vec<_> =
+        seen.iter().map(|r| (r.retry, r.kind.clone(), r.status, r.asked_by_provider, r.provider.as_str())).collect();
+    assert_eq!(
+        summary,
+        [
+            (1, ModelErrorKind::Http, Some(429), true, "openai"),
+            (2, ModelErrorKind::Http, Some(503), true, "openai"),
+            (3, ModelErrorKind::Http, Some(500), false, "openai"),
+        ]
+    );
+    assert_eq!(seen[0].wait, Duration::ZERO);
+    assert_eq!(seen[1].wait, Duration::from_millis(5));
+    // The backoff of 4 ms, with its jitter of ±25 %.
+    assert!((Duration::from_millis(3)..=Duration::from_millis(5)).contains(&seen[2].wait), "{:?}", seen[2].wait);
+    assert!(seen[0].message.contains("HTTP 429") && seen[0].message.contains("Rate limit"), "{}", seen[0].message);
+    assert!(!seen.iter().any(|r| r.message.contains(KEY)));
+    assert_eq!(seen[0].model_name, "gpt-4o-mini");
+
+    // The run saw the same retries, between its request and the response.
+    let in_run: Vec<ProviderRetry> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ProviderRetry(r) => Some(r.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(in_run, seen);
+    let position = |f: &dyn Fn(&AgentEvent) -> bool| events.iter().position(f).unwrap();
+    let request = position(&|e| matches!(e, AgentEvent::ModelRequest { .. }));
+    let first_retry = position(&|e| matches!(e, AgentEvent::ProviderRetry(_)));
+    let response = position(&|e| matches!(e, AgentEvent::ModelResponse { .. }));
+    assert!(request < first_retry && first_retry < response, "{events:?}");
+}
+
+/// A refused connection and a request that gets no answer in time are retried, reported and
+/// returned as kinds of their own.
+#[tokio::test]
+async fn connection_failures_and_timeouts_are_reported_by_kind() {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<ProviderRetry>::new()));
+    let observed = |seen: &std::sync::Arc<std::sync::Mutex<Vec<ProviderRetry>>>| {
+        let seen = seen.clone();
+        move |r: &ProviderRetry| seen.lock().unwrap().push(r.clone())
+    };
+    let retry = RetryConfig::default().max_retries(1).initial_backoff(Duration::from_millis(1));
+    let model = OpenAIChatModel::builder("m")
+        .base_url("http://127.0.0.1:9/v1")
+        .retry(retry.clone())
+        .on_retry(observed(&seen))
+        .build()
+        .unwrap();
+    let err = model.request(&user("hi"), None, &ModelRequestParameters::default()).await.unwrap_err();
+    assert_eq!(err.kind, ModelErrorKind::Connection, "{}", err.message);
+    assert_eq!(err.kind, "ModelConnectionError");
+    let seen_now = std::mem::take(&mut *seen.lock().unwrap());
+    assert_eq!(seen_now.len(), 1);
+    assert_eq!((seen_now[0].kind.clone(), seen_now[0].status), (ModelErrorKind::Connection, None));
+
+    // A server that never answers: the idle timeout passes on each attempt.
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_delay(Duration::from_secs(30)))
+        .mount(&server)
+        .await;
+    let model = OpenAIChatModel::builder("m")
+        .base_url(format!("{}/v1", server.uri()))
+        .retry(retry)
+        .idle_timeout(Duration::from_millis(100))
+        .on_retry(observed(&seen))
+        .build()
+        .unwrap();
+    let err = model.request(&user("hi"), None, &ModelRequestParameters::default()).await.unwrap_err();
+    assert_eq!(err.kind, ModelErrorKind::Timeout, "{}", err.message);
+    let seen_now = std::mem::take(&mut *seen.lock().unwrap());
+    assert_eq!(seen_now.len(), 1);
+    assert_eq!(seen_now[0].kind, ModelErrorKind::Timeout);
+    assert!(seen_now[0].message.contains("idle timeout"), "{}", seen_now[0].message);
+}
+
 #[tokio::test]
 async fn a_retry_after_beyond_the_bound_is_not_waited_for() {
     let server = MockServer::start().await;
@@ -558,7 +792,7 @@ async fn unauthorized_is_not_retried_and_never_shows_the_key() {
 }
 
 #[tokio::test]
-async fn timeouts_and_unreachable_servers_are_api_errors() {
+async fn timeouts_and_unreachable_servers_are_distinct_kinds() {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .respond_with(json_response("openai", "chat_text.json").set_delay(Duration::from_secs(3)))
@@ -572,13 +806,13 @@ async fn timeouts_and_unreachable_servers_are_api_errors() {
     let mut settings = ModelSettings::new();
     settings.timeout = Some(Duration::from_millis(200));
     let err = model.request(&user("hi"), Some(&settings), &ModelRequestParameters::default()).await.unwrap_err();
-    assert_eq!(err.kind, "ModelApiError");
+    assert_eq!(err.kind, "ModelTimeoutError");
     assert!(err.message.contains("did not answer within 0.2 s"), "{}", err.message);
 
     let model =
         OpenAIChatModel::builder("m").base_url("http://127.0.0.1:9/v1").retry(RetryConfig::none()).build().unwrap();
     let err = model.request(&user("hi"), None, &ModelRequestParameters::default()).await.unwrap_err();
-    assert_eq!(err.kind, "ModelApiError");
+    assert_eq!(err.kind, "ModelConnectionError");
     assert!(err.message.contains("could not reach the openai API"), "{}", err.message);
 }
 
@@ -706,7 +940,11 @@ async fn responses_tool_choice_uses_allowed_tools_and_native_search() {
 async fn local_llm_forced_tool_call_exchange() {
     let base = std::env::var("TOOLSMITH_LOCAL_LLM_BASE_URL")
         .expect("set TOOLSMITH_LOCAL_LLM_BASE_URL to the server's URL with its /v1 (scripts/local-llm.sh does)");
-    let model = OpenAIChatModel::builder("smollm2").base_url(base).build().unwrap();
+    let model = OpenAIChatModel::builder("smollm2")
+        .base_url(base)
+        .max_tokens_field(toolsmith::providers::MaxTokensField::MaxTokens)
+        .build()
+        .unwrap();
     let mut params = ModelRequestParameters::default();
     params.function_tools = vec![
         ToolDefinition::new("get_weather", weather_schema())
@@ -743,7 +981,11 @@ async fn local_llm_forced_tool_call_exchange() {
 async fn local_llm_streams_a_forced_tool_call() {
     let base = std::env::var("TOOLSMITH_LOCAL_LLM_BASE_URL")
         .expect("set TOOLSMITH_LOCAL_LLM_BASE_URL to the server's URL with its /v1 (scripts/local-llm.sh does)");
-    let model = OpenAIChatModel::builder("smollm2").base_url(base).build().unwrap();
+    let model = OpenAIChatModel::builder("smollm2")
+        .base_url(base)
+        .max_tokens_field(toolsmith::providers::MaxTokensField::MaxTokens)
+        .build()
+        .unwrap();
     let mut params = ModelRequestParameters::default();
     params.function_tools = vec![
         ToolDefinition::new("get_weather", weather_schema())

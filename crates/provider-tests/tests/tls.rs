@@ -41,7 +41,7 @@ async fn https_requests_leave_the_process_wide_crypto_provider_alone() {
     let first = server.await.unwrap();
     assert_eq!((first[0], first[1]), (0x16, 0x03), "{first:?}");
     // ... the server hung up, which is a connection failure ...
-    assert_eq!(err.kind, ModelErrorKind::Api, "{err}");
+    assert_eq!(err.kind, ModelErrorKind::Connection, "{err}");
     // ... and nothing was installed for the rest of the process.
     assert!(rustls::crypto::CryptoProvider::get_default().is_none());
     let fetcher = toolsmith::web::WebFetcher::builder().build().unwrap();

@@ -12,16 +12,45 @@ use serde_json::Value;
 /// [`name`](ModelErrorKind::name) gives the kind's Rust name; the kind can be compared with a
 /// name directly (`error.kind == "ModelHttpError"`). Made from a string
 /// ([`ModelError::new`]), it also accepts Pydantic AI's exception names (`ModelHTTPError`,
-/// `ModelAPIError`), so that scripted models written against either read the same.
+/// `ModelAPIError`, `ModelConnectionError`, `ModelTimeoutError`, `ModelRequestTimeout`), so that
+/// scripted models written against either read the same.
+///
+/// A failure to get an answer at all is one of three kinds, so that a caller can tell them
+/// apart: [`Connection`](ModelErrorKind::Connection) (the server could not be reached, or cut
+/// the answer off), [`Timeout`](ModelErrorKind::Timeout) (a deadline passed) and
+/// [`Protocol`](ModelErrorKind::Protocol) (the bytes that came broke the wire format).
+/// [`is_transient`](ModelErrorKind::is_transient) says whether trying again, or another model,
+/// may succeed.
+///
+/// ```
+/// use toolsmith::model::ModelErrorKind;
+///
+/// assert_eq!(ModelErrorKind::from("ModelConnectionError"), ModelErrorKind::Connection);
+/// assert_eq!(ModelErrorKind::from("ModelRequestTimeout"), ModelErrorKind::Timeout);
+/// assert_eq!(ModelErrorKind::Timeout.name(), "ModelTimeoutError");
+/// assert!(ModelErrorKind::Timeout.is_transient() && !ModelErrorKind::User.is_transient());
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ModelErrorKind {
     /// The provider answered with an HTTP error status: [`ModelError::http`] has the status,
     /// the provider's error type and message, the request id and the wait it asked for.
     Http,
-    /// The provider could not be reached, did not answer in time, cut its answer off, or
-    /// reported an error in the middle of a streamed answer.
+    /// The provider reported an error otherwise than by an HTTP status: an error object in an
+    /// answer, or in the middle of a streamed one.
     Api,
+    /// The provider could not be reached (connection refused, reset, a TLS or DNS failure), or
+    /// the connection closed before the answer ended (a body or a stream cut off). Pydantic AI's
+    /// `ModelConnectionError`.
+    Connection,
+    /// A deadline passed: no answer within the idle timeout, an answer that did not end within
+    /// the request's total timeout, or a body or stream that stalled. Pydantic AI's
+    /// `ModelTimeoutError` (and `ModelRequestTimeout`, read as this kind).
+    Timeout,
+    /// The bytes the provider sent broke its wire format below the level of an answer: a
+    /// server-sent event larger than the limit, an event-stream frame whose checksum or length
+    /// is wrong. (An answer in the wrong shape is [`UnexpectedResponse`](Self::UnexpectedResponse).)
+    Protocol,
     /// The provider's answer could not be understood (not JSON, not the documented shape, a
     /// stream that ended before its final response).
     UnexpectedResponse,
@@ -36,17 +65,37 @@ pub enum ModelErrorKind {
 }
 
 impl ModelErrorKind {
-    /// The kind's name: `ModelHttpError`, `ModelApiError`, `UnexpectedModelBehavior`,
-    /// `UserError`, `AllModelsFailed`, or the name of an [`Other`](ModelErrorKind::Other) kind.
+    /// The kind's name: `ModelHttpError`, `ModelApiError`, `ModelConnectionError`,
+    /// `ModelTimeoutError`, `ModelProtocolError`, `UnexpectedModelBehavior`, `UserError`,
+    /// `AllModelsFailed`, or the name of an [`Other`](ModelErrorKind::Other) kind.
     pub fn name(&self) -> &str {
         match self {
             ModelErrorKind::Http => "ModelHttpError",
             ModelErrorKind::Api => "ModelApiError",
+            ModelErrorKind::Connection => "ModelConnectionError",
+            ModelErrorKind::Timeout => "ModelTimeoutError",
+            ModelErrorKind::Protocol => "ModelProtocolError",
             ModelErrorKind::UnexpectedResponse => "UnexpectedModelBehavior",
             ModelErrorKind::User => "UserError",
             ModelErrorKind::AllModelsFailed => "AllModelsFailed",
             ModelErrorKind::Other(name) => name,
         }
+    }
+
+    /// Whether the failure is the provider's or the way to it, so that trying again or another
+    /// model may succeed: [`Http`](Self::Http), [`Api`](Self::Api),
+    /// [`Connection`](Self::Connection), [`Timeout`](Self::Timeout) and
+    /// [`Protocol`](Self::Protocol). [`FallbackModel`](crate::model::FallbackModel) falls back
+    /// on these.
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self,
+            ModelErrorKind::Http
+                | ModelErrorKind::Api
+                | ModelErrorKind::Connection
+                | ModelErrorKind::Timeout
+                | ModelErrorKind::Protocol
+        )
     }
 }
 
@@ -55,6 +104,9 @@ impl From<&str> for ModelErrorKind {
         match name {
             "ModelHttpError" | "ModelHTTPError" => ModelErrorKind::Http,
             "ModelApiError" | "ModelAPIError" => ModelErrorKind::Api,
+            "ModelConnectionError" => ModelErrorKind::Connection,
+            "ModelTimeoutError" | "ModelRequestTimeout" => ModelErrorKind::Timeout,
+            "ModelProtocolError" => ModelErrorKind::Protocol,
             "UnexpectedModelBehavior" => ModelErrorKind::UnexpectedResponse,
             "UserError" => ModelErrorKind::User,
             "AllModelsFailed" | "FallbackExceptionGroup" => ModelErrorKind::AllModelsFailed,
@@ -353,6 +405,10 @@ mod tests {
             ("ModelHTTPError", ModelErrorKind::Http),
             ("ModelHttpError", ModelErrorKind::Http),
             ("ModelAPIError", ModelErrorKind::Api),
+            ("ModelConnectionError", ModelErrorKind::Connection),
+            ("ModelTimeoutError", ModelErrorKind::Timeout),
+            ("ModelRequestTimeout", ModelErrorKind::Timeout),
+            ("ModelProtocolError", ModelErrorKind::Protocol),
             ("UnexpectedModelBehavior", ModelErrorKind::UnexpectedResponse),
             ("UserError", ModelErrorKind::User),
             ("ScriptExhausted", ModelErrorKind::Other("ScriptExhausted".into())),
@@ -360,6 +416,9 @@ mod tests {
             assert_eq!(ModelErrorKind::from(name), kind, "{name}");
         }
         assert_eq!(ModelErrorKind::from("ModelHTTPError").name(), "ModelHttpError");
+        for kind in [ModelErrorKind::Connection, ModelErrorKind::Timeout, ModelErrorKind::Protocol] {
+            assert_eq!(ModelErrorKind::from(kind.name()), kind);
+        }
         assert_eq!(ModelErrorKind::Other("X".into()), "X");
     }
 

@@ -11,8 +11,9 @@ use crate::model::{Model, ModelError, ModelRequestParameters, ModelSettings};
 type FallbackOn = Arc<dyn Fn(&ModelError) -> bool + Send + Sync>;
 
 /// A model that tries several models in order: when one fails with an error that allows a
-/// fallback (by default an HTTP error or a connection failure, kinds `ModelErrorKind::Http` and
-/// `ModelErrorKind::Api`), the next one is asked. When every model fails, the error (kind
+/// fallback (by default an HTTP error, an error the provider reported, a connection failure, a
+/// timeout or a broken wire format: the kinds [`ModelErrorKind::is_transient`](crate::model::ModelErrorKind::is_transient) names), the next
+/// one is asked. When every model fails, the error (kind
 /// `ModelErrorKind::AllModelsFailed`) lists each model's error.
 ///
 /// Each model keeps its own retries: a provider's 429 is retried with backoff first, and only
@@ -37,9 +38,11 @@ impl std::fmt::Debug for FallbackModel {
     }
 }
 
-/// The default fallback condition: HTTP errors and connection failures.
+/// The default fallback condition: an error of a kind that another model may not have
+/// ([`ModelErrorKind::is_transient`](crate::model::ModelErrorKind::is_transient): HTTP errors, errors the provider reported, connection
+/// failures, timeouts, broken wire formats).
 pub fn is_api_error(error: &ModelError) -> bool {
-    matches!(error.kind, super::ModelErrorKind::Http | super::ModelErrorKind::Api)
+    error.kind.is_transient()
 }
 
 impl FallbackModel {

@@ -24,6 +24,8 @@ pub(crate) struct ConnectionOptions {
     pub(crate) headers: Vec<(String, String)>,
     /// Secrets the adapter holds besides the key and the headers (a signing key), redacted too.
     pub(crate) secrets: Vec<String>,
+    /// Told of each retry.
+    pub(crate) on_retry: Option<crate::model::RetryObserver>,
 }
 
 /// Header names whose values are credentials whatever their length.
@@ -75,6 +77,7 @@ impl ConnectionOptions {
             idle_timeout: self.idle_timeout,
             max_event_size: self.max_event_size.unwrap_or(DEFAULT_MAX_EVENT_SIZE),
             signer: None,
+            on_retry: self.on_retry.clone(),
         })
     }
 }
@@ -120,6 +123,17 @@ macro_rules! connection_builder_methods {
         /// Sets how failed requests are retried.
         pub fn retry(mut self, retry: $crate::providers::RetryConfig) -> Self {
             self.opts.retry = Some(retry);
+            self
+        }
+
+        /// Calls `observer` before each retry of a failed request (an HTTP 408, 409, 429 or 5xx
+        /// answer, a connection failure, no answer within the idle timeout): which retry, after
+        /// what, and the wait before it. Within an agent run, retries are also the run's
+        /// [`AgentEvent::ProviderRetry`](crate::agent::AgentEvent::ProviderRetry) events.
+        ///
+        /// The observer is called on the task making the request, before the wait: keep it short.
+        pub fn on_retry(mut self, observer: impl Fn(&$crate::model::ProviderRetry) + Send + Sync + 'static) -> Self {
+            self.opts.on_retry = Some(std::sync::Arc::new(observer));
             self
         }
 

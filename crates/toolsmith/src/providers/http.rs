@@ -20,7 +20,7 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use crate::error::UserError;
-use crate::model::{ModelError, ModelHttpError, ModelStream};
+use crate::model::{ModelError, ModelErrorKind, ModelHttpError, ModelStream, ProviderRetry, RetryObserver};
 use crate::providers::redact::Redactor;
 use crate::providers::sse::{SNIPPET_CHARS, SseEvent, SseParser, SseStream, StreamProcessor, drive, redact_error};
 
@@ -29,9 +29,10 @@ use crate::providers::sse::{SNIPPET_CHARS, SseEvent, SseParser, SseStream, Strea
 /// Retried: HTTP 408, 409, 429 and 5xx (including Anthropic's 529 "overloaded"), connection
 /// failures (refused, reset) and requests that got no answer within the idle timeout. The wait
 /// before retry `n` (from 0) is `initial_backoff * 2^n`, capped at `max_backoff`, with ±25 %
-/// jitter; when the provider sends `Retry-After` (seconds or an HTTP date) or `retry-after-ms`,
-/// that wait is used instead, unless it is longer than `max_retry_after`, in which case the error
-/// is returned at once and says so. Retries never outlast the request's total timeout: a wait
+/// jitter; when the provider sends `Retry-After` (seconds or an HTTP date, padded or not) or
+/// `retry-after-ms`, that wait is used instead, unless it is longer than `max_retry_after`, in
+/// which case the error is returned at once and says so. A value that is not a wait (`inf`,
+/// `NaN`, `-5`, `1e3`, `soon`) is ignored: the backoff applies. Retries never outlast the request's total timeout: a wait
 /// that would end after it is not taken. Any values are safe (arithmetic saturates; a header
 /// too large for a [`Duration`] counts as longer than `max_retry_after`).
 ///
@@ -186,6 +187,8 @@ pub(crate) struct HttpTransport {
     pub(crate) max_event_size: usize,
     /// Signs each attempt of a request (providers whose signatures cover the time and the body).
     pub(crate) signer: Option<Arc<dyn RequestSigner>>,
+    /// Told of each retry (the builders' `.on_retry(...)`).
+    pub(crate) on_retry: Option<RetryObserver>,
 }
 
 /// Signs one attempt of a request: adds its authentication headers (marked sensitive) to
@@ -262,29 +265,80 @@ pub(super) fn error_chain(e: &dyn std::error::Error) -> String {
     out
 }
 
-/// The wait a response asks for before a retry: `retry-after-ms`, else `Retry-After` (seconds
-/// or an HTTP date). `None` when absent or not a wait (negative, NaN, garbage); a wait too large
-/// to represent (`1e300`, infinity) is [`Duration::MAX`]. Never panics.
+/// The wait a response asks for before a retry: `retry-after-ms`, else `Retry-After`. `None`
+/// when absent or not a wait; a wait too large to represent is [`Duration::MAX`]. Never panics.
+///
+/// What counts as a wait, whitespace around it aside (RFC 9110 lets a field value be padded):
+/// - `retry-after-ms` (OpenAI, Anthropic): milliseconds, digits with an optional fraction;
+/// - `Retry-After`: seconds, digits (RFC 9110's delay-seconds) with an optional fraction (some
+///   servers send one), or an HTTP date in any of the three formats RFC 9110 has recipients read
+///   (IMF-fixdate, RFC 850, asctime); a date in the past is no wait.
+///
+/// Anything else (`inf`, `NaN`, `-5`, `1e3`, `soon`) is not a wait: the normal backoff applies.
+/// An unusable `retry-after-ms` leaves `Retry-After` to decide.
 fn parse_retry_after(headers: &HeaderMap) -> Option<Duration> {
-    fn seconds(secs: f64) -> Option<Duration> {
-        if secs.is_nan() || secs < 0.0 {
-            return None;
-        }
-        Some(Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX))
-    }
-    let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
-    if let Some(ms) = text("retry-after-ms").and_then(|s| s.parse::<f64>().ok())
-        && let Some(wait) = seconds(ms / 1000.0)
-    {
+    let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    if let Some(wait) = text("retry-after-ms").and_then(|raw| decimal_seconds(raw, 1000.0)) {
         return Some(wait);
     }
-    let raw = text(reqwest::header::RETRY_AFTER.as_str())?;
-    if let Ok(secs) = raw.parse::<f64>() {
-        return seconds(secs);
+    retry_after_value(text(reqwest::header::RETRY_AFTER.as_str())?, chrono::Utc::now())
+}
+
+/// A `Retry-After` value read at `now`: seconds, or the time until an HTTP date.
+fn retry_after_value(raw: &str, now: chrono::DateTime<chrono::Utc>) -> Option<Duration> {
+    let raw = trim_ows(raw);
+    if let Some(wait) = decimal_seconds(raw, 1.0) {
+        return Some(wait);
     }
-    let date = chrono::DateTime::parse_from_rfc2822(raw).ok()?;
-    let wait = date.with_timezone(&chrono::Utc).signed_duration_since(chrono::Utc::now());
-    Some(wait.to_std().unwrap_or(Duration::ZERO))
+    let date = http_date(raw)?;
+    Some(date.signed_duration_since(now).to_std().unwrap_or(Duration::ZERO))
+}
+
+/// The value without the spaces and tabs a field value may be padded with.
+fn trim_ows(raw: &str) -> &str {
+    raw.trim_matches([' ', '\t'])
+}
+
+/// `raw` (padded or not) as a number of `per_second` units: digits with an optional fraction
+/// (`2`, `1.5`), nothing else. Too large a number is [`Duration::MAX`].
+fn decimal_seconds(raw: &str, per_second: f64) -> Option<Duration> {
+    let raw = trim_ows(raw);
+    let (whole, fraction) = raw.split_once('.').unwrap_or((raw, ""));
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if whole.is_empty() || !digits(whole) || !digits(fraction) || raw.ends_with('.') {
+        return None;
+    }
+    // Digits alone always parse; a number too long for an f64 is infinite, a wait too long.
+    let n: f64 = raw.parse().ok()?;
+    Some(Duration::try_from_secs_f64(n / per_second).unwrap_or(Duration::MAX))
+}
+
+/// An HTTP date (RFC 9110 section 5.6.7): IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the
+/// obsolete RFC 850 (`Sunday, 06-Nov-94 08:49:37 GMT`) and asctime (`Sun Nov  6 08:49:37 1994`)
+/// formats, all in UTC.
+fn http_date(raw: &str) -> Option<chrono::DateTime<chrono::Utc>> {
+    if let Ok(date) = chrono::DateTime::parse_from_rfc2822(raw) {
+        return Some(date.with_timezone(&chrono::Utc));
+    }
+    let naive = chrono::NaiveDateTime::parse_from_str(raw, "%A, %d-%b-%y %H:%M:%S GMT")
+        .or_else(|_| chrono::NaiveDateTime::parse_from_str(raw, "%a %b %e %H:%M:%S %Y"))
+        .ok()?;
+    Some(naive.and_utc())
+}
+
+/// What a retryable error answer leads to: `Ok` with the wait before the retry (the one the
+/// provider asked for, else the backoff), or `Err` with the wait asked for when it is longer
+/// than `max_retry_after` (the error is returned at once).
+fn wait_before_retry(
+    retry_after: Option<Duration>,
+    backoff: Duration,
+    max_retry_after: Duration,
+) -> Result<Duration, Duration> {
+    match retry_after {
+        Some(wait) if wait > max_retry_after => Err(wait),
+        Some(wait) => Ok(wait),
+        None => Ok(backoff),
+    }
 }
 
 /// The provider's id of a request, from the headers the providers send it in.
@@ -380,8 +434,38 @@ impl HttpTransport {
         Deadline::new(timeout.unwrap_or(self.timeout), self.idle_timeout)
     }
 
-    fn api_error(&self, what: String) -> ModelError {
-        ModelError::new(crate::model::ModelErrorKind::Api, what)
+    fn error(&self, kind: ModelErrorKind, what: String) -> ModelError {
+        ModelError::new(kind, what)
+    }
+
+    /// The kind of a failure `reqwest` reports: its own timeouts (the connect timeout) are
+    /// timeouts, anything else a connection failure.
+    fn transport_kind(e: &reqwest::Error) -> ModelErrorKind {
+        if e.is_timeout() { ModelErrorKind::Timeout } else { ModelErrorKind::Connection }
+    }
+
+    /// Logs a retry and reports it to the model's observer and to the run polling the request.
+    fn report_retry(&self, retry: ProviderRetry) {
+        tracing::warn!(
+            provider = %self.provider,
+            retry = retry.retry,
+            kind = %retry.kind,
+            status = retry.status,
+            wait_ms = u64::try_from(retry.wait.as_millis()).unwrap_or(u64::MAX),
+            message = %retry.message,
+            "retrying a failed request"
+        );
+        if let Some(observer) = &self.on_retry {
+            observer(&retry);
+        }
+        crate::model::report_to_run(&retry);
+    }
+
+    /// A retry of this transport's model.
+    fn retry_event(&self, attempt: u32, kind: ModelErrorKind, wait: Duration, message: String) -> ProviderRetry {
+        let mut retry = ProviderRetry::new(&self.provider, &self.model_name, attempt.saturating_add(1), kind, wait);
+        retry.message = message;
+        retry
     }
 
     /// The error for a deadline that passed while waiting for the answer's head, the rest of a
@@ -390,7 +474,7 @@ impl HttpTransport {
         let url = shown_url(url);
         let (provider, model) = (&self.provider, &self.model_name);
         let (total, idle) = (deadline.total.as_secs_f64(), deadline.idle.as_secs_f64());
-        self.api_error(match (expired, phase) {
+        self.error(ModelErrorKind::Timeout, match (expired, phase) {
             (Expired::Total, Phase::Head) => format!(
                 "the {provider} API did not answer within {total:.1} s (model `{model}`, {url}). Raise the timeout (`ModelSettings::timeout` or the builder's `.timeout(...)`) or check the server"
             ),
@@ -426,27 +510,30 @@ impl HttpTransport {
             let backoff = self.retry.backoff(attempt);
             match deadline.wait(request.send()).await {
                 Err(expired) => {
+                    let error = self.expired_error(expired, deadline, url, Phase::Head);
                     if expired == Expired::Idle && can_retry && deadline.allows(backoff) {
-                        tracing::warn!(provider = %self.provider, attempt, "no answer within the idle timeout; retrying");
+                        self.report_retry(self.retry_event(attempt, error.kind, backoff, error.message));
                         tokio::time::sleep(backoff).await;
                         attempt += 1;
                         continue;
                     }
-                    return Err(self.expired_error(expired, deadline, url, Phase::Head));
+                    return Err(error);
                 }
                 Ok(Err(e)) => {
                     let e = e.without_url();
+                    let kind = Self::transport_kind(&e);
+                    let what = error_chain(&e);
                     if can_retry && deadline.allows(backoff) {
-                        tracing::warn!(provider = %self.provider, attempt, error = %self.redact(&error_chain(&e)), "request failed; retrying");
+                        let message = format!("could not reach the {} API: {}", self.provider, self.redact(&what));
+                        self.report_retry(self.retry_event(attempt, kind, backoff, message));
                         tokio::time::sleep(backoff).await;
                         attempt += 1;
                         continue;
                     }
-                    return Err(self.api_error(format!(
-                        "could not reach the {} API at {}: {}. Check the base URL, the network, and that the server is running",
+                    return Err(self.error(kind, format!(
+                        "could not reach the {} API at {}: {what}. Check the base URL, the network, and that the server is running",
                         self.provider,
                         shown_url(url),
-                        error_chain(&e)
                     )));
                 }
                 Ok(Ok(response)) => {
@@ -469,25 +556,30 @@ impl HttpTransport {
                     let text = self.read_text(response, deadline, MAX_ERROR_BODY_BYTES).await.unwrap_or_default();
                     let code = status.as_u16();
                     let retryable = matches!(code, 408 | 409 | 429) || status.is_server_error();
-                    let too_long = retry_after.filter(|d| *d > self.retry.max_retry_after);
-                    if retryable && can_retry && too_long.is_none() {
-                        let wait = retry_after.unwrap_or(backoff);
-                        if deadline.allows(wait) {
-                            tracing::warn!(provider = %self.provider, status = code, attempt, wait_ms = wait.as_millis() as u64, "retrying");
-                            tokio::time::sleep(wait).await;
-                            attempt += 1;
-                            continue;
-                        }
-                    }
+                    let wait = wait_before_retry(retry_after, backoff, self.retry.max_retry_after);
                     let body = self.snippet(&signed.redact(&text), 4000);
                     let mut error = ModelHttpError::new(code, &self.provider, &self.model_name, body);
+                    if retryable
+                        && can_retry
+                        && let Ok(wait) = wait
+                        && deadline.allows(wait)
+                    {
+                        let message = format!("HTTP {code}: {}", self.snippet(&error.provider_message(), 500));
+                        let mut retry =
+                            self.retry_event(attempt, ModelErrorKind::Http, wait, message).with_status(code);
+                        retry.asked_by_provider = retry_after.is_some();
+                        self.report_retry(retry);
+                        tokio::time::sleep(wait).await;
+                        attempt += 1;
+                        continue;
+                    }
                     if error_type.is_some() {
                         error.error_type = error_type;
                     }
                     error.request_id = request_id(&headers);
                     error.retries = attempt;
                     error.retry_after = retry_after;
-                    if retryable && can_retry && too_long.is_some() {
+                    if retryable && can_retry && wait.is_err() {
                         error.max_retry_after = Some(self.retry.max_retry_after);
                     }
                     tracing::debug!(status = code, provider = %self.provider, "provider returned an HTTP error");
@@ -511,11 +603,11 @@ impl HttpTransport {
             match deadline.wait(response.chunk()).await {
                 Err(expired) => return Err(self.expired_error(expired, deadline, &url, Phase::Body)),
                 Ok(Err(e)) => {
-                    return Err(self.api_error(format!(
-                        "the {} API's answer was cut off: {}. Try again",
-                        self.provider,
-                        error_chain(&e.without_url())
-                    )));
+                    let e = e.without_url();
+                    return Err(self.error(
+                        Self::transport_kind(&e),
+                        format!("the {} API's answer was cut off: {}. Try again", self.provider, error_chain(&e)),
+                    ));
                 }
                 Ok(Ok(None)) => break,
                 Ok(Ok(Some(chunk))) => {
@@ -653,16 +745,19 @@ impl HttpTransport {
                 let failure = match s.deadline.wait(s.response.chunk()).await {
                     Err(expired) => s.http.expired_error(expired, &s.deadline, &s.url, Phase::Stream),
                     Ok(Ok(None)) => return None,
-                    Ok(Err(e)) => s.http.api_error(format!(
-                        "the {} stream broke off: {}. Try again",
-                        s.http.provider,
-                        error_chain(&e.without_url())
-                    )),
+                    Ok(Err(e)) => {
+                        let e = e.without_url();
+                        s.http.error(
+                            HttpTransport::transport_kind(&e),
+                            format!("the {} stream broke off: {}. Try again", s.http.provider, error_chain(&e)),
+                        )
+                    }
                     Ok(Ok(Some(chunk))) => match s.parser.feed(&chunk, &mut s.events) {
                         Ok(()) => continue,
-                        Err(problem) => s
-                            .http
-                            .api_error(format!("the {} stream {problem}; the stream was abandoned", s.http.provider)),
+                        Err(problem) => s.http.error(
+                            ModelErrorKind::Protocol,
+                            format!("the {} stream {problem}; the stream was abandoned", s.http.provider),
+                        ),
                     },
                 };
                 s.done = true;
@@ -687,9 +782,9 @@ pub(crate) fn settings_timeout(settings: Option<&crate::model::ModelSettings>) -
 mod tests {
     use super::*;
 
-    fn retry_after(name: &'static str, value: &'static str) -> Option<Duration> {
+    fn retry_after(name: &'static str, value: &str) -> Option<Duration> {
         let mut h = HeaderMap::new();
-        h.insert(name, HeaderValue::from_static(value));
+        h.insert(name, HeaderValue::from_bytes(value.as_bytes()).unwrap());
         parse_retry_after(&h)
     }
 
@@ -703,23 +798,122 @@ mod tests {
     }
 
     #[test]
-    fn any_retry_after_parses_without_panicking() {
+    fn retry_after_values_of_each_kind() {
         for name in ["retry-after", "retry-after-ms"] {
-            for huge in ["1e20", "99999999999999999999", "1e300", "inf", "+inf", "Infinity", "1.8e308"] {
-                let wait = retry_after(name, huge).unwrap();
-                assert!(wait > Duration::from_secs(1 << 40), "{name}: {huge}: {wait:?}");
+            // Numbers too large for a wait are a wait too long, not junk.
+            for huge in ["99999999999999999999", &"9".repeat(400)] {
+                let mut h = HeaderMap::new();
+                h.insert(name, HeaderValue::from_str(huge).unwrap());
+                assert!(parse_retry_after(&h).unwrap() > Duration::from_secs(1 << 40), "{name}: {huge}");
             }
-            for huge in ["1e300", "inf", "1.8e308"] {
-                assert_eq!(retry_after(name, huge), Some(Duration::MAX), "{name}: {huge}");
+            // Not a number of (milli)seconds: no wait asked for, the backoff applies.
+            for junk in ["inf", "+inf", "Infinity", "1e300", "1e20", "-1", "-inf", "NaN", "", "soon", "1e", "0x10"] {
+                assert_eq!(retry_after(name, junk), None, "{name}: {junk}");
             }
-            for invalid in ["-1", "-inf", "NaN", "nan", "", "soon", "1e", "0x10", "-0.5"] {
-                assert_eq!(retry_after(name, invalid), None, "{name}: {invalid}");
+            for junk in ["-0.5", "+2", "1.", ".5", "1.2.3", "2 s", "٣"] {
+                assert_eq!(retry_after(name, junk), None, "{name}: {junk}");
             }
             assert_eq!(retry_after(name, "0"), Some(Duration::ZERO));
         }
+        assert_eq!(retry_after("retry-after", "  2  "), Some(Duration::from_secs(2)));
+        assert_eq!(retry_after("retry-after", "\t3"), Some(Duration::from_secs(3)));
         assert_eq!(retry_after("retry-after", "1.5"), Some(Duration::from_millis(1500)));
+        assert_eq!(retry_after("retry-after-ms", " 250 "), Some(Duration::from_millis(250)));
         assert_eq!(retry_after("retry-after", "Wed, 21 Oct 2015 07:28:00 GMT"), Some(Duration::ZERO));
         assert!(retry_after("retry-after", "Fri, 31 Dec 9999 23:59:59 GMT").unwrap() > Duration::from_secs(1 << 30));
+        // An unusable `retry-after-ms` leaves `Retry-After` to decide.
+        let mut h = HeaderMap::new();
+        h.insert("retry-after-ms", HeaderValue::from_static("inf"));
+        h.insert("retry-after", HeaderValue::from_static("4"));
+        assert_eq!(parse_retry_after(&h), Some(Duration::from_secs(4)));
+    }
+
+    #[test]
+    fn http_dates_in_each_format() {
+        let now = chrono::DateTime::parse_from_rfc3339("1994-11-06T08:49:00Z").unwrap().to_utc();
+        for date in ["Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994"] {
+            assert_eq!(retry_after_value(date, now), Some(Duration::from_secs(37)), "{date}");
+            assert_eq!(retry_after_value(&format!(" {date}\t"), now), Some(Duration::from_secs(37)), "{date}");
+        }
+        assert_eq!(retry_after_value("Sun, 06 Nov 1994 08:48:00 GMT", now), Some(Duration::ZERO));
+    }
+
+    /// A header value and the wait it stands for (`None`: junk, the backoff applies).
+    fn retry_after_case() -> impl proptest::strategy::Strategy<Value = (String, Option<Duration>)> {
+        use proptest::prelude::*;
+        let pad = || "[ \t]{0,3}";
+        let padded = |pad_l: String, v: String, pad_r: String| format!("{pad_l}{v}{pad_r}");
+        prop_oneof![
+            // Padded whole seconds, from none to more than any `max_retry_after`.
+            (pad(), 0u64..100_000, pad())
+                .prop_map(move |(l, n, r)| (padded(l, n.to_string(), r), Some(Duration::from_secs(n)))),
+            // Seconds with a fraction.
+            (pad(), 0u64..1000, 0u32..1000, pad()).prop_map(move |(l, s, ms, r)| {
+                (padded(l, format!("{s}.{ms:03}"), r), Some(Duration::from_millis(s * 1000 + u64::from(ms))))
+            }),
+            // Huge numbers: a wait longer than any bound.
+            (pad(), "[1-9][0-9]{20,60}", pad()).prop_map(move |(l, n, r)| (padded(l, n, r), Some(Duration::MAX))),
+            // An HTTP date, in each format, up to a day ahead of the clock the value is read at.
+            (pad(), 0i64..86_400, 0usize..3, pad()).prop_map(move |(l, ahead, format, r)| {
+                let at = now() + chrono::TimeDelta::seconds(ahead);
+                let text = at
+                    .format(["%a, %d %b %Y %H:%M:%S GMT", "%A, %d-%b-%y %H:%M:%S GMT", "%a %b %e %H:%M:%S %Y"][format]);
+                (padded(l, text.to_string(), r), Some(Duration::from_secs(ahead as u64)))
+            }),
+            // Floats in other spellings, signs, words: junk.
+            prop_oneof![
+                Just("inf".to_string()),
+                Just("-inf".to_string()),
+                Just("NaN".to_string()),
+                Just("Infinity".to_string()),
+                "-[0-9]{1,5}",
+                "[0-9]{1,3}e[0-9]{1,3}",
+                "[0-9]{1,3}\\.[0-9]{0,3}e-?[0-9]{1,2}",
+                "\\+[0-9]{1,4}",
+                "[0-9]{1,4}(s| s|ms|\\.)",
+                "[a-zA-Z][a-zA-Z ,:-]{0,20}",
+            ]
+            .prop_map(|junk| (junk, None)),
+        ]
+    }
+
+    /// The clock the generated dates are read at (whole seconds: HTTP dates have no fraction).
+    fn now() -> chrono::DateTime<chrono::Utc> {
+        chrono::DateTime::parse_from_rfc3339("2026-03-01T12:00:00Z").unwrap().to_utc()
+    }
+
+    proptest::proptest! {
+        /// Whatever `Retry-After` says, the wait before a retry is the value asked for (refused
+        /// at once when longer than the bound, as documented) or the normal backoff.
+        #[test]
+        fn the_wait_is_the_value_asked_for_or_the_backoff(
+            (raw, expected) in retry_after_case(),
+            backoff_ms in 0u64..10_000,
+            max_s in 0u64..120,
+        ) {
+            let (backoff, max) = (Duration::from_millis(backoff_ms), Duration::from_secs(max_s));
+            let parsed = retry_after_value(&raw, now());
+            proptest::prop_assert_eq!(parsed, expected, "{:?}", raw);
+            let decided = wait_before_retry(parsed, backoff, max);
+            match expected {
+                None => proptest::prop_assert_eq!(decided, Ok(backoff)),
+                Some(asked) if asked > max => proptest::prop_assert_eq!(decided, Err(asked)),
+                Some(asked) => proptest::prop_assert_eq!(decided, Ok(asked)),
+            }
+        }
+
+        /// Any text at all as `Retry-After` or `retry-after-ms`: read without a panic, as a
+        /// wait only when it is one.
+        #[test]
+        fn any_header_text_is_read_without_panicking(raw in "\\PC{0,40}") {
+            if let Some(wait) = retry_after_value(&raw, now()) {
+                let first = trim_ows(&raw).chars().next();
+                proptest::prop_assert!(first.is_some_and(|c| c.is_ascii_alphanumeric()), "{:?} -> {:?}", raw, wait);
+            }
+            if decimal_seconds(&raw, 1000.0).is_some() {
+                proptest::prop_assert!(trim_ows(&raw).bytes().all(|b| b.is_ascii_digit() || b == b'.'));
+            }
+        }
     }
 
     #[test]

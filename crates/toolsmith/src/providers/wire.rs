@@ -235,6 +235,120 @@ pub(crate) fn args_object(args: &Value) -> Value {
     }
 }
 
+/// A tool call's `arguments` as a provider sent them, for a
+/// [`ToolCallPart`](crate::messages::ToolCallPart): JSON text (a string) as it is, an object as
+/// the arguments; anything else (a number, an array, `true`) as its JSON text, which argument
+/// validation refuses with an error the model gets as a retry (the run goes on, and the history
+/// keeps arguments Pydantic AI reads: a string or an object). Absent or null: none (`{}`).
+pub(crate) fn call_args(raw: Option<&Value>) -> Value {
+    match raw {
+        None | Some(Value::Null) => Value::String(String::new()),
+        Some(Value::String(s)) => Value::String(s.clone()),
+        Some(v @ Value::Object(_)) => v.clone(),
+        Some(other) => Value::String(other.to_string()),
+    }
+}
+
+/// A streamed piece of a tool call's `arguments` as text: a string as it is, any other value
+/// (an object, or what validation will refuse) as its JSON text; `None` for absent or null.
+pub(crate) fn call_args_delta(raw: Option<&Value>) -> Option<std::borrow::Cow<'_, str>> {
+    match raw? {
+        Value::Null => None,
+        Value::String(s) => Some(std::borrow::Cow::Borrowed(s)),
+        other => Some(std::borrow::Cow::Owned(other.to_string())),
+    }
+}
+
+/// A tool's parameter schema as a provider takes it: without the `$schema` keyword, at the root
+/// and in every subschema (a property named `$schema` stays). MCP servers send it
+/// (`"http://json-schema.org/draft-07/schema#"` from zod, for one) and Anthropic (so Bedrock's
+/// Claude models too) refuses a schema that names another draft than its own; Pydantic AI's
+/// schema transformers drop it for OpenAI, Anthropic, Gemini and Bedrock alike.
+pub(crate) fn provider_schema(schema: &Value) -> Value {
+    let mut schema = schema.clone();
+    strip_schema_keyword(&mut schema, 0);
+    schema
+}
+
+/// Removes `$schema` from `schema` and the subschemas it holds.
+fn strip_schema_keyword(schema: &mut Value, depth: usize) {
+    if depth > crate::validation::MAX_NESTING {
+        return;
+    }
+    let Value::Object(map) = schema else { return };
+    map.remove("$schema");
+    for (key, value) in map.iter_mut() {
+        match key.as_str() {
+            // Keywords whose value is a schema (an array of them for draft-07 tuple `items`).
+            "items"
+            | "additionalItems"
+            | "additionalProperties"
+            | "unevaluatedItems"
+            | "unevaluatedProperties"
+            | "contains"
+            | "propertyNames"
+            | "not"
+            | "if"
+            | "then"
+            | "else" => match value {
+                Value::Array(items) => items.iter_mut().for_each(|s| strip_schema_keyword(s, depth + 1)),
+                other => strip_schema_keyword(other, depth + 1),
+            },
+            // Keywords whose value is an array of schemas.
+            "anyOf" | "oneOf" | "allOf" | "prefixItems" => {
+                if let Value::Array(items) = value {
+                    items.iter_mut().for_each(|s| strip_schema_keyword(s, depth + 1));
+                }
+            }
+            // Keywords whose value maps names to schemas.
+            "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas" => {
+                if let Value::Object(schemas) = value {
+                    schemas.values_mut().for_each(|s| strip_schema_keyword(s, depth + 1));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The Claude models that refuse sampling settings (`temperature`, `top_p`, `top_k`) with a
+/// 400, by name prefix: Pydantic AI's `anthropic_disallows_sampling_settings`.
+const ANTHROPIC_NO_SAMPLING: &[&str] = &[
+    "claude-fable-5",
+    "claude-mythos-5",
+    "claude-opus-4-7",
+    "claude-opus-4-8",
+    "claude-opus-5",
+    "claude-sonnet-5",
+    "claude-haiku-5-5",
+];
+
+/// The sampling settings [`anthropic_refuses_sampling`] models refuse, by their Messages API
+/// names.
+#[cfg(feature = "anthropic")]
+pub(crate) const ANTHROPIC_SAMPLING: &[&str] = &["temperature", "top_p", "top_k"];
+
+/// Whether a Claude model (its Anthropic name, `claude-opus-4-7`...) refuses sampling settings.
+#[cfg(any(feature = "anthropic", feature = "bedrock"))]
+pub(crate) fn anthropic_refuses_sampling(model: &str) -> bool {
+    ANTHROPIC_NO_SAMPLING.iter().any(|p| model.starts_with(p))
+}
+
+/// Takes the `keys` out of `map`, with a warning naming them and the model that refuses them;
+/// returns what was taken out.
+#[cfg(any(feature = "anthropic", feature = "bedrock"))]
+pub(crate) fn drop_refused_sampling(
+    map: &mut Map<String, Value>,
+    keys: &[&'static str],
+    model: &str,
+) -> Vec<&'static str> {
+    let dropped: Vec<&'static str> = keys.iter().copied().filter(|k| map.remove(*k).is_some()).collect();
+    if !dropped.is_empty() {
+        tracing::warn!(model, ?dropped, "the model refuses sampling parameters: these settings are not sent");
+    }
+    dropped
+}
+
 /// The arguments of a tool call as JSON text (raw strings kept as they are).
 pub(crate) fn args_string(args: &Value) -> String {
     match args {
@@ -596,18 +710,6 @@ impl<'a> Shape<'a> {
     /// `v` itself must be an object (`path` names it).
     pub(crate) fn object(&self, v: &'a Value, path: &str) -> Result<&'a Value, ModelError> {
         if v.is_object() { Ok(v) } else { Err(self.wrong(path, v, "an object")) }
-    }
-
-    /// An optional field that must be a string or an object (tool arguments).
-    pub(crate) fn opt_str_or_object(
-        &self,
-        parent: &'a Value,
-        key: &str,
-        path: &str,
-    ) -> Result<Option<&'a Value>, ModelError> {
-        self.field(parent, key, path, "a string or an object", |v: &'a Value| {
-            (v.is_string() || v.is_object()).then_some(v)
-        })
     }
 }
 

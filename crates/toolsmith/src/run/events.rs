@@ -45,6 +45,11 @@ pub enum AgentEvent {
         /// The output so far.
         output: crate::run::RunOutput,
     },
+    /// A request to the model's provider failed and is about to be tried again (an HTTP 429 or
+    /// 5xx answer, a connection failure, no answer within the idle timeout): which retry, after
+    /// what, and the wait before it. Only for the provider adapters' models, which also report
+    /// retries to their own observer (the provider builders' `.on_retry(...)`).
+    ProviderRetry(crate::model::ProviderRetry),
     /// The run has its output (`tool_name` is the output tool, for structured output).
     FinalResult {
         /// The output tool, when the output came through one.

@@ -232,7 +232,7 @@ impl StreamProcessor for AnthropicStream {
         if !self.stopped {
             // A stream cut cleanly mid-answer: what arrived is not the whole answer.
             return Err(ModelError::new(
-                crate::model::ModelErrorKind::Api,
+                crate::model::ModelErrorKind::Connection,
                 "the anthropic stream ended before the answer did (no message_stop event): the connection was closed early; try again",
             ));
         }

@@ -29,6 +29,9 @@ struct Family {
     result_status: bool,
     /// A conversation may start with an assistant turn.
     leading_assistant: bool,
+    /// `temperature` and `topP` are refused (the Claude families that refuse sampling
+    /// settings).
+    no_sampling: bool,
 }
 
 /// The family of a model id: the vendor prefix, after an ARN's resource path and a
@@ -48,6 +51,7 @@ fn family(model_id: &str) -> Family {
         json_results: vendor == "mistral",
         result_status: vendor != "writer",
         leading_assistant: matches!(vendor, "anthropic" | "qwen" | "zai" | "moonshotai"),
+        no_sampling: vendor == "anthropic" && wire::anthropic_refuses_sampling(segments.next().unwrap_or_default()),
     }
 }
 
@@ -106,6 +110,9 @@ pub(super) async fn body(
         put(&mut inference, "maxTokens", s.max_tokens);
         put(&mut inference, "temperature", s.temperature);
         put(&mut inference, "topP", s.top_p);
+        if family.no_sampling {
+            wire::drop_refused_sampling(&mut inference, &["temperature", "topP"], model_id);
+        }
     }
     // `stop_sequences` in the provider settings (Pydantic AI's name) is Converse's `stopSequences`.
     let mut extra = settings.and_then(|s| s.extra.clone());
@@ -161,7 +168,7 @@ fn tool_config(
             let mut spec = Map::new();
             spec.insert("name".into(), t.name.clone().into());
             put(&mut spec, "description", t.description.clone().filter(|d| !d.is_empty()));
-            spec.insert("inputSchema".into(), json!({"json": t.parameters_json_schema.as_ref()}));
+            spec.insert("inputSchema".into(), json!({"json": wire::provider_schema(&t.parameters_json_schema)}));
             json!({"toolSpec": spec})
         })
         .collect();
@@ -371,6 +378,10 @@ mod tests {
     fn families_are_read_through_arns_and_geographies() {
         assert!(family("anthropic.claude-3-5-sonnet-20240620-v1:0").tool_choice);
         assert!(family("us.anthropic.claude-sonnet-4-5-20250929-v1:0").thinking_back);
+        assert!(family("us.anthropic.claude-opus-4-7-v1:0").no_sampling);
+        assert!(family("arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-haiku-5-5-v1:0").no_sampling);
+        assert!(!family("anthropic.claude-sonnet-4-5-20250929-v1:0").no_sampling);
+        assert!(!family("us.amazon.nova-pro-v1:0").no_sampling);
         assert!(family("arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-pro-v1:0").tool_choice);
         assert!(!family("meta.llama3-70b-instruct-v1:0").tool_choice);
         assert!(family("mistral.mistral-large-2402-v1:0").json_results);

@@ -177,7 +177,7 @@ impl StreamProcessor for BedrockStream {
     fn finish(&mut self, out: &mut Vec<ModelStreamEvent>) -> Result<ModelResponse, ModelError> {
         if !self.stopped {
             return Err(ModelError::new(
-                crate::model::ModelErrorKind::Api,
+                crate::model::ModelErrorKind::Connection,
                 "the bedrock stream ended before the answer did (no messageStop event): the connection was closed early; try again",
             ));
         }

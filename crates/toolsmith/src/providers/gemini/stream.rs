@@ -188,7 +188,7 @@ impl StreamProcessor for GeminiStream {
         if self.finish.is_none() {
             // A stream cut cleanly mid-answer: what arrived is not the whole answer.
             return Err(ModelError::new(
-                crate::model::ModelErrorKind::Api,
+                crate::model::ModelErrorKind::Connection,
                 "the Gemini stream ended before the answer did (no candidate with a finishReason): the connection was closed early; try again",
             ));
         }

@@ -10,6 +10,10 @@
 //!   them inline (at most 32 MiB each; a failed download is an error naming the URL); tool returns are `tool` messages; a retried call's message is Pydantic AI's retry
 //!   text ("…Fix the errors and try again."), as Chat Completions has no error flag; retry
 //!   feedback is a `user` message.
+//! - Tool-call `arguments` are JSON text; a server that sends a JSON value instead has an object
+//!   taken as the arguments and anything else (a number, an array) kept as its text, which
+//!   argument validation refuses with an error the model gets as a retry (streamed or not, and
+//!   likewise in the Responses adapter), rather than a malformed answer that ends the run.
 //! - Thinking parts are not sent back (Chat Completions has no field for them); reasoning that a
 //!   server returns in `reasoning_content` or `reasoning` becomes a thinking part.
 //! - `strict: Some(true)` tools get OpenAI's strict-mode schema (see [`openai_strict_schema`]);
@@ -20,8 +24,9 @@
 //!   `required` or `auto`.
 //! - Reasoning models (o-series, GPT-5 families; `reasoning::reasons`) refuse sampling
 //!   parameters while they reason: `temperature`, `top_p` and the like are left out of such a
-//!   request, with a warning naming them. `max_tokens` goes in `max_completion_tokens` on
-//!   OpenAI's API ([`OpenAIChatModelBuilder::max_tokens_field`]).
+//!   request, with a warning naming them. `max_tokens` goes in `max_completion_tokens`, whatever
+//!   the base URL, except for the presets whose servers read `max_tokens`
+//!   ([`OpenAIChatModelBuilder::max_tokens_field`]).
 //! - Chat Completions has no native tool search: deferred tools are sent once the history
 //!   discovered them, and Anthropic's or OpenAI Responses' server-side searches in the history
 //!   are replayed as `search_tools` calls and returns (see the Anthropic adapter's notes).
@@ -33,20 +38,19 @@ use chrono::TimeZone;
 use serde_json::{Map, Value, json};
 
 use super::presets::{Preset, Quirks};
-use super::{OPENAI_BASE_URL, openai_options_from_env, openai_parameters, openai_transport};
+use super::{OPENAI_BASE_URL, openai_options_from_env, openai_transport};
 use crate::error::UserError;
 use crate::messages::{
     BinaryContent, MediaContent, ModelMessage, ModelRequestPart, ModelResponse, ModelResponsePart, TextPart,
     ThinkingPart, ToolCallPart, UserContent, UserPromptContent, generate_tool_call_id,
 };
-use crate::model::{Model, ModelError, ModelRequestParameters, ModelSettings, ResolvedToolChoice};
+use crate::model::{Model, ModelError, ModelRequestParameters, ModelSettings};
 use crate::model::{ModelStream, ModelStreamEvent, ResponseAssembler, StreamingModel};
 use crate::providers::connection::{ConnectionOptions, connection_builder_methods};
 use crate::providers::http::{HttpTransport, download, join_url, settings_timeout};
 use crate::providers::redact::Redactor;
 use crate::providers::sse::{SseEvent, StreamProcessor, parse_event_json};
-use crate::providers::wire::{self, ERROR_CHARS, Shape, put};
-use crate::tool::ToolDefinition;
+use crate::providers::wire::{self, ERROR_CHARS, Shape};
 use crate::usage::RequestUsage;
 
 /// Maps an OpenAI finish reason to Pydantic AI's vocabulary.
@@ -99,7 +103,7 @@ fn timestamp(secs: Option<i64>) -> Option<crate::messages::Timestamp> {
 pub enum MaxTokensField {
     /// `max_completion_tokens` (OpenAI's API, required by reasoning models).
     MaxCompletionTokens,
-    /// `max_tokens` (what most compatible servers read).
+    /// `max_tokens` (what OpenRouter, DeepSeek, Mistral, Groq, Ollama and LM Studio read).
     MaxTokens,
 }
 
@@ -174,8 +178,10 @@ impl OpenAIChatModelBuilder {
         self
     }
 
-    /// Which field carries `max_tokens` (default: `max_completion_tokens` for OpenAI's API,
-    /// `max_tokens` for any other base URL).
+    /// Which field carries `max_tokens`. Default: `max_completion_tokens`, whatever the base
+    /// URL (as Pydantic AI's OpenAI provider sends it); a [`Preset`] sets the field its server
+    /// reads. Set [`MaxTokensField::MaxTokens`] for a server that reads only `max_tokens`
+    /// (llama.cpp, llama-cpp-python, older servers).
     pub fn max_tokens_field(mut self, field: MaxTokensField) -> Self {
         self.max_tokens_field = Some(field);
         self
@@ -215,11 +221,10 @@ impl OpenAIChatModelBuilder {
             base_url: base_url.trim_end_matches('/').to_string(),
             system: provider_name,
             http: Arc::new(http),
-            max_tokens_field: self.max_tokens_field.unwrap_or(if official {
-                MaxTokensField::MaxCompletionTokens
-            } else {
-                MaxTokensField::MaxTokens
-            }),
+            // OpenAI's field whatever the base URL (a proxy or gateway in front of OpenAI takes
+            // it too), as Pydantic AI's OpenAI profile has it; the presets of the servers that
+            // read only `max_tokens` say so.
+            max_tokens_field: self.max_tokens_field.unwrap_or(MaxTokensField::MaxCompletionTokens),
             tool_choice_forcing: self.tool_choice_forcing,
             quirks: Quirks::default(),
             query: None,
@@ -271,93 +276,6 @@ impl OpenAIChatModel {
             Some(query) => format!("{url}?{query}"),
             None => url,
         }
-    }
-
-    /// The request body for these messages and parameters (what is POSTed).
-    pub fn request_body(
-        &self,
-        messages: &[ModelMessage],
-        settings: Option<&ModelSettings>,
-        params: &ModelRequestParameters,
-        stream: bool,
-    ) -> Result<Value, ModelError> {
-        let mut body = Map::new();
-        body.insert("model".into(), self.name.clone().into());
-        let messages = wire::localize_native_searches(messages, |_| false);
-        // A `tool` message holds text only: files a tool returned follow in a user message.
-        let messages = crate::messages::move_tool_files(&messages, |_| false);
-        let mut mapped = map_messages(&messages, params)?;
-        if super::reasoning::system_prompts_as_user(&self.name) {
-            for m in &mut mapped {
-                if m.get("role").and_then(Value::as_str) == Some("system") {
-                    m["role"] = "user".into();
-                }
-            }
-        }
-        body.insert("messages".into(), Value::Array(mapped));
-
-        let choice = wire::tool_choice(settings, params)?;
-        let all: Vec<&ToolDefinition> = wire::tools_without_native_search(params, &messages);
-        let (tools, tool_choice): (Vec<&ToolDefinition>, Option<Value>) = match &choice {
-            ResolvedToolChoice::Auto => (all, None),
-            ResolvedToolChoice::None => (all, Some("none".into())),
-            ResolvedToolChoice::Required => (all, Some("required".into())),
-            ResolvedToolChoice::Restricted { required: true, tools }
-                if tools.len() == 1 && self.tool_choice_forcing =>
-            {
-                let name = tools.iter().next().cloned().unwrap_or_default();
-                (all, Some(json!({"type": "function", "function": {"name": name}})))
-            }
-            ResolvedToolChoice::Restricted { required, tools } => {
-                let filtered = wire::only(&all, tools);
-                (filtered, Some(if *required { "required" } else { "auto" }.into()))
-            }
-        };
-        if !tools.is_empty() {
-            let strict = !self.quirks.no_strict_tools;
-            body.insert("tools".into(), Value::Array(tools.iter().map(|t| map_tool(t, strict)).collect()));
-            put(&mut body, "tool_choice", tool_choice);
-            if let Some(p) = settings.and_then(|s| s.parallel_tool_calls) {
-                body.insert("parallel_tool_calls".into(), p.into());
-            }
-        } else if matches!(choice, ResolvedToolChoice::None) && !params.function_tools.is_empty() {
-            // Every tool was deferred: nothing to disable.
-        }
-        if let Some(format) = super::json_schema_format(params, !self.quirks.no_strict_tools) {
-            body.insert("response_format".into(), json!({"type": "json_schema", "json_schema": format}));
-        }
-        // Search models search the web themselves (`web_search_options`).
-        if let Some(w) = params.native_tools.iter().find_map(|t| match t {
-            crate::native::NativeTool::WebSearch(w) => Some(w),
-            _ => None,
-        }) {
-            let mut options = Map::new();
-            options
-                .insert("search_context_size".into(), serde_json::to_value(w.search_context_size).unwrap_or_default());
-            if let Some(l) = &w.user_location {
-                options.insert("user_location".into(), json!({"type": "approximate", "approximate": l}));
-            }
-            body.insert("web_search_options".into(), Value::Object(options));
-        }
-        if let Some(s) = settings {
-            let field = match self.max_tokens_field {
-                MaxTokensField::MaxCompletionTokens => "max_completion_tokens",
-                MaxTokensField::MaxTokens => "max_tokens",
-            };
-            put(&mut body, field, s.max_tokens);
-            put(&mut body, "temperature", s.temperature);
-            put(&mut body, "top_p", s.top_p);
-            put(&mut body, "seed", s.seed);
-        }
-        if stream {
-            body.insert("stream".into(), true.into());
-            body.insert("stream_options".into(), json!({"include_usage": true}));
-        }
-        let mut body = Value::Object(body);
-        wire::merge_extra(&mut body, settings.and_then(|s| s.extra.as_deref()));
-        super::reasoning::drop_sampling(&self.name, &mut body, "/reasoning_effort");
-        self.quirks.apply(&mut body);
-        Ok(body)
     }
 
     /// Reads a Chat Completions response body. An answer without the documented shape (no
@@ -424,11 +342,9 @@ impl OpenAIChatModel {
             shape.object(c, &path)?;
             let function = shape.object_field(c, "function", &format!("{path}.function"))?;
             let name = shape.str(function, "name", &format!("{path}.function.name"))?;
-            let args = match shape.opt_str_or_object(function, "arguments", &format!("{path}.function.arguments"))? {
-                Some(Value::String(s)) => Value::String(s.clone()),
-                None => Value::String(String::new()),
-                Some(other) => other.clone(),
-            };
+            // Arguments that are not JSON text (an object, a number...) go to validation as
+            // they came: see `wire::call_args`.
+            let args = wire::call_args(function.get("arguments"));
             let id = shape
                 .opt_str(c, "id", &format!("{path}.id"))?
                 .filter(|s| !s.is_empty())
@@ -449,142 +365,6 @@ impl OpenAIChatModel {
         }
         Ok(response)
     }
-}
-
-/// A function tool; without `strict_mode` (a server that refuses strict definitions), with its
-/// own schema and no `strict` flag.
-fn map_tool(def: &ToolDefinition, strict_mode: bool) -> Value {
-    let (parameters, strict) =
-        if strict_mode { openai_parameters(def) } else { (def.parameters_json_schema.as_ref().clone(), None) };
-    let mut f = Map::new();
-    f.insert("name".into(), def.name.clone().into());
-    put(&mut f, "description", def.description.clone());
-    f.insert("parameters".into(), parameters);
-    put(&mut f, "strict", strict);
-    json!({"type": "function", "function": Value::Object(f)})
-}
-
-fn map_user_content(content: &UserPromptContent) -> Result<Value, ModelError> {
-    let items = match content {
-        UserPromptContent::Text(s) => return Ok(Value::String(s.clone())),
-        UserPromptContent::Parts(items) => items,
-    };
-    let mut out = Vec::new();
-    for item in items {
-        match item {
-            UserContent::Text(t) => out.push(json!({"type": "text", "text": t})),
-            UserContent::Media(m) => out.push(map_media(m)?),
-            UserContent::Other(v) => {
-                tracing::warn!(content = %v, "user content of an unknown kind is not sent to OpenAI");
-            }
-        }
-    }
-    Ok(Value::Array(out))
-}
-
-fn image_url(url: String, vendor: Option<&Value>) -> Value {
-    let mut image = json!({"url": url});
-    if let Some(detail) = vendor.and_then(|v| v.get("detail")) {
-        image["detail"] = detail.clone();
-    }
-    json!({"type": "image_url", "image_url": image})
-}
-
-fn map_media(m: &MediaContent) -> Result<Value, ModelError> {
-    Ok(match m {
-        MediaContent::Binary(b) if b.media_type.starts_with("image/") => {
-            image_url(wire::data_url(&b.media_type, &b.data), b.vendor_metadata.as_deref())
-        }
-        MediaContent::Binary(b) if b.media_type.starts_with("audio/") => {
-            let format = match b.media_type.as_str() {
-                "audio/mpeg" | "audio/mp3" => "mp3",
-                "audio/wav" | "audio/x-wav" | "audio/wave" => "wav",
-                other => {
-                    return Err(wire::unsupported(
-                        "OpenAI Chat Completions",
-                        &format!("audio of type {other}"),
-                        "send WAV or MP3 audio",
-                    ));
-                }
-            };
-            json!({"type": "input_audio", "input_audio": {"data": b.data, "format": format}})
-        }
-        MediaContent::Binary(b) if b.media_type.starts_with("video/") => {
-            return Err(wire::unsupported("OpenAI Chat Completions", "video", "use a Gemini model for video input"));
-        }
-        MediaContent::Binary(b) => {
-            let filename = format!(
-                "{}.{}",
-                b.identifier.clone().unwrap_or_else(|| "file".into()),
-                wire::extension_for(&b.media_type)
-            );
-            json!({"type": "file", "file": {"file_data": wire::data_url(&b.media_type, &b.data), "filename": filename}})
-        }
-        MediaContent::ImageUrl(u) => image_url(u.url.clone(), u.vendor_metadata.as_deref()),
-        MediaContent::VideoUrl(_) => {
-            return Err(wire::unsupported("OpenAI Chat Completions", "video", "use a Gemini model for video input"));
-        }
-        MediaContent::AudioUrl(u) | MediaContent::DocumentUrl(u) => {
-            return Err(wire::unsupported(
-                "OpenAI Chat Completions",
-                &format!("files by URL ({})", u.url.split(['?', '#']).next().unwrap_or(&u.url)),
-                "`request` and `request_stream` download them and send them inline; when building a body with \
-                 `request_body`, download the file yourself and pass it as BinaryContent",
-            ));
-        }
-    })
-}
-
-/// Maps the message history to Chat Completions messages.
-fn map_messages(messages: &[ModelMessage], params: &ModelRequestParameters) -> Result<Vec<Value>, ModelError> {
-    let mut out = Vec::new();
-    if let Some(i) = wire::instructions(messages, params) {
-        out.push(json!({"role": "system", "content": i}));
-    }
-    for message in messages {
-        match message {
-            ModelMessage::Request(request) => wire::openai_request_items(
-                &request.parts,
-                map_user_content,
-                |id, content| json!({"role": "tool", "tool_call_id": id, "content": content}),
-                &mut out,
-            )?,
-            ModelMessage::Response(response) => {
-                let texts: Vec<&str> = response
-                    .parts
-                    .iter()
-                    .filter_map(|p| match p {
-                        ModelResponsePart::Text(t) => Some(t.content.as_str()),
-                        _ => None,
-                    })
-                    .collect();
-                let calls: Vec<Value> = response
-                    .tool_calls()
-                    .map(|c| {
-                        json!({
-                            "id": c.tool_call_id,
-                            "type": "function",
-                            "function": {"name": c.tool_name, "arguments": wire::args_string(&c.args)},
-                        })
-                    })
-                    .collect();
-                if texts.is_empty() && calls.is_empty() {
-                    continue;
-                }
-                let mut m = Map::new();
-                m.insert("role".into(), "assistant".into());
-                // Without text, an empty string rather than null: OpenAI takes either with
-                // `tool_calls`, but OpenAI-compatible servers need a string (llama-cpp-python's
-                // schema refuses null, its chat templates read the field).
-                m.insert("content".into(), texts.join("\n\n").into());
-                if !calls.is_empty() {
-                    m.insert("tool_calls".into(), Value::Array(calls));
-                }
-                out.push(Value::Object(m));
-            }
-        }
-    }
-    Ok(out)
 }
 
 /// A URL a tool returned that Chat Completions would need downloaded is refused: the client
@@ -790,7 +570,6 @@ fn check_chunk(shape: &Shape<'_>, v: &Value) -> Result<(), ModelError> {
         shape.opt_str(c, "id", &format!("{path}.id"))?;
         if let Some(f) = shape.opt_object(c, "function", &format!("{path}.function"))? {
             shape.opt_str(f, "name", &format!("{path}.function.name"))?;
-            shape.opt_str_or_object(f, "arguments", &format!("{path}.function.arguments"))?;
         }
     }
     Ok(())
@@ -900,10 +679,8 @@ impl StreamProcessor for ChatStream {
                     {
                         call.tool_name = name.to_string();
                     }
-                    match c.pointer("/function/arguments") {
-                        Some(Value::String(args)) => out.extend(a.tool_call_args_delta(&key, args)),
-                        Some(args @ Value::Object(_)) => out.extend(a.tool_call_args_delta(&key, &args.to_string())),
-                        _ => {}
+                    if let Some(args) = wire::call_args_delta(c.pointer("/function/arguments")) {
+                        out.extend(a.tool_call_args_delta(&key, &args));
                     }
                 }
             }
@@ -919,7 +696,7 @@ impl StreamProcessor for ChatStream {
             // A server that stops mid-answer (llama-cpp-python drops a stream when another
             // request comes in) closes the connection cleanly: the parts so far are not an answer.
             return Err(ModelError::new(
-                crate::model::ModelErrorKind::UnexpectedResponse,
+                crate::model::ModelErrorKind::Connection,
                 format!(
                     "the {} stream ended before the answer did (no finish_reason, no [DONE]): the server closed it early; try again",
                     self.system

@@ -6,6 +6,7 @@
 
 mod azure;
 mod chat;
+mod chat_request;
 mod presets;
 mod reasoning;
 mod responses;
@@ -70,7 +71,11 @@ pub(crate) fn json_schema_format(params: &crate::model::ModelRequestParameters, 
     let o = params.output_object.as_ref()?;
     let name = if o.name.is_empty() { crate::agent::OUTPUT_TOOL_NAME } else { o.name.as_str() };
     let strict = o.strict.filter(|_| strict_ok);
-    let schema = if strict == Some(true) { openai_strict_schema(&o.json_schema) } else { o.json_schema.clone() };
+    let schema = if strict == Some(true) {
+        openai_strict_schema(&o.json_schema)
+    } else {
+        crate::providers::wire::provider_schema(&o.json_schema)
+    };
     let mut format = serde_json::Map::new();
     format.insert("name".into(), name.into());
     format.insert("schema".into(), schema);
@@ -83,11 +88,11 @@ pub(crate) fn json_schema_format(params: &crate::model::ModelRequestParameters, 
     Some(Value::Object(format))
 }
 
-/// An OpenAI function tool's `parameters` and `strict` flag.
+/// An OpenAI function tool's `parameters` (without `$schema`, strict or not) and `strict` flag.
 pub(crate) fn openai_parameters(def: &ToolDefinition) -> (Value, Option<bool>) {
     if def.strict == Some(true) {
         (openai_strict_schema(&def.parameters_json_schema), Some(true))
     } else {
-        (def.parameters_json_schema.as_ref().clone(), None)
+        (crate::providers::wire::provider_schema(&def.parameters_json_schema), None)
     }
 }

@@ -3,16 +3,21 @@
 //! request of an [`OpenAIChatModel`] built with it.
 //!
 //! The differences applied, as Pydantic AI's providers apply them:
-//! - every preset sends the token limit as `max_tokens` (OpenRouter, DeepSeek and Mistral
-//!   refuse `max_completion_tokens`);
+//! - the token limit goes in `max_completion_tokens` (OpenAI's field, Pydantic AI's default)
+//!   except where the server reads `max_tokens`: OpenRouter and DeepSeek (whose Pydantic AI
+//!   profiles turn the field off), Mistral and Groq (which Pydantic AI reaches through their own
+//!   SDKs, sending `max_tokens`), Ollama and LM Studio (whose OpenAI-compatible endpoints read
+//!   only `max_tokens`: Pydantic AI's Ollama profile keeps the default, which Ollama ignores);
+//!   Together, Fireworks and vLLM take `max_completion_tokens`;
 //! - Mistral takes the seed as `random_seed` and refuses `stream_options` (its streams end with
 //!   the usage anyway);
 //! - Ollama does not take strict tool definitions: tools go without `strict` and with their own
 //!   schema;
 //! - vLLM takes a single system message at the start: the leading ones are joined;
 //! - models that refuse a forced tool choice (`tool_choice: "required"` or a named tool) get
-//!   `auto`, with the tool list cut to the forced tool: DeepSeek's `deepseek-reasoner`, Together's
-//!   DeepSeek V4 models, and gpt-oss (OpenAI's Harmony format) on Together, Ollama and vLLM;
+//!   `auto`, with the tool list cut to the forced tool: DeepSeek's `deepseek-reasoner` and its
+//!   Flash and V4 models (which think by default), Together's DeepSeek V4 models, and gpt-oss
+//!   (OpenAI's Harmony format) on Together, Ollama and vLLM;
 //! - OpenRouter model names must name the upstream provider (`openai/gpt-4o`): a name without it
 //!   is refused when the model is built.
 
@@ -186,6 +191,19 @@ impl Preset {
         !matches!(self, Preset::Ollama | Preset::Vllm | Preset::LmStudio)
     }
 
+    /// The field the provider reads the token limit from (see the module notes).
+    pub(super) fn max_tokens_field(self) -> MaxTokensField {
+        match self {
+            Preset::OpenRouter
+            | Preset::DeepSeek
+            | Preset::Mistral
+            | Preset::Groq
+            | Preset::Ollama
+            | Preset::LmStudio => MaxTokensField::MaxTokens,
+            Preset::Together | Preset::Fireworks | Preset::Vllm => MaxTokensField::MaxCompletionTokens,
+        }
+    }
+
     /// How this provider's API differs from OpenAI's for `model`.
     pub(super) fn quirks(self, model: &str) -> Quirks {
         let model = model.to_ascii_lowercase();
@@ -193,7 +211,12 @@ impl Preset {
         let harmony = bare.starts_with("gpt-oss");
         let mut q = Quirks::default();
         match self {
-            Preset::DeepSeek => q.no_forced_tool_choice = model == "deepseek-reasoner",
+            // `deepseek-reasoner` always thinks; Flash and V4 think by default, and thinking
+            // refuses a forced tool choice.
+            Preset::DeepSeek => {
+                q.no_forced_tool_choice =
+                    model == "deepseek-reasoner" || model == "deepseek-flash" || model.starts_with("deepseek-v4-");
+            }
             Preset::Mistral => {
                 q.seed_as_random_seed = true;
                 q.no_stream_options = true;
@@ -336,7 +359,7 @@ pub(super) fn build(builder: OpenAIChatModelBuilder, preset: Preset) -> Result<O
         base_url: base_url.trim_end_matches('/').to_string(),
         system,
         http: Arc::new(http),
-        max_tokens_field: max_tokens_field.unwrap_or(MaxTokensField::MaxTokens),
+        max_tokens_field: max_tokens_field.unwrap_or(preset.max_tokens_field()),
         tool_choice_forcing,
         query: None,
         name: model,
@@ -455,6 +478,8 @@ mod tests {
     fn quirks_follow_the_model() {
         assert!(Preset::DeepSeek.quirks("deepseek-reasoner").no_forced_tool_choice);
         assert!(!Preset::DeepSeek.quirks("deepseek-chat").no_forced_tool_choice);
+        assert!(Preset::DeepSeek.quirks("deepseek-v4-pro").no_forced_tool_choice);
+        assert!(Preset::DeepSeek.quirks("deepseek-flash").no_forced_tool_choice);
         assert!(Preset::Together.quirks("openai/gpt-oss-120b").no_forced_tool_choice);
         assert!(Preset::Together.quirks("deepseek-ai/DeepSeek-V4-Pro").no_forced_tool_choice);
         assert!(!Preset::Together.quirks("meta-llama/Llama-3.3-70B-Instruct-Turbo").no_forced_tool_choice);

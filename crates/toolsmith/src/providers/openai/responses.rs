@@ -396,7 +396,6 @@ impl OpenAIResponsesModel {
                 }
                 Some("function_call") => {
                     shape.str(item, "name", &format!("{path}.name"))?;
-                    shape.opt_str(item, "arguments", &format!("{path}.arguments"))?;
                     shape.opt_str(item, "call_id", &format!("{path}.call_id"))?;
                     parts.push(ModelResponsePart::ToolCall(self.call_from_item(item)));
                 }
@@ -431,7 +430,7 @@ impl OpenAIResponsesModel {
             .unwrap_or_else(generate_tool_call_id);
         let mut c = ToolCallPart::new(
             item.get("name").and_then(Value::as_str).unwrap_or_default(),
-            Value::String(item.get("arguments").and_then(Value::as_str).unwrap_or_default().to_string()),
+            wire::call_args(item.get("arguments")),
             call_id,
         );
         c.id = item.get("id").and_then(Value::as_str).map(str::to_string);
@@ -624,7 +623,6 @@ fn check_event(shape: &Shape<'_>, v: &Value) -> Result<(), ModelError> {
         shape.opt_str(item, "id", "item.id")?;
         if shape.opt_str(item, "type", "item.type")? == Some("function_call") {
             shape.opt_str(item, "name", "item.name")?;
-            shape.opt_str(item, "arguments", "item.arguments")?;
             shape.opt_str(item, "call_id", "item.call_id")?;
         }
     }
@@ -678,8 +676,8 @@ impl StreamProcessor for ResponsesStream {
                             c.id = item.get("id").and_then(Value::as_str).map(str::to_string);
                             c.provider_name = Some(self.model.system.clone());
                         }
-                        if let Some(args) = item.get("arguments").and_then(Value::as_str) {
-                            out.extend(a.tool_call_args_delta(&key, args));
+                        if let Some(args) = wire::call_args_delta(item.get("arguments")) {
+                            out.extend(a.tool_call_args_delta(&key, &args));
                         }
                     }
                     Some("reasoning") => {
@@ -781,7 +779,7 @@ impl StreamProcessor for ResponsesStream {
         if !self.completed {
             // A stream cut cleanly mid-answer: what arrived is not the whole answer.
             return Err(ModelError::new(
-                crate::model::ModelErrorKind::Api,
+                crate::model::ModelErrorKind::Connection,
                 format!(
                     "the {} stream ended before the answer did (no response.completed, response.incomplete or response.failed event): the connection was closed early; try again",
                     self.model.system
