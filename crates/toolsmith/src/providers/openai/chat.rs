@@ -281,6 +281,7 @@ impl OpenAIChatModel {
         params: &ModelRequestParameters,
         stream: bool,
     ) -> Result<Value, ModelError> {
+        wire::check_depth(messages)?;
         let mut body = Map::new();
         body.insert("model".into(), self.name.clone().into());
         let messages = wire::localize_native_searches(messages, |_| false);
@@ -728,6 +729,8 @@ impl Model for OpenAIChatModel {
         settings: Option<&ModelSettings>,
         params: &ModelRequestParameters,
     ) -> Result<ModelResponse, ModelError> {
+        // Refused before anything walks the history (the files moved, the media inlined).
+        wire::check_depth(messages)?;
         // Files tool results hold move to a user message first (URLs a tool gave are not
         // downloaded: see `refuse_tool_urls`).
         refuse_tool_urls(messages)?;
@@ -745,6 +748,8 @@ impl StreamingModel for OpenAIChatModel {
         settings: Option<&ModelSettings>,
         params: &ModelRequestParameters,
     ) -> Result<ModelStream, ModelError> {
+        // Refused before anything walks the history (the files moved, the media inlined).
+        wire::check_depth(messages)?;
         // Files tool results hold move to a user message first (URLs a tool gave are not
         // downloaded: see `refuse_tool_urls`).
         refuse_tool_urls(messages)?;
