@@ -308,52 +308,50 @@ fn drop_orphaned_results(messages: &[ModelMessage]) -> Option<Vec<ModelMessage>>
 
 /// The calls that will never get a result, by the index of their response. A result answers the
 /// oldest open call with its id; a call whose id a later response reuses can no longer be
-/// answered.
+/// answered. Linear in the calls and results.
 fn dangling_calls(messages: &[ModelMessage], repair_last_response: bool) -> FxHashMap<usize, Vec<&ToolCallPart>> {
-    let mut open: FxHashMap<&str, Vec<(usize, &ToolCallPart)>> = FxHashMap::default();
+    // The open calls of each id, oldest first: (response index, position among its calls, call).
+    type Open<'m> = std::collections::VecDeque<(usize, usize, &'m ToolCallPart)>;
+    let mut open: FxHashMap<&str, Open<'_>> = FxHashMap::default();
     let mut dangling: FxHashMap<usize, Vec<&ToolCallPart>> = FxHashMap::default();
     for (index, m) in messages.iter().enumerate() {
         match m {
             ModelMessage::Response(r) => {
-                for call in r.tool_calls() {
+                for (position, call) in r.tool_calls().enumerate() {
                     let pending = open.entry(call.tool_call_id.as_str()).or_default();
-                    if pending.last().is_some_and(|(i, _)| *i != index) {
-                        for (i, shadowed) in pending.drain(..) {
+                    if pending.back().is_some_and(|(i, _, _)| *i != index) {
+                        for (i, _, shadowed) in pending.drain(..) {
                             dangling.entry(i).or_default().push(shadowed);
                         }
                     }
-                    pending.push((index, call));
+                    pending.push_back((index, position, call));
                 }
             }
             ModelMessage::Request(r) => {
                 for id in r.parts.iter().filter_map(result_id) {
-                    if let Some(pending) = open.get_mut(id)
-                        && !pending.is_empty()
-                    {
-                        pending.remove(0);
+                    if let Some(pending) = open.get_mut(id) {
+                        pending.pop_front();
                     }
                 }
             }
         }
     }
-    // Left open, in the order the calls were made.
-    let mut left: Vec<(usize, &ToolCallPart)> = open.into_values().flatten().collect();
-    left.sort_by_key(|(i, c)| (*i, position_in(messages, *i, c)));
-    for (i, call) in left {
-        dangling.entry(i).or_default().push(call);
+    // Left open, in the order the calls were made: found by a second pass over the responses.
+    let mut left: FxHashMap<usize, rustc_hash::FxHashSet<usize>> = FxHashMap::default();
+    for (index, position, _) in open.into_values().flatten() {
+        left.entry(index).or_default().insert(position);
+    }
+    if !left.is_empty() {
+        for (index, m) in messages.iter().enumerate() {
+            let (ModelMessage::Response(r), Some(positions)) = (m, left.get(&index)) else { continue };
+            let calls = dangling.entry(index).or_default();
+            calls.extend(r.tool_calls().enumerate().filter(|(p, _)| positions.contains(p)).map(|(_, c)| c));
+        }
     }
     if !repair_last_response && let Some(last) = messages.iter().rposition(|m| matches!(m, ModelMessage::Response(_))) {
         dangling.remove(&last);
     }
     dangling
-}
-
-/// Where `call` is among the parts of the response at `index` (for a stable order).
-fn position_in(messages: &[ModelMessage], index: usize, call: &ToolCallPart) -> usize {
-    match &messages[index] {
-        ModelMessage::Response(r) => r.tool_calls().position(|c| std::ptr::eq(c, call)).unwrap_or(usize::MAX),
-        ModelMessage::Request(_) => usize::MAX,
-    }
 }
 
 fn interrupted(response: &ModelResponse, call: &ToolCallPart) -> ModelRequestPart {
@@ -523,6 +521,60 @@ mod tests {
         pub(super) fn rank(response: &ModelResponse, id: &str) -> Option<usize> {
             response.tool_calls().position(|c| c.tool_call_id == id)
         }
+
+        /// Every call, then each result taking the oldest open call with its id; a call whose id a
+        /// later response reuses is shadowed at that point; what is left open follows, in call
+        /// order.
+        pub(super) fn dangling_calls(
+            messages: &[ModelMessage],
+            repair_last_response: bool,
+        ) -> Vec<(usize, Vec<*const ToolCallPart>)> {
+            let mut open: Vec<(usize, usize, &ToolCallPart)> = Vec::new();
+            let mut dangling: Vec<(usize, Vec<*const ToolCallPart>)> = Vec::new();
+            let push =
+                |dangling: &mut Vec<(usize, Vec<*const ToolCallPart>)>, i: usize, c: &ToolCallPart| match dangling
+                    .iter_mut()
+                    .find(|(j, _)| *j == i)
+                {
+                    Some((_, calls)) => calls.push(c),
+                    None => dangling.push((i, vec![c as *const _])),
+                };
+            for (index, m) in messages.iter().enumerate() {
+                match m {
+                    ModelMessage::Response(r) => {
+                        for (position, call) in r.tool_calls().enumerate() {
+                            let same: Vec<usize> =
+                                (0..open.len()).filter(|&k| open[k].2.tool_call_id == call.tool_call_id).collect();
+                            if same.last().is_some_and(|&k| open[k].0 != index) {
+                                for &k in &same {
+                                    push(&mut dangling, open[k].0, open[k].2);
+                                }
+                                open.retain(|o| o.2.tool_call_id != call.tool_call_id);
+                            }
+                            open.push((index, position, call));
+                        }
+                    }
+                    ModelMessage::Request(r) => {
+                        for id in r.parts.iter().filter_map(result_id) {
+                            if let Some(k) = open.iter().position(|o| o.2.tool_call_id == id) {
+                                open.remove(k);
+                            }
+                        }
+                    }
+                }
+            }
+            open.sort_by_key(|o| (o.0, o.1));
+            for (i, _, c) in open {
+                push(&mut dangling, i, c);
+            }
+            if !repair_last_response
+                && let Some(last) = messages.iter().rposition(|m| matches!(m, ModelMessage::Response(_)))
+            {
+                dangling.retain(|(i, _)| *i != last);
+            }
+            dangling.sort_by_key(|(i, _)| *i);
+            dangling
+        }
     }
 
     fn generated() -> impl proptest::strategy::Strategy<Value = Vec<ModelMessage>> {
@@ -589,6 +641,14 @@ mod tests {
                         proptest::prop_assert_eq!(ranks.first(id), plain::rank(a, id));
                     }
                 }
+            }
+            for last in [true, false] {
+                let mut fast: Vec<(usize, Vec<*const ToolCallPart>)> = dangling_calls(&history, last)
+                    .into_iter()
+                    .map(|(i, calls)| (i, calls.into_iter().map(|c| c as *const _).collect()))
+                    .collect();
+                fast.sort_by_key(|(i, _)| *i);
+                proptest::prop_assert_eq!(fast, plain::dangling_calls(&history, last));
             }
             // What the shortcut lets through, the full repair leaves as it is.
             for last in [true, false] {
