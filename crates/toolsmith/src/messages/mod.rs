@@ -29,7 +29,7 @@ pub use content::{BinaryContent, FileUrl, MediaContent, UserContent, UserPromptC
 pub(crate) use depth::{bound_call, bound_response, dispose_messages, first_too_deep};
 pub use json::MAX_HISTORY_DEPTH;
 pub use repair::{INTERRUPTED_TOOL_RETURN_CONTENT, SYNTHESIZED_TOOL_RETURN_METADATA_KEY, repair_messages};
-pub(crate) use repair::{result_id, sendable as sendable_history};
+pub(crate) use repair::{SoundPrefix, result_id, sendable as sendable_history, sendable_known};
 #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini", feature = "bedrock"))]
 pub(crate) use tool_files::ReturnItem;
 #[cfg(any(feature = "openai", feature = "gemini"))]

@@ -213,40 +213,109 @@ fn answers_each_call_once(response: &ModelResponse, request: &ModelRequest) -> O
 /// row. Anything else goes to the full repair, which decides.
 /// `Some` when sound, saying whether every request's results are in call order.
 fn is_sound(messages: &[ModelMessage], repair_last_response: bool) -> Option<InOrder> {
-    let last_response = messages.iter().rposition(|m| matches!(m, ModelMessage::Response(_)));
+    let walk = check_from(messages, 0, repair_last_response);
+    walk.first_unsound.is_none().then_some(walk.order)
+}
+
+/// What [`check_from`] found.
+struct Walk {
+    /// The first message whose check failed.
+    first_unsound: Option<usize>,
+    /// Whether the results of the requests checked (up to the first unsound) are in call order.
+    order: InOrder,
+}
+
+/// The checks of [`is_sound`] of the messages from `from` on. The check of a message looks at
+/// the message before it (a request) or after it (a response) and at nothing else, so the checks
+/// of a history's messages hold for it whatever is appended (with `repair_last_response`).
+fn check_from(messages: &[ModelMessage], from: usize, repair_last_response: bool) -> Walk {
+    let last_response =
+        if repair_last_response { None } else { messages.iter().rposition(|m| matches!(m, ModelMessage::Response(_))) };
     let mut order = InOrder::Yes;
-    for (index, message) in messages.iter().enumerate() {
-        match message {
+    for (index, message) in messages.iter().enumerate().skip(from) {
+        let sound = match message {
             ModelMessage::Request(request) => {
-                match index.checked_sub(1).map(|i| &messages[i]) {
-                    Some(ModelMessage::Request(_)) => return None,
-                    Some(ModelMessage::Response(response)) => {
-                        if answers_each_call_once(response, request)? == InOrder::No {
+                let answers = match index.checked_sub(1).map(|i| &messages[i]) {
+                    Some(ModelMessage::Request(_)) => None,
+                    Some(ModelMessage::Response(response)) => answers_each_call_once(response, request),
+                    None => (!request.parts.iter().any(|p| result_id(p).is_some())).then_some(InOrder::Yes),
+                };
+                match answers {
+                    Some(o) if parts_between_results(&request.parts).is_none() => {
+                        if o == InOrder::No {
                             order = InOrder::No;
                         }
+                        true
                     }
-                    None => {
-                        if request.parts.iter().any(|p| result_id(p).is_some()) {
-                            return None;
-                        }
-                    }
-                }
-                if parts_between_results(&request.parts).is_some() {
-                    return None;
+                    _ => false,
                 }
             }
             ModelMessage::Response(response) => {
-                let open_frontier = Some(index) == last_response && !repair_last_response;
-                if !open_frontier
-                    && response.tool_calls().next().is_some()
-                    && !matches!(messages.get(index + 1), Some(ModelMessage::Request(_)))
-                {
-                    return None;
-                }
+                let open_frontier = Some(index) == last_response;
+                open_frontier
+                    || response.tool_calls().next().is_none()
+                    || matches!(messages.get(index + 1), Some(ModelMessage::Request(_)))
             }
+        };
+        if !sound {
+            return Walk { first_unsound: Some(index), order };
         }
     }
-    Some(order)
+    Walk { first_unsound: None, order }
+}
+
+/// What a run knows of its own history between requests: a prefix whose messages' checks (see
+/// [`check_from`]) hold, and whether their results are all in call order. The history only grows
+/// within a run, so each request checks what was appended since the last; the run calls
+/// [`last_may_change`](SoundPrefix::last_may_change) before it changes or removes its last
+/// message.
+#[derive(Debug, Default)]
+pub(crate) struct SoundPrefix(std::sync::atomic::AtomicUsize);
+
+impl SoundPrefix {
+    fn get(&self) -> (usize, InOrder) {
+        let v = self.0.load(std::sync::atomic::Ordering::Relaxed);
+        (v >> 1, if v & 1 == 1 { InOrder::No } else { InOrder::Yes })
+    }
+
+    fn set(&self, len: usize, order: InOrder) {
+        let v = (len << 1) | usize::from(order == InOrder::No);
+        self.0.store(v, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The last message of a history now `len` long may change (or has just been removed): it
+    /// leaves the known prefix.
+    pub(crate) fn last_may_change(&self, len: usize) {
+        let (known, order) = self.get();
+        if known >= len {
+            self.set(len.saturating_sub(1), order);
+        }
+    }
+}
+
+/// [`sendable`] for a run's own history, of which `known` keeps what earlier requests found:
+/// only the messages appended since are checked.
+pub(crate) fn sendable_known<'m>(messages: &'m [ModelMessage], known: &SoundPrefix) -> Cow<'m, [ModelMessage]> {
+    let (prefix, prefix_order) = known.get();
+    // `prefix` messages are known: the checks of all but the last of them hold (the last one's,
+    // for a response, looks past it).
+    let (from, prefix_order) =
+        if prefix <= messages.len() { (prefix.saturating_sub(1), prefix_order) } else { (0, InOrder::Yes) };
+    let walk = check_from(messages, from, true);
+    let order = if prefix_order == InOrder::No { InOrder::No } else { walk.order };
+    // The last two messages stay out of what is known: the run may still change its last
+    // request (or drop it and change the one before).
+    let checked = walk.first_unsound.map_or(messages.len(), |i| i + 1);
+    known.set(checked.min(messages.len().saturating_sub(2)).max(from), order);
+    let cleaned = match (walk.first_unsound, order) {
+        (None, InOrder::Yes) => return Cow::Borrowed(messages),
+        (None, InOrder::No) => Cow::Borrowed(messages),
+        (Some(_), _) => repair(messages, true),
+    };
+    match order_results_by_call(&cleaned) {
+        Some(ordered) => Cow::Owned(ordered),
+        None => cleaned,
+    }
 }
 
 /// The id of a part answering a tool call.
@@ -669,6 +738,23 @@ mod tests {
             let reference = order_results_by_call(&cleaned).unwrap_or_else(|| cleaned.to_vec());
             // (Repairs stamp what they make with the time: compared without timestamps.)
             proptest::prop_assert_eq!(untimed(&sendable(&history)), untimed(&reference));
+            // A run's history checked as it grows (and as its last message goes) is sent as
+            // the whole would be.
+            // Or taken back to its first `cut` messages, the new last one changed (as a run
+            // changes its last request), and grown again.
+            for cut in 1..history.len() {
+                let known = SoundPrefix::default();
+                proptest::prop_assert_eq!(untimed(&sendable_known(&history, &known)), untimed(&sendable(&history)));
+                for len in (cut..history.len()).rev() {
+                    known.last_may_change(len);
+                }
+                let mut changed = history.clone();
+                match &mut changed[cut - 1] {
+                    ModelMessage::Request(r) => r.parts.push(ret("zz")),
+                    ModelMessage::Response(r) => r.parts.push(ModelResponsePart::ToolCall(ToolCallPart::new("t", serde_json::json!({}), "zz"))),
+                }
+                proptest::prop_assert_eq!(untimed(&sendable_known(&changed, &known)), untimed(&sendable(&changed)));
+            }
             // Sending orders each request's results as the calls they answer.
             let sent = sendable(&history);
             for w in sent.windows(2) {

@@ -355,7 +355,13 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         async move {
             // The model is sent the history made sendable, the last response's calls included (a
             // call that has no result by now never will), results in call order.
-            let sent = crate::messages::sendable_history(&messages);
+            // The run's own history (no capability replaced it) is checked from where the last
+            // request left off.
+            let sent = if Arc::ptr_eq(&messages, &self.state.messages) {
+                crate::messages::sendable_known(&messages, &self.state.sound)
+            } else {
+                crate::messages::sendable_history(&messages)
+            };
             // The model's code (its request, its stream) runs with its panics caught, as its
             // future is made (a model may answer from `request_boxed` at once) and as it is
             // polled; the event handler the stream feeds catches its own.
