@@ -54,14 +54,14 @@ pub(super) fn from_value(value: Value) -> Result<Vec<ModelMessage>, HistoryError
 
 /// Writes a history as JSON text, refusing one nested deeper than [`MAX_HISTORY_DEPTH`].
 pub(super) fn to_json(messages: &[ModelMessage]) -> Result<String, HistoryError> {
-    let mut out = DepthWriter { out: Vec::with_capacity(256), nesting: Nesting::new(MAX_HISTORY_DEPTH), message: 0 };
-    // The writer fails at the first bracket past the limit, which stops the serialiser before
-    // it recurses any deeper.
-    match messages.serialize(&mut serde_json::Serializer::new(&mut out)) {
-        Ok(()) => Ok(utf8(out.out)),
-        Err(_) if out.nesting.exceeded => Err(HistoryError::too_deep(format!("in message {}", out.message))),
-        Err(e) => Err(e.into()),
+    // The depth is measured first (the probe stops at the first bracket past the limit, so it
+    // never recurses deeper), then serde_json's own writer writes what is known to fit.
+    if let Some(i) = super::depth::first_too_deep(messages) {
+        return Err(HistoryError::too_deep(format!("in message {i}")));
     }
+    let mut out = Vec::with_capacity(256);
+    serde_json::to_writer(&mut out, messages)?;
+    Ok(utf8(out))
 }
 
 /// Writes a history nested deeper than [`MAX_HISTORY_DEPTH`] with every array or object past
@@ -100,12 +100,11 @@ struct Nesting {
     max: usize,
     in_string: bool,
     escaped: bool,
-    exceeded: bool,
 }
 
 impl Nesting {
     fn new(max: usize) -> Self {
-        Nesting { depth: 0, max, in_string: false, escaped: false, exceeded: false }
+        Nesting { depth: 0, max, in_string: false, escaped: false }
     }
 
     /// Feeds one byte; `false` when it opens an array or object past the limit.
@@ -124,7 +123,6 @@ impl Nesting {
             b'[' | b'{' => {
                 self.depth += 1;
                 if self.depth > self.max {
-                    self.exceeded = true;
                     return false;
                 }
             }
@@ -141,33 +139,6 @@ impl Nesting {
 fn text_too_deep(json: &[u8], max: usize) -> Option<usize> {
     let mut nesting = Nesting::new(max);
     json.iter().position(|&b| !nesting.feed(b))
-}
-
-/// A writer for serde_json that fails at the first array or object past the limit, counting
-/// the top-level list's items (the messages) as it goes.
-struct DepthWriter {
-    out: Vec<u8>,
-    nesting: Nesting,
-    message: usize,
-}
-
-impl std::io::Write for DepthWriter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        for &b in buf {
-            if b == b',' && self.nesting.depth == 1 && !self.nesting.in_string {
-                self.message += 1;
-            }
-            if !self.nesting.feed(b) {
-                return Err(std::io::Error::other("the message history is nested too deeply"));
-            }
-        }
-        self.out.extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 #[cfg(test)]

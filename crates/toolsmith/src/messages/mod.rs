@@ -15,6 +15,7 @@
 //! ```
 
 mod content;
+mod depth;
 mod json;
 mod repair;
 mod tool_files;
@@ -25,9 +26,10 @@ use serde_json::Value;
 use std::sync::Arc;
 
 pub use content::{BinaryContent, FileUrl, MediaContent, UserContent, UserPromptContent};
+pub(crate) use depth::{bound_call, bound_response, dispose_messages, first_too_deep};
 pub use json::MAX_HISTORY_DEPTH;
 pub use repair::{INTERRUPTED_TOOL_RETURN_CONTENT, SYNTHESIZED_TOOL_RETURN_METADATA_KEY, repair_messages};
-pub(crate) use repair::{result_id, sendable as sendable_history};
+pub(crate) use repair::{SoundPrefix, result_id, sendable as sendable_history, sendable_known};
 #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini", feature = "bedrock"))]
 pub(crate) use tool_files::ReturnItem;
 #[cfg(any(feature = "openai", feature = "gemini"))]

@@ -213,40 +213,109 @@ fn answers_each_call_once(response: &ModelResponse, request: &ModelRequest) -> O
 /// row. Anything else goes to the full repair, which decides.
 /// `Some` when sound, saying whether every request's results are in call order.
 fn is_sound(messages: &[ModelMessage], repair_last_response: bool) -> Option<InOrder> {
-    let last_response = messages.iter().rposition(|m| matches!(m, ModelMessage::Response(_)));
+    let walk = check_from(messages, 0, repair_last_response);
+    walk.first_unsound.is_none().then_some(walk.order)
+}
+
+/// What [`check_from`] found.
+struct Walk {
+    /// The first message whose check failed.
+    first_unsound: Option<usize>,
+    /// Whether the results of the requests checked (up to the first unsound) are in call order.
+    order: InOrder,
+}
+
+/// The checks of [`is_sound`] of the messages from `from` on. The check of a message looks at
+/// the message before it (a request) or after it (a response) and at nothing else, so the checks
+/// of a history's messages hold for it whatever is appended (with `repair_last_response`).
+fn check_from(messages: &[ModelMessage], from: usize, repair_last_response: bool) -> Walk {
+    let last_response =
+        if repair_last_response { None } else { messages.iter().rposition(|m| matches!(m, ModelMessage::Response(_))) };
     let mut order = InOrder::Yes;
-    for (index, message) in messages.iter().enumerate() {
-        match message {
+    for (index, message) in messages.iter().enumerate().skip(from) {
+        let sound = match message {
             ModelMessage::Request(request) => {
-                match index.checked_sub(1).map(|i| &messages[i]) {
-                    Some(ModelMessage::Request(_)) => return None,
-                    Some(ModelMessage::Response(response)) => {
-                        if answers_each_call_once(response, request)? == InOrder::No {
+                let answers = match index.checked_sub(1).map(|i| &messages[i]) {
+                    Some(ModelMessage::Request(_)) => None,
+                    Some(ModelMessage::Response(response)) => answers_each_call_once(response, request),
+                    None => (!request.parts.iter().any(|p| result_id(p).is_some())).then_some(InOrder::Yes),
+                };
+                match answers {
+                    Some(o) if parts_between_results(&request.parts).is_none() => {
+                        if o == InOrder::No {
                             order = InOrder::No;
                         }
+                        true
                     }
-                    None => {
-                        if request.parts.iter().any(|p| result_id(p).is_some()) {
-                            return None;
-                        }
-                    }
-                }
-                if parts_between_results(&request.parts).is_some() {
-                    return None;
+                    _ => false,
                 }
             }
             ModelMessage::Response(response) => {
-                let open_frontier = Some(index) == last_response && !repair_last_response;
-                if !open_frontier
-                    && response.tool_calls().next().is_some()
-                    && !matches!(messages.get(index + 1), Some(ModelMessage::Request(_)))
-                {
-                    return None;
-                }
+                let open_frontier = Some(index) == last_response;
+                open_frontier
+                    || response.tool_calls().next().is_none()
+                    || matches!(messages.get(index + 1), Some(ModelMessage::Request(_)))
             }
+        };
+        if !sound {
+            return Walk { first_unsound: Some(index), order };
         }
     }
-    Some(order)
+    Walk { first_unsound: None, order }
+}
+
+/// What a run knows of its own history between requests: a prefix whose messages' checks (see
+/// [`check_from`]) hold, and whether their results are all in call order. The history only grows
+/// within a run, so each request checks what was appended since the last; the run calls
+/// [`last_may_change`](SoundPrefix::last_may_change) before it changes or removes its last
+/// message.
+#[derive(Debug, Default)]
+pub(crate) struct SoundPrefix(std::sync::atomic::AtomicUsize);
+
+impl SoundPrefix {
+    fn get(&self) -> (usize, InOrder) {
+        let v = self.0.load(std::sync::atomic::Ordering::Relaxed);
+        (v >> 1, if v & 1 == 1 { InOrder::No } else { InOrder::Yes })
+    }
+
+    fn set(&self, len: usize, order: InOrder) {
+        let v = (len << 1) | usize::from(order == InOrder::No);
+        self.0.store(v, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The last message of a history now `len` long may change (or has just been removed): it
+    /// leaves the known prefix.
+    pub(crate) fn last_may_change(&self, len: usize) {
+        let (known, order) = self.get();
+        if known >= len {
+            self.set(len.saturating_sub(1), order);
+        }
+    }
+}
+
+/// [`sendable`] for a run's own history, of which `known` keeps what earlier requests found:
+/// only the messages appended since are checked.
+pub(crate) fn sendable_known<'m>(messages: &'m [ModelMessage], known: &SoundPrefix) -> Cow<'m, [ModelMessage]> {
+    let (prefix, prefix_order) = known.get();
+    // `prefix` messages are known: the checks of all but the last of them hold (the last one's,
+    // for a response, looks past it).
+    let (from, prefix_order) =
+        if prefix <= messages.len() { (prefix.saturating_sub(1), prefix_order) } else { (0, InOrder::Yes) };
+    let walk = check_from(messages, from, true);
+    let order = if prefix_order == InOrder::No { InOrder::No } else { walk.order };
+    // The last two messages stay out of what is known: the run may still change its last
+    // request (or drop it and change the one before).
+    let checked = walk.first_unsound.map_or(messages.len(), |i| i + 1);
+    known.set(checked.min(messages.len().saturating_sub(2)).max(from), order);
+    let cleaned = match (walk.first_unsound, order) {
+        (None, InOrder::Yes) => return Cow::Borrowed(messages),
+        (None, InOrder::No) => Cow::Borrowed(messages),
+        (Some(_), _) => repair(messages, true),
+    };
+    match order_results_by_call(&cleaned) {
+        Some(ordered) => Cow::Owned(ordered),
+        None => cleaned,
+    }
 }
 
 /// The id of a part answering a tool call.
@@ -308,52 +377,50 @@ fn drop_orphaned_results(messages: &[ModelMessage]) -> Option<Vec<ModelMessage>>
 
 /// The calls that will never get a result, by the index of their response. A result answers the
 /// oldest open call with its id; a call whose id a later response reuses can no longer be
-/// answered.
+/// answered. Linear in the calls and results.
 fn dangling_calls(messages: &[ModelMessage], repair_last_response: bool) -> FxHashMap<usize, Vec<&ToolCallPart>> {
-    let mut open: FxHashMap<&str, Vec<(usize, &ToolCallPart)>> = FxHashMap::default();
+    // The open calls of each id, oldest first: (response index, position among its calls, call).
+    type Open<'m> = std::collections::VecDeque<(usize, usize, &'m ToolCallPart)>;
+    let mut open: FxHashMap<&str, Open<'_>> = FxHashMap::default();
     let mut dangling: FxHashMap<usize, Vec<&ToolCallPart>> = FxHashMap::default();
     for (index, m) in messages.iter().enumerate() {
         match m {
             ModelMessage::Response(r) => {
-                for call in r.tool_calls() {
+                for (position, call) in r.tool_calls().enumerate() {
                     let pending = open.entry(call.tool_call_id.as_str()).or_default();
-                    if pending.last().is_some_and(|(i, _)| *i != index) {
-                        for (i, shadowed) in pending.drain(..) {
+                    if pending.back().is_some_and(|(i, _, _)| *i != index) {
+                        for (i, _, shadowed) in pending.drain(..) {
                             dangling.entry(i).or_default().push(shadowed);
                         }
                     }
-                    pending.push((index, call));
+                    pending.push_back((index, position, call));
                 }
             }
             ModelMessage::Request(r) => {
                 for id in r.parts.iter().filter_map(result_id) {
-                    if let Some(pending) = open.get_mut(id)
-                        && !pending.is_empty()
-                    {
-                        pending.remove(0);
+                    if let Some(pending) = open.get_mut(id) {
+                        pending.pop_front();
                     }
                 }
             }
         }
     }
-    // Left open, in the order the calls were made.
-    let mut left: Vec<(usize, &ToolCallPart)> = open.into_values().flatten().collect();
-    left.sort_by_key(|(i, c)| (*i, position_in(messages, *i, c)));
-    for (i, call) in left {
-        dangling.entry(i).or_default().push(call);
+    // Left open, in the order the calls were made: found by a second pass over the responses.
+    let mut left: FxHashMap<usize, rustc_hash::FxHashSet<usize>> = FxHashMap::default();
+    for (index, position, _) in open.into_values().flatten() {
+        left.entry(index).or_default().insert(position);
+    }
+    if !left.is_empty() {
+        for (index, m) in messages.iter().enumerate() {
+            let (ModelMessage::Response(r), Some(positions)) = (m, left.get(&index)) else { continue };
+            let calls = dangling.entry(index).or_default();
+            calls.extend(r.tool_calls().enumerate().filter(|(p, _)| positions.contains(p)).map(|(_, c)| c));
+        }
     }
     if !repair_last_response && let Some(last) = messages.iter().rposition(|m| matches!(m, ModelMessage::Response(_))) {
         dangling.remove(&last);
     }
     dangling
-}
-
-/// Where `call` is among the parts of the response at `index` (for a stable order).
-fn position_in(messages: &[ModelMessage], index: usize, call: &ToolCallPart) -> usize {
-    match &messages[index] {
-        ModelMessage::Response(r) => r.tool_calls().position(|c| std::ptr::eq(c, call)).unwrap_or(usize::MAX),
-        ModelMessage::Request(_) => usize::MAX,
-    }
 }
 
 fn interrupted(response: &ModelResponse, call: &ToolCallPart) -> ModelRequestPart {
@@ -523,6 +590,60 @@ mod tests {
         pub(super) fn rank(response: &ModelResponse, id: &str) -> Option<usize> {
             response.tool_calls().position(|c| c.tool_call_id == id)
         }
+
+        /// Every call, then each result taking the oldest open call with its id; a call whose id a
+        /// later response reuses is shadowed at that point; what is left open follows, in call
+        /// order.
+        pub(super) fn dangling_calls(
+            messages: &[ModelMessage],
+            repair_last_response: bool,
+        ) -> Vec<(usize, Vec<*const ToolCallPart>)> {
+            let mut open: Vec<(usize, usize, &ToolCallPart)> = Vec::new();
+            let mut dangling: Vec<(usize, Vec<*const ToolCallPart>)> = Vec::new();
+            let push =
+                |dangling: &mut Vec<(usize, Vec<*const ToolCallPart>)>, i: usize, c: &ToolCallPart| match dangling
+                    .iter_mut()
+                    .find(|(j, _)| *j == i)
+                {
+                    Some((_, calls)) => calls.push(c),
+                    None => dangling.push((i, vec![c as *const _])),
+                };
+            for (index, m) in messages.iter().enumerate() {
+                match m {
+                    ModelMessage::Response(r) => {
+                        for (position, call) in r.tool_calls().enumerate() {
+                            let same: Vec<usize> =
+                                (0..open.len()).filter(|&k| open[k].2.tool_call_id == call.tool_call_id).collect();
+                            if same.last().is_some_and(|&k| open[k].0 != index) {
+                                for &k in &same {
+                                    push(&mut dangling, open[k].0, open[k].2);
+                                }
+                                open.retain(|o| o.2.tool_call_id != call.tool_call_id);
+                            }
+                            open.push((index, position, call));
+                        }
+                    }
+                    ModelMessage::Request(r) => {
+                        for id in r.parts.iter().filter_map(result_id) {
+                            if let Some(k) = open.iter().position(|o| o.2.tool_call_id == id) {
+                                open.remove(k);
+                            }
+                        }
+                    }
+                }
+            }
+            open.sort_by_key(|o| (o.0, o.1));
+            for (i, _, c) in open {
+                push(&mut dangling, i, c);
+            }
+            if !repair_last_response
+                && let Some(last) = messages.iter().rposition(|m| matches!(m, ModelMessage::Response(_)))
+            {
+                dangling.retain(|(i, _)| *i != last);
+            }
+            dangling.sort_by_key(|(i, _)| *i);
+            dangling
+        }
     }
 
     fn generated() -> impl proptest::strategy::Strategy<Value = Vec<ModelMessage>> {
@@ -590,6 +711,14 @@ mod tests {
                     }
                 }
             }
+            for last in [true, false] {
+                let mut fast: Vec<(usize, Vec<*const ToolCallPart>)> = dangling_calls(&history, last)
+                    .into_iter()
+                    .map(|(i, calls)| (i, calls.into_iter().map(|c| c as *const _).collect()))
+                    .collect();
+                fast.sort_by_key(|(i, _)| *i);
+                proptest::prop_assert_eq!(fast, plain::dangling_calls(&history, last));
+            }
             // What the shortcut lets through, the full repair leaves as it is.
             for last in [true, false] {
                 if is_sound(&history, last).is_some() {
@@ -609,6 +738,23 @@ mod tests {
             let reference = order_results_by_call(&cleaned).unwrap_or_else(|| cleaned.to_vec());
             // (Repairs stamp what they make with the time: compared without timestamps.)
             proptest::prop_assert_eq!(untimed(&sendable(&history)), untimed(&reference));
+            // A run's history checked as it grows (and as its last message goes) is sent as
+            // the whole would be.
+            // Or taken back to its first `cut` messages, the new last one changed (as a run
+            // changes its last request), and grown again.
+            for cut in 1..history.len() {
+                let known = SoundPrefix::default();
+                proptest::prop_assert_eq!(untimed(&sendable_known(&history, &known)), untimed(&sendable(&history)));
+                for len in (cut..history.len()).rev() {
+                    known.last_may_change(len);
+                }
+                let mut changed = history.clone();
+                match &mut changed[cut - 1] {
+                    ModelMessage::Request(r) => r.parts.push(ret("zz")),
+                    ModelMessage::Response(r) => r.parts.push(ModelResponsePart::ToolCall(ToolCallPart::new("t", serde_json::json!({}), "zz"))),
+                }
+                proptest::prop_assert_eq!(untimed(&sendable_known(&changed, &known)), untimed(&sendable(&changed)));
+            }
             // Sending orders each request's results as the calls they answer.
             let sent = sendable(&history);
             for w in sent.windows(2) {

@@ -368,6 +368,22 @@ pub(crate) fn instructions(messages: &[ModelMessage], params: &ModelRequestParam
         .filter(|s| !s.trim().is_empty())
 }
 
+/// Refuses a history nested deeper than a history is written
+/// ([`MAX_HISTORY_DEPTH`](crate::messages::MAX_HISTORY_DEPTH)) before an adapter maps it: the
+/// mapping and the request body's writer recurse once per level of a value.
+pub(crate) fn check_depth(messages: &[ModelMessage]) -> Result<(), ModelError> {
+    match crate::messages::first_too_deep(messages) {
+        None => Ok(()),
+        Some(i) => Err(ModelError::new(
+            crate::model::ModelErrorKind::User,
+            format!(
+                "the message history nests arrays and objects more than {} levels deep (in message {i}): toolsmith sends and writes histories up to that depth",
+                crate::messages::MAX_HISTORY_DEPTH
+            ),
+        )),
+    }
+}
+
 /// Replays the server-side tool searches a provider cannot take as they are (another
 /// provider's, or its own when its native search is off for this request) as the local search
 /// would have written them: a `search_tools` call (`{"queries": [...]}`) where the search was in

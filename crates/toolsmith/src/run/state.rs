@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::messages::{ModelMessage, ModelRequest, ModelRequestPart};
+use crate::messages::{ModelMessage, ModelRequest, ModelRequestPart, SoundPrefix};
 use crate::run::{AgentEvent, EventSink};
 use crate::usage::RunUsage;
 
@@ -12,7 +12,12 @@ use crate::usage::RunUsage;
 pub(crate) struct RunState {
     /// Where the run's events go, if anywhere.
     pub(crate) events: Option<EventSink>,
+    /// The run's history. It only grows, but for its last message (through [`Self::pop_last`] and
+    /// [`Self::last_request_mut`]), which is what [`Self::sound`] counts on.
     pub(crate) messages: Arc<Vec<ModelMessage>>,
+    /// What earlier requests found of the history's soundness, so that each request checks only
+    /// what was appended since (see [`crate::messages::sendable_known`]).
+    pub(crate) sound: SoundPrefix,
     pub(crate) new_start: usize,
     pub(crate) usage: RunUsage,
     pub(crate) retries: Arc<HashMap<String, u32>>,
@@ -103,6 +108,7 @@ impl RunState {
 
     pub(crate) fn pop_last(&mut self) {
         Arc::make_mut(&mut self.messages).pop();
+        self.sound.last_may_change(self.messages.len());
     }
 
     /// Drops the last message if it is a request without parts.
@@ -123,6 +129,7 @@ impl RunState {
     }
 
     pub(crate) fn last_request_mut(&mut self) -> Option<&mut ModelRequest> {
+        self.sound.last_may_change(self.messages.len());
         match Arc::make_mut(&mut self.messages).last_mut() {
             Some(ModelMessage::Request(r)) => Some(r),
             _ => None,

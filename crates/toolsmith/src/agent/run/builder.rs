@@ -105,7 +105,9 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
     /// [`repair_messages`](crate::messages::repair_messages); the last response's calls are left
     /// for the run to answer). Without a prompt, the run goes on from where the history ends: it
     /// sends the last request, runs the last response's calls, or takes the last response again.
-    /// A new prompt on a history whose last response has calls without results is refused.
+    /// A new prompt on a history whose last response has calls without results is refused, and
+    /// so is a history nested deeper than [`MAX_HISTORY_DEPTH`](crate::messages::MAX_HISTORY_DEPTH)
+    /// (which could not be written).
     pub fn message_history(mut self, history: Vec<ModelMessage>) -> Self {
         self.history = Some(history);
         self
@@ -312,7 +314,19 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
     }
 
     /// The run as a state machine, to step through its nodes with [`AgentRun::next`].
-    pub fn iter(self) -> Result<AgentRun<D, O>, AgentRunError> {
+    pub fn iter(mut self) -> Result<AgentRun<D, O>, AgentRunError> {
+        // A history built in memory may hold values of any depth: one nested deeper than a
+        // history is written is refused (and dropped without recursion) before anything copies
+        // or walks it.
+        if let Some(history) = &self.history
+            && let Some(i) = crate::messages::first_too_deep(history)
+        {
+            crate::messages::dispose_messages(self.history.take().unwrap_or_default());
+            return Err(AgentRunError::User(UserError::new(format!(
+                "the message history nests arrays and objects more than {} levels deep (in message {i}): toolsmith reads and writes histories up to that depth",
+                crate::messages::MAX_HISTORY_DEPTH
+            ))));
+        }
         let inner = &self.agent.inner;
         let has_run_capabilities = !self.capabilities.is_empty();
         let deps = match inner.deps_overrides.current().or(self.deps).or_else(|| inner.default_deps.clone()) {
@@ -373,6 +387,7 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
                 events,
                 handler_panic,
                 messages: Arc::new(history),
+                sound: Default::default(),
                 new_start,
                 usage: RunUsage::default(),
                 retries: crate::run::no_retries(),

@@ -355,7 +355,13 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         async move {
             // The model is sent the history made sendable, the last response's calls included (a
             // call that has no result by now never will), results in call order.
-            let sent = crate::messages::sendable_history(&messages);
+            // The run's own history (no capability replaced it) is checked from where the last
+            // request left off.
+            let sent = if Arc::ptr_eq(&messages, &self.state.messages) {
+                crate::messages::sendable_known(&messages, &self.state.sound)
+            } else {
+                crate::messages::sendable_history(&messages)
+            };
             // The model's code (its request, its stream) runs with its panics caught, as its
             // future is made (a model may answer from `request_boxed` at once) and as it is
             // polled; the event handler the stream feeds catches its own.
@@ -370,7 +376,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                 }
             }))
             .map_err(panicked)?;
-            let result = match &self.state.events {
+            let mut result = match &self.state.events {
                 // The provider's retries of this request are events of the run.
                 Some(sink) => {
                     let sink = sink.clone();
@@ -381,6 +387,11 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                 None => AssertUnwindSafe(attempt).catch_unwind().await,
             }
             .map_err(panicked)?;
+            // Values nested too deep for the history (a model built in memory can make them) are
+            // cut before anything copies or walks them.
+            if let Ok(r) = &mut result {
+                crate::messages::bound_response(r);
+            }
             if !self.caps.is_empty()
                 && let Ok(r) = &result
             {
@@ -411,7 +422,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             let mut partial = partial_ctx
                 .map(|c| super::partial::PartialOutput::new(&self.agent.inner.step.output, &self.caps, c.clone()));
             while let Some(event) = stream.next().await {
-                match event? {
+                match bounded(event?) {
                     crate::model::ModelStreamEvent::Final(r) => return Ok(r),
                     e => {
                         let output = match partial.as_mut() {
@@ -434,7 +445,6 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
 
     /// Counts a response's usage (checking the token limits) and adds it to the history.
     pub(super) fn record_response(&mut self, mut response: ModelResponse) -> Result<Responded, AgentRunError> {
-        bound_arguments(&mut response);
         // A request counts once it is answered: one that failed committed no response.
         self.state.usage.requests += 1;
         let usage = response.usage.clone();
@@ -672,26 +682,19 @@ fn empty_answer(response: &ModelResponse) -> String {
     format!("the model's last answer had no text and no tool call, only: {}", kinds.join(", "))
 }
 
-/// How deep a tool call's arguments may nest and still be kept in the history (its own levels
-/// below the history's limit: the list, the message, its parts, the part, the arguments).
-const MAX_KEPT_ARGUMENT_DEPTH: usize = crate::messages::MAX_HISTORY_DEPTH - 8;
-
-/// Cuts arguments nested too deep for the history (only a model built in memory can make them:
-/// providers' JSON stops at 128 levels) below that depth, dropping the rest without recursion,
-/// before anything copies or walks them. What is kept is still past the arguments' own limit
-/// (`validation::MAX_NESTING`), so validation answers the call with the same `recursion_loop`
-/// retry as for the whole value.
-fn bound_arguments(response: &mut ModelResponse) {
-    use crate::validation::depth::{cut_points, dispose, locate};
-    for part in response.parts.iter_mut() {
-        if let crate::messages::ModelResponsePart::ToolCall(call) = part
-            && matches!(call.args, serde_json::Value::Array(_) | serde_json::Value::Object(_))
-        {
-            for loc in cut_points(&call.args, MAX_KEPT_ARGUMENT_DEPTH) {
-                if let Some(slot) = locate(&mut call.args, &loc) {
-                    dispose(std::mem::take(slot));
-                }
-            }
+/// A stream event with the values it carries cut to the history's depth (see
+/// [`crate::messages::bound_response`]), before the run's handler or the output hooks see it.
+fn bounded(event: crate::model::ModelStreamEvent) -> crate::model::ModelStreamEvent {
+    use crate::model::ModelStreamEvent;
+    match event {
+        ModelStreamEvent::Final(mut r) => {
+            crate::messages::bound_response(&mut r);
+            ModelStreamEvent::Final(r)
         }
+        ModelStreamEvent::ToolCallEnd { index, mut call } => {
+            crate::messages::bound_call(&mut call);
+            ModelStreamEvent::ToolCallEnd { index, call }
+        }
+        e => e,
     }
 }

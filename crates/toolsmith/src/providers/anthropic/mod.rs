@@ -426,6 +426,8 @@ impl Model for AnthropicModel {
         settings: Option<&ModelSettings>,
         params: &ModelRequestParameters,
     ) -> Result<ModelResponse, ModelError> {
+        // Refused before anything walks the history (the files moved, the media inlined).
+        crate::providers::wire::check_depth(messages)?;
         let body = self.request_body(messages, settings, params, false)?;
         let http = self.http_for(params);
         http.request_json(&self.url(), &body, settings_timeout(settings), |v| self.parse_response(v)).await
@@ -467,6 +469,8 @@ impl StreamingModel for AnthropicModel {
         settings: Option<&ModelSettings>,
         params: &ModelRequestParameters,
     ) -> Result<ModelStream, ModelError> {
+        // Refused before anything walks the history (the files moved, the media inlined).
+        crate::providers::wire::check_depth(messages)?;
         let body = self.request_body(messages, settings, params, true)?;
         let http = self.http_for(params);
         let processor = AnthropicStream::new(self.name.clone(), self.base_url.clone(), http.redactor.clone());

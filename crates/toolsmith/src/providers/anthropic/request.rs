@@ -24,6 +24,7 @@ impl AnthropicModel {
         params: &ModelRequestParameters,
         stream: bool,
     ) -> Result<Value, ModelError> {
+        wire::check_depth(messages)?;
         let native_search = self.uses_tool_search(params);
         let mut body = Map::new();
         body.insert("model".into(), self.name.clone().into());

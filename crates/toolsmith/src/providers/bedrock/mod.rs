@@ -41,7 +41,7 @@ use crate::messages::{ModelMessage, ModelResponse, ModelResponsePart, TextPart, 
 use crate::model::{Model, ModelError, ModelRequestParameters, ModelSettings, ModelStream, StreamingModel};
 use crate::providers::connection::{ConnectionOptions, DEFAULT_TIMEOUT, connection_builder_methods};
 use crate::providers::http::{HttpTransport, header, join_url, settings_timeout};
-use crate::providers::wire::{Shape, put};
+use crate::providers::wire::{self, Shape, put};
 use crate::usage::RequestUsage;
 
 pub use sign::AwsCredentials;
@@ -381,6 +381,8 @@ impl Model for BedrockModel {
         settings: Option<&ModelSettings>,
         params: &ModelRequestParameters,
     ) -> Result<ModelResponse, ModelError> {
+        // Refused before anything walks the history (the files moved, the media inlined).
+        wire::check_depth(messages)?;
         let body = self.request_body(messages, settings, params).await?;
         self.http
             .request_json_with_headers(&self.url("converse"), &body, settings_timeout(settings), |v, headers| {
@@ -399,6 +401,8 @@ impl StreamingModel for BedrockModel {
         settings: Option<&ModelSettings>,
         params: &ModelRequestParameters,
     ) -> Result<ModelStream, ModelError> {
+        // Refused before anything walks the history (the files moved, the media inlined).
+        wire::check_depth(messages)?;
         let body = self.request_body(messages, settings, params).await?;
         let processor = |headers: &HeaderMap| {
             stream::BedrockStream::new(

@@ -72,6 +72,7 @@ pub(super) async fn body(
     client: &reqwest::Client,
     timeout: Duration,
 ) -> Result<Value, ModelError> {
+    wire::check_depth(messages)?;
     let family = family(model_id);
     let messages = wire::localize_native_searches(messages, |_| false);
     let mut files = Files { client, timeout, documents: 0 };
