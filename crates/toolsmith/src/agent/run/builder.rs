@@ -46,6 +46,7 @@ pub struct RunBuilder<'a, D, O> {
     history: Option<Vec<ModelMessage>>,
     settings: Option<ModelSettings>,
     limits: Option<UsageLimits>,
+    usage: Option<RunUsage>,
     metadata: Option<serde_json::Value>,
     deferred: Option<DeferredToolResults>,
     events: Option<EventSink>,
@@ -63,6 +64,7 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
             history: None,
             settings: None,
             limits: None,
+            usage: None,
             metadata: None,
             deferred: None,
             events: None,
@@ -201,6 +203,37 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
     /// Usage limits for this run, instead of the agent's.
     pub fn usage_limits(mut self, limits: UsageLimits) -> Self {
         self.limits = Some(limits);
+        self
+    }
+
+    /// The usage so far, which this run starts from and adds to, as Pydantic AI's
+    /// `agent.run(..., usage=...)`: the run's [`UsageLimits`] then bound the whole
+    /// conversation, not this run alone, and its [`RunResult::usage`] is the total. Give it the
+    /// usage of the runs before, a run resumed after a pause (deferred calls) included.
+    ///
+    /// ```
+    /// use toolsmith::prelude::*;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let agent = Agent::builder(TestModel::default()).build()?;
+    /// let limits = UsageLimits::new().request_limit(2);
+    /// let first = agent.run("hi").usage_limits(limits.clone()).await?;
+    /// let second = agent
+    ///     .run("again")
+    ///     .message_history(first.all_messages().to_vec())
+    ///     .usage(first.usage().clone())
+    ///     .usage_limits(limits.clone())
+    ///     .await?;
+    /// assert_eq!(second.usage().requests, 2);
+    /// // A third request would cross the conversation's limit.
+    /// let third = agent.run("and again").usage(second.usage().clone()).usage_limits(limits).await;
+    /// assert!(matches!(third, Err(AgentRunError::UsageLimitExceeded { .. })));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn usage(mut self, usage: RunUsage) -> Self {
+        self.usage = Some(usage);
         self
     }
 
@@ -374,7 +407,7 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
                 handler_panic,
                 messages: Arc::new(history),
                 new_start,
-                usage: RunUsage::default(),
+                usage: self.usage.unwrap_or_default(),
                 retries: crate::run::no_retries(),
                 output_retries: 0,
                 run_step: 0,

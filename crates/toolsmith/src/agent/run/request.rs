@@ -26,6 +26,8 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         let output_names: Vec<&str> =
             self.agent.inner.step.output.output_tool().map(|t| t.name.as_str()).into_iter().collect();
         check_static_tool_choice(self.settings.as_ref().and_then(|s| s.tool_choice.as_ref()), &output_names)?;
+        // A run that starts from the usage so far (`RunBuilder::usage`) may start past a limit.
+        self.check_token_limits()?;
         if let Some(results) = self.extras.as_mut().and_then(|e| e.deferred.take()) {
             return self.start_resume(results);
         }
