@@ -293,10 +293,13 @@ async fn a_result_answers_an_approval_call_without_running_it_but_an_approval_is
     assert_eq!(requests.approvals.len(), 1);
     assert_eq!(requests.calls.len(), 1);
 
-    // A result for the call that waits for approval answers it as given: the call does not run.
+    // A result for the call that waits for approval answers it as given: the call does not run
+    // (each time in a conversation of its own: the calls of a deferral are answered once).
     let answered = |r: DeferredToolResults| r.call_result("u1", json!("left alone")).call_result("k1", json!(42));
-    for results in [answered(requests.results()), answered(DeferredToolResults::new())] {
-        let done = agent.resume().message_history(history.clone()).deferred_tool_results(results).await.unwrap();
+    for bound in [true, false] {
+        let (history, requests) = deferred(&agent).await;
+        let results = answered(if bound { requests.results() } else { DeferredToolResults::new() });
+        let done = agent.resume().message_history(history).deferred_tool_results(results).await.unwrap();
         assert_eq!(done.output().output().unwrap(), "update_file=left alone; compute=42");
     }
     assert!(log.lock().unwrap().is_empty());
@@ -344,13 +347,17 @@ async fn stored_requests_and_history_resume_in_another_process() {
         .unwrap();
     assert_eq!(done.output().output().unwrap(), "delete_file=deleted a.txt");
 
-    // A caller who trusts its history may say so.
-    let done = later
-        .resume()
-        .message_history(history)
-        .deferred_tool_results(DeferredToolResults::new().approve("d1", true).trust_history())
-        .await
-        .unwrap();
+    // Answered once: the agent that resumed it refuses it again, even from a caller who
+    // trusts its history.
+    let trusted = || DeferredToolResults::new().approve("d1", true).trust_history();
+    let refusal = refused(&later, history.clone(), trusted()).await;
+    assert!(matches!(refusal, ResumeRefusal::AlreadyResumed { .. }), "{refusal:?}");
+    assert_eq!(log.lock().unwrap().len(), 1);
+
+    // A caller who trusts its history may say so (here to an agent with a store of its own,
+    // which has not seen the first resume).
+    let elsewhere = self::agent(&log, vec![]);
+    let done = elsewhere.resume().message_history(history).deferred_tool_results(trusted()).await.unwrap();
     assert_eq!(done.output().output().unwrap(), "delete_file=deleted a.txt");
     assert_eq!(log.lock().unwrap().len(), 2);
 }

@@ -244,7 +244,10 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
     /// (`requests.results()`, `requests.build_results(...)`) and resume the history that run
     /// ended with: each decision then applies to the call it was given for, and the run is
     /// refused, before anything runs, if the history's pending calls are not exactly those
-    /// (see [`ResumeRefusal`](crate::deferred::ResumeRefusal)).
+    /// (see [`ResumeRefusal`](crate::deferred::ResumeRefusal)). The calls are answered once: a
+    /// second resume of the same history is refused
+    /// ([`ResumeRefusal::AlreadyResumed`](crate::deferred::ResumeRefusal::AlreadyResumed)); go
+    /// on from the history the first one returned.
     pub fn deferred_tool_results(mut self, results: DeferredToolResults) -> Self {
         self.deferred = Some(results);
         self
