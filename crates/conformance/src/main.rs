@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Map, Value, json};
 use toolsmith::agent::{AgentBuilder, Deferrable, EndStrategy, ParallelMode, RunRecord};
 use toolsmith::capability::{IncludeToolReturnSchemas, PrepareTools, SetToolMetadata};
-use toolsmith::deferred::{DeferredToolRequests, DeferredToolResults, ExternalResult, ToolApproval};
+use toolsmith::deferred::{DeferredKind, DeferredToolRequests, DeferredToolResults, ExternalResult, ToolApproval};
 use toolsmith::messages::{ModelMessage, ModelResponse, ModelResponsePart, TextPart, ToolCallPart};
 use toolsmith::model::{
     Model, ModelError, ModelRequestParameters, ModelSettings, TestModel, ToolChoice, resolve_tool_choice,
@@ -402,9 +402,19 @@ async fn run_all<O: OutputJson + Send + 'static>(
         };
         let mut builder = builder.deps(deps).message_history(history.clone());
         if let Some(d) = get(run, "deferred_tool_results") {
+            // The reference takes a result given for a call that waits for approval as the
+            // call's answer; toolsmith only from a caller who takes the results as given.
+            let result_for_approval = |r: &DeferredToolRequests| {
+                d.get("calls")
+                    .and_then(Value::as_object)
+                    .is_some_and(|calls| calls.keys().any(|id| r.kind(id) == Some(DeferredKind::Approval)))
+            };
             let results = match (&given_history, &requests) {
                 // A history written by Pydantic AI: no requests of this runner's to bind to.
                 (Some(_), _) => deferred_results(d, DeferredToolResults::new()).trust_history(),
+                (None, Some(r)) if result_for_approval(r) => {
+                    deferred_results(d, DeferredToolResults::new()).trust_history()
+                }
                 (None, Some(r)) => deferred_results(d, r.results()),
                 (None, None) => deferred_results(d, DeferredToolResults::new()),
             };

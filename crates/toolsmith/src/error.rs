@@ -126,10 +126,11 @@ pub enum ResumeRefusal {
         /// The ids the results answer (and those the history already answers), sorted.
         given: Vec<String>,
     },
-    /// A result was given for a call that waits for approval, to
-    /// [`DeferredToolRequests::build_results`](crate::deferred::DeferredToolRequests::build_results),
-    /// which checks each result's kind (a resumed run takes such a result as the call's answer,
-    /// without running the call).
+    /// A result was given for a call that waits for approval (a tool that requires approval, or
+    /// a call that raised `ApprovalRequired`): only a decision answers it, else a made-up result
+    /// would be recorded as the tool's return. Results matched to the history by id alone
+    /// ([`trust_history`](crate::deferred::DeferredToolResults::trust_history)) are taken as
+    /// given, as Pydantic AI takes them.
     #[error("Tool call '{tool_call_id}' waits for approval, not a result: give a decision in `approvals`.")]
     ResultForApproval {
         /// The call's id.

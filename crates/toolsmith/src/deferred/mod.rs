@@ -363,12 +363,12 @@ impl DeferredToolResults {
 
     /// Matches these results to the history's pending calls by id alone, whatever tool and
     /// arguments the history holds under each id. Use it only for a history you trust as it
-    /// is (one no one could have edited since the decisions were made): an approval then runs
-    /// the call the history has, which may not be the call that was shown. An approval for an
-    /// external tool is still refused (the tool's kind tells), not for a call that raised
-    /// `CallDeferred`. A result given for a call that waits for approval answers it without
-    /// running it, whatever the binding. The calls are still answered once (the deferral is
-    /// the one the history's response makes).
+    /// is (one no one could have edited since the decisions were made), with results you take
+    /// as given: an approval then runs the call the history has, which may not be the call that
+    /// was shown, and a result given for a call that waits for approval answers it without
+    /// running it (as Pydantic AI takes results). An approval for an external tool is still
+    /// refused (the tool's kind tells), not for a call that raised `CallDeferred`. The calls are
+    /// still answered once (the deferral is the one the history's response makes).
     pub fn trust_history(mut self) -> Self {
         self.binding = Binding::TrustHistory;
         self

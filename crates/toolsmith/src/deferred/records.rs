@@ -42,10 +42,17 @@ pub(crate) fn check_bound(
         }
     }
     for (id, kind) in given {
-        // A result given for a call that waits for approval answers it without running it (the
-        // call is not approved); an approval cannot stand in for an external result.
-        if by_id(id).and_then(|p| p.kind) == Some(DeferredKind::External) && *kind == DeferredKind::Approval {
-            return Err(ResumeRefusal::ApprovalForExternal { tool_call_id: id.clone() });
+        // Only a decision answers a call that waits for approval (a made-up result would be
+        // recorded as the tool's return), and only a result one that waits for an external
+        // result.
+        match (by_id(id).and_then(|p| p.kind), kind) {
+            (Some(DeferredKind::External), DeferredKind::Approval) => {
+                return Err(ResumeRefusal::ApprovalForExternal { tool_call_id: id.clone() });
+            }
+            (Some(DeferredKind::Approval), DeferredKind::External) => {
+                return Err(ResumeRefusal::ResultForApproval { tool_call_id: id.clone() });
+            }
+            _ => {}
         }
     }
     Ok(())

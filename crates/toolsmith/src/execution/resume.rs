@@ -83,6 +83,8 @@ pub(super) struct Settled {
     /// checks whose messages say more.
     pub(super) unverified: Option<Vec<String>>,
     pub(super) consume: Option<ToConsume>,
+    /// The results are matched by id alone, taken as given.
+    pub(super) trusted: bool,
 }
 
 /// The refusal of results that do not answer exactly the calls of the response: the ids of
@@ -112,7 +114,7 @@ pub(super) fn settle<D>(
     deferred: &mut DeferredToolRequests,
 ) -> Result<Settled, AgentRunError> {
     let Some(mut r) = resume else {
-        return Ok(Settled { resolutions: None, prompt: None, unverified: None, consume: None });
+        return Ok(Settled { resolutions: None, prompt: None, unverified: None, consume: None, trusted: false });
     };
     let pending_now: Vec<&ToolCallPart> = calls
         .iter()
@@ -176,5 +178,6 @@ pub(super) fn settle<D>(
         let ids = r.resolutions.iter().filter(|(_, res)| !matches!(res, Resolution::Skip)).map(|(id, _)| id.clone());
         ToConsume { consume, id, ids: ids.collect() }
     });
-    Ok(Settled { resolutions: Some(r.resolutions), prompt: r.prompt, unverified, consume })
+    let trusted = matches!(r.binding, ResumeBinding::Trusted);
+    Ok(Settled { resolutions: Some(r.resolutions), prompt: r.prompt, unverified, consume, trusted })
 }

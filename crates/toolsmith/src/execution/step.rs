@@ -464,7 +464,7 @@ async fn run_step<'h, D: Clone + Send + Sync + 'static>(
         output_problem: None,
     };
 
-    let Settled { resolutions, prompt: resume_prompt, unverified, consume } =
+    let Settled { resolutions, prompt: resume_prompt, unverified, consume, trusted } =
         resume::settle(resume, &calls, inner, &mut step.deferred)?;
 
     // Plan every call.
@@ -497,6 +497,14 @@ async fn run_step<'h, D: Clone + Send + Sync + 'static>(
                     p.outcome = ToolOutcome::Denied;
                     plans.push(Plan::Settled(index, ModelRequestPart::ToolReturn(p), None));
                     continue;
+                }
+                // Only a decision answers a call to a tool that requires approval, unless the
+                // caller takes the results as given (`trust_history`).
+                Some(Resolution::External(_))
+                    if !trusted && tools.get(&call.tool_name).is_some_and(|t| t.def.kind == ToolKind::Unapproved) =>
+                {
+                    let refusal = ResumeRefusal::ResultForApproval { tool_call_id: call.tool_call_id.clone() };
+                    return Err(AgentRunError::User(refusal.into()));
                 }
                 Some(Resolution::External(result)) => {
                     let (part, content) = match result {
