@@ -567,6 +567,26 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
 
     /// Lets runs end with deferred tool requests (calls waiting for approval or external
     /// execution) instead of an output.
+    ///
+    /// Without it, tools whose every call waits (`requires_approval`, external tools) are a
+    /// mistake `build()` reports, unless a capability may settle the calls inline (such as
+    /// [`HandleDeferredToolCalls`](crate::capability::HandleDeferredToolCalls)); a toolset's,
+    /// known only when a run starts, fail that run before its first request when they are
+    /// offered to the model.
+    ///
+    /// ```
+    /// use toolsmith::prelude::*;
+    ///
+    /// /// Refund an order.
+    /// #[tool(requires_approval)]
+    /// fn refund_order(order: String) -> String {
+    ///     format!("refunded {order}")
+    /// }
+    ///
+    /// let err = Agent::builder(TestModel::default()).tool(refund_order).build().unwrap_err();
+    /// assert!(err.message.contains("'refund_order'"), "{err}");
+    /// assert!(Agent::builder(TestModel::default()).tool(refund_order).allow_deferred().build().is_ok());
+    /// ```
     pub fn allow_deferred(self) -> AgentBuilder<D, Deferrable<O>> {
         let convert = output::deferrable(self.convert.clone());
         let spec = self.output.clone().with_deferred();
@@ -593,6 +613,14 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
         }
         self.output = self.output.with_options(&self.output_options)?;
         self.tools.check()?;
+        // Tools whose every call defers, on an agent that cannot end deferred nor settle calls
+        // inline (any capability may): a mistake at build, not at the model's first call.
+        if !self.output.allows_deferred() && self.capabilities.is_empty() {
+            let deferring: Vec<&str> = self.tools.deferring_tools().collect();
+            if !deferring.is_empty() {
+                return Err(output::deferring_tools_not_allowed(deferring, "the tools"));
+            }
+        }
         for ts in &self.toolsets {
             ts.check()?;
         }

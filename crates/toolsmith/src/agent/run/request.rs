@@ -204,7 +204,20 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         let mut ctx = self.context();
         ctx.run_step = step;
         let toolsets = self.run_toolsets();
-        self.tools = Some(ToolIndex::collect(&self.agent.inner.step, toolsets, &self.caps, &ctx).await?);
+        let index = ToolIndex::collect(&self.agent.inner.step, toolsets, &self.caps, &ctx).await?;
+        // At the run's start, the toolsets' tools (known only now) are checked as `build()`
+        // checks the agent's own: those offered (a deferred tool hidden behind tool search may
+        // never be found).
+        if self.tools.is_none() && self.caps.is_empty() && !self.agent.inner.step.output.allows_deferred() {
+            let mut deferring: Vec<&str> = index.deferring_tools().collect();
+            deferring.sort_unstable();
+            deferring.dedup();
+            if !deferring.is_empty() {
+                let e = crate::agent::output::deferring_tools_not_allowed(deferring, "the toolsets' tools");
+                return Err(AgentRunError::User(e));
+            }
+        }
+        self.tools = Some(index);
         self.tools_step = step;
         Ok(())
     }
