@@ -296,12 +296,15 @@ impl From<Value> for ExternalResult {
 
 /// Results for the calls a run ended with: pass them with
 /// [`RunBuilder::deferred_tool_results`](crate::agent::RunBuilder::deferred_tool_results) on a
-/// run that continues the same history.
+/// run that continues the same history, once.
 ///
 /// Build them from the run's [`DeferredToolRequests`] ([`DeferredToolRequests::results`],
 /// [`DeferredToolRequests::build_results`]): they are then bound to its calls, and the resumed
 /// run refuses them if the history's pending calls are not exactly those (see
-/// [`ResumeRefusal`]).
+/// [`ResumeRefusal`]). Only a decision ([`approve`](Self::approve)) answers a call that waits
+/// for approval; a result ([`call_result`](Self::call_result)) answers one that waits for an
+/// external result. The calls are answered once: a second resume of the same history is refused
+/// ([`ResumeRefusal::AlreadyResumed`]).
 ///
 /// Results made with [`DeferredToolResults::new`] are bound to nothing: the resumed run
 /// accepts them only when the agent (or a clone of it) recorded the history's pending calls
@@ -312,15 +315,32 @@ impl From<Value> for ExternalResult {
 /// history's calls by id alone.
 ///
 /// ```
-/// use toolsmith::deferred::{DeferredToolResults, ToolApproval};
-/// use serde_json::json;
+/// use toolsmith::prelude::*;
 ///
-/// let results = DeferredToolResults::new()
-///     .approve("call_1", ToolApproval::approved())
-///     .approve("call_2", ToolApproval::denied_with("Not on Fridays"))
-///     .call_result("call_3", json!(42));
-/// assert_eq!(results.len(), 3);
-/// assert!(!results.is_bound());
+/// /// Refund an order.
+/// #[tool(requires_approval)]
+/// fn refund_order(order: String) -> String {
+///     format!("refunded {order}")
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), AgentRunError> {
+/// // TestModel calls every tool once, then answers with what they returned.
+/// let agent = Agent::builder(TestModel::default()).tool(refund_order).allow_deferred().build()?;
+/// let first = agent.run("refund my order").await?;
+/// let requests = first.output().deferred().expect("waiting for approval");
+/// let mut results = requests.results();
+/// for call in &requests.approvals {
+///     // Show the call (its arguments as an object: a provider may send a JSON string).
+///     println!("{}({:?})?", call.tool_name, call.args_as_object());
+///     results = results.approve(call.tool_call_id.clone(), ToolApproval::denied_with("Not today"));
+/// }
+/// assert_eq!(results.len(), 1);
+/// assert!(results.is_bound());
+/// let done = agent.resume().message_history(first.all_messages().to_vec()).deferred_tool_results(results).await?;
+/// assert!(done.output().output().is_some());
+/// # Ok(())
+/// # }
 /// ```
 #[derive(Debug, Clone, Default, PartialEq)]
 #[non_exhaustive]
@@ -348,8 +368,8 @@ pub(crate) enum Binding {
 }
 
 impl DeferredToolResults {
-    /// No results yet, bound to nothing (see [`DeferredToolResults`]; prefer
-    /// [`DeferredToolRequests::results`]).
+    /// No results yet, bound to nothing (see [`DeferredToolResults`]): prefer
+    /// [`DeferredToolRequests::results`], which binds them to the calls that were shown.
     pub fn new() -> Self {
         Self::default()
     }
