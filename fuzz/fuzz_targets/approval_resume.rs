@@ -2,7 +2,8 @@
 //! approval or an external result; the input edits the stored history (arguments, tool names,
 //! ids, duplicated or removed calls) and gives decisions for any ids, bound to the requests or
 //! built by hand. Whatever it does, no tool may run with a tool or arguments other than those of a
-//! call that was pending and approved, and no approved call may run twice.
+//! call that was pending and approved, no approved call may run twice, and the same history
+//! resumed again with the same results runs nothing.
 
 #![no_main]
 
@@ -177,7 +178,11 @@ fuzz_target!(|input: Input| {
                 }
             }
         }
+        let _ = agent.resume().message_history(history.clone()).deferred_tool_results(results.clone()).await;
+        // An approval is used once: the same history resumed again runs nothing.
+        let once = log.lock().unwrap().len();
         let _ = agent.resume().message_history(history).deferred_tool_results(results).await;
+        assert_eq!(log.lock().unwrap().len(), once, "a second resume ran calls; input {input:?}");
         let ran = log.lock().unwrap().clone();
         let mut allowed = approved;
         for call in &ran {

@@ -14,8 +14,8 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value, json};
 use toolsmith::agent::{AgentBuilder, Deferrable, EndStrategy, ParallelMode, RunRecord};
-use toolsmith::capability::{IncludeToolReturnSchemas, PrepareTools, SetToolMetadata};
-use toolsmith::deferred::{DeferredToolRequests, DeferredToolResults, ExternalResult, ToolApproval};
+use toolsmith::capability::{HandleDeferredToolCalls, IncludeToolReturnSchemas, PrepareTools, SetToolMetadata};
+use toolsmith::deferred::{DeferredKind, DeferredToolRequests, DeferredToolResults, ExternalResult, ToolApproval};
 use toolsmith::messages::{ModelMessage, ModelResponse, ModelResponsePart, TextPart, ToolCallPart};
 use toolsmith::model::{
     Model, ModelError, ModelRequestParameters, ModelSettings, TestModel, ToolChoice, resolve_tool_choice,
@@ -315,9 +315,19 @@ async fn run_all<O: OutputJson + Send + 'static>(
         };
         let mut builder = builder.deps(deps).message_history(history.clone());
         if let Some(d) = get(run, "deferred_tool_results") {
+            // The reference takes a result given for a call that waits for approval as the
+            // call's answer; toolsmith only from a caller who takes the results as given.
+            let result_for_approval = |r: &DeferredToolRequests| {
+                d.get("calls")
+                    .and_then(Value::as_object)
+                    .is_some_and(|calls| calls.keys().any(|id| r.kind(id) == Some(DeferredKind::Approval)))
+            };
             let results = match (&given_history, &requests) {
                 // A history written by Pydantic AI: no requests of this runner's to bind to.
                 (Some(_), _) => deferred_results(d, DeferredToolResults::new()).trust_history(),
+                (None, Some(r)) if result_for_approval(r) => {
+                    deferred_results(d, DeferredToolResults::new()).trust_history()
+                }
                 (None, Some(r)) => deferred_results(d, r.results()),
                 (None, None) => deferred_results(d, DeferredToolResults::new()),
             };
@@ -336,6 +346,20 @@ async fn run_all<O: OutputJson + Send + 'static>(
         outs.push((out, given_history));
     }
     Ok(outs)
+}
+
+/// Whether the scenario has tools whose calls always defer: tools that require approval,
+/// external toolsets, toolsets wrapped to require approval.
+fn may_defer(scenario: &Value) -> bool {
+    let tools = scenario.get("tools").and_then(Value::as_array).into_iter().flatten();
+    let toolsets = scenario.get("toolsets").and_then(Value::as_array).into_iter().flatten();
+    let approval = |t: &Value| get(t, "requires_approval") == Some(&Value::Bool(true));
+    tools.clone().any(approval)
+        || toolsets.clone().any(|ts| {
+            ts.get("kind").and_then(Value::as_str) == Some("external")
+                || get(ts, "approval_required").is_some_and(|v| v != &Value::Bool(false))
+                || ts.get("tools").and_then(Value::as_array).into_iter().flatten().any(approval)
+        })
 }
 
 /// The scenario's results `d`, added to `results`.
@@ -530,6 +554,15 @@ async fn run_scenario(scenario: &Value) -> Result<Value, Unsupported> {
     let caps: Vec<Value> = get(a, "capabilities").and_then(Value::as_array).cloned().unwrap_or_default();
     let has_hook_log = caps.iter().any(|c| c.get("HookLog").is_some());
     b = add_capabilities(b, &caps, &hook_log)?;
+    // toolsmith refuses tools whose every call defers on an agent that can neither end deferred
+    // nor settle calls inline, at `build()` (or at the run's start, for toolsets); the reference
+    // fails at the first such call. A capability that settles nothing builds the agent the
+    // reference allows (any capability may settle deferred calls inline), with its behaviour.
+    let deferrable = matches!(get(a, "output"), Some(Value::String(s)) if s == "text_or_deferred")
+        || get(a, "output").is_some_and(|o| o.get("structured_or_deferred").is_some());
+    if caps.is_empty() && !deferrable && may_defer(scenario) {
+        b = b.capability(HandleDeferredToolCalls::new(|_, _| None));
+    }
     for t in scenario.get("tools").and_then(Value::as_array).into_iter().flatten() {
         b = b.tool(make_tool(t)?);
     }

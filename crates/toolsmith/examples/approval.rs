@@ -2,7 +2,9 @@
 //!
 //! The agent (a scripted model, offline) wants to delete two files and update a protected one.
 //! The run stops with the calls that need a decision; you answer each with y or n (no answer
-//! means no), and the run resumes from the saved history, as it would in another process.
+//! means no), and the run resumes from what was saved, as it would in another process: the
+//! history and the pending calls (`DeferredToolRequests`), so that each decision is bound to the
+//! call you were shown. A decision is used once: resuming the same saved state again is refused.
 //!
 //! ```sh
 //! cargo run --example approval
@@ -12,7 +14,7 @@
 use std::io::{BufRead, Write};
 
 use serde_json::json;
-use toolsmith::deferred::{DeferredToolResults, ToolApproval};
+use toolsmith::deferred::{DeferredToolRequests, ResumeRefusal, ToolApproval};
 use toolsmith::messages::{
     ModelMessage, ModelRequestPart, ModelResponse, ModelResponsePart, ToolCallPart, ToolOutcome, parse_history,
 };
@@ -70,15 +72,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("{}", first.output().output().map(String::as_str).unwrap_or_default());
         return Ok(());
     };
-    // What a server would store between the two requests of a person's session.
-    let saved = serde_json::to_string(first.all_messages())?;
+    // What a server stores between the two requests of a person's session: the history and
+    // the pending calls it ends with.
+    let saved_history = serde_json::to_string(first.all_messages())?;
+    let saved_requests = serde_json::to_string(requests)?;
 
+    // The next request: the decisions are built from the stored requests, bound to their calls.
+    let requests: DeferredToolRequests = serde_json::from_str(&saved_requests)?;
     let stdin = std::io::stdin();
     let mut lines = stdin.lock().lines();
-    let mut results = DeferredToolResults::new();
+    let mut results = requests.results();
     for call in &requests.approvals {
         let why = requests.metadata.get(&call.tool_call_id).map(|m| format!(" {m}")).unwrap_or_default();
-        print!("Allow {}({}){why}? [y/N] ", call.tool_name, call.args);
+        // Arguments as an object: a provider may send them as a JSON string.
+        let args = call.args_as_object().map(serde_json::Value::Object).unwrap_or_else(|_| call.args.clone());
+        print!("Allow {}({args}){why}? [y/N] ", call.tool_name);
         std::io::stdout().flush()?;
         let answer = lines.next().transpose()?.unwrap_or_default();
         let approved = answer.trim().eq_ignore_ascii_case("y");
@@ -87,9 +95,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         results = results.approve(call.tool_call_id.clone(), decision);
     }
 
-    let history = parse_history(&saved)?;
-    let second = agent.resume().message_history(history).deferred_tool_results(results).run_sync()?;
+    let history = parse_history(&saved_history)?;
+    let second = agent.resume().message_history(history.clone()).deferred_tool_results(results.clone()).run_sync()?;
     println!();
     println!("{}", second.output().output().map(String::as_str).unwrap_or("(more decisions needed)"));
+
+    // The same saved state resumed again (a replayed request, a double click): refused, nothing
+    // runs twice. To go on, continue from `second.all_messages()`.
+    match agent.resume().message_history(history).deferred_tool_results(results).run_sync() {
+        Err(AgentRunError::User(e)) if matches!(e.refusal.as_deref(), Some(ResumeRefusal::AlreadyResumed { .. })) => {
+            println!("\n(resuming the same decisions again was refused: {e})");
+        }
+        other => {
+            return Err(format!("a second resume was not refused: {:?}", other.map(|r| r.all_messages().len())).into());
+        }
+    }
     Ok(())
 }

@@ -126,10 +126,11 @@ pub enum ResumeRefusal {
         /// The ids the results answer (and those the history already answers), sorted.
         given: Vec<String>,
     },
-    /// A result was given for a call that waits for approval, to
-    /// [`DeferredToolRequests::build_results`](crate::deferred::DeferredToolRequests::build_results),
-    /// which checks each result's kind (a resumed run takes such a result as the call's answer,
-    /// without running the call).
+    /// A result was given for a call that waits for approval (a tool that requires approval, or
+    /// a call that raised `ApprovalRequired`): only a decision answers it, else a made-up result
+    /// would be recorded as the tool's return. Results matched to the history by id alone
+    /// ([`trust_history`](crate::deferred::DeferredToolResults::trust_history)) are taken as
+    /// given, as Pydantic AI takes them.
     #[error("Tool call '{tool_call_id}' waits for approval, not a result: give a decision in `approvals`.")]
     ResultForApproval {
         /// The call's id.
@@ -151,6 +152,34 @@ pub enum ResumeRefusal {
     Unverified {
         /// The ids of the history's pending calls.
         tool_call_ids: Vec<String>,
+    },
+    /// The deferral these results answer was already resumed by another run: the calls a run
+    /// ended with are answered once, whether the results are the same or not (see
+    /// [`DeferralStore`](crate::deferred::DeferralStore)).
+    #[error(
+        "the deferred tool calls [{}] were already answered by an earlier resume of this message history (deferral {deferral_id}{}): an approval or a result is used once; continue from the message history that resume returned",
+        quoted(.tool_call_ids),
+        by_run.as_ref().map(|r| format!(", run {r}")).unwrap_or_default()
+    )]
+    AlreadyResumed {
+        /// The deferral's identity ([`DeferralId`](crate::deferred::DeferralId) as text).
+        deferral_id: String,
+        /// The ids of the calls it holds, sorted.
+        tool_call_ids: Vec<String>,
+        /// The run that resumed it, when the store knows.
+        by_run: Option<String>,
+    },
+    /// The agent's [`DeferralStore`](crate::deferred::DeferralStore) could not say whether the
+    /// deferral was answered before: nothing runs, as this resume cannot be shown to be the
+    /// first.
+    #[error(
+        "the store of answered deferrals failed for deferral {deferral_id}: {message}; nothing ran, resume again once it works"
+    )]
+    StoreFailed {
+        /// The deferral's identity.
+        deferral_id: String,
+        /// The store's error.
+        message: String,
     },
 }
 

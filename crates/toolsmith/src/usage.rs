@@ -31,7 +31,20 @@ impl RequestUsage {
     }
 }
 
-/// Usage of a whole run.
+/// Usage of a whole run (or of a conversation: usages add up, counter by counter).
+///
+/// ```
+/// use toolsmith::usage::{RequestUsage, RunUsage};
+///
+/// let mut first = RunUsage::default();
+/// first.add_request(&RequestUsage::new(100, 20));
+/// let mut second = RunUsage::default();
+/// second.add_request(&RequestUsage::new(150, 30));
+/// let total = first.clone() + second;
+/// assert_eq!((total.requests, total.input_tokens, total.output_tokens), (2, 250, 50));
+/// first += total;
+/// assert_eq!(first.total_tokens(), 420);
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct RunUsage {
@@ -62,6 +75,54 @@ impl RunUsage {
     /// Input plus output tokens.
     pub fn total_tokens(&self) -> u64 {
         self.input_tokens + self.output_tokens
+    }
+}
+
+impl std::ops::AddAssign<&RunUsage> for RunUsage {
+    /// Adds every counter of `other` (saturating: a counter stops at its type's maximum).
+    fn add_assign(&mut self, other: &RunUsage) {
+        let RunUsage { requests, tool_calls, input_tokens, output_tokens, cache_write_tokens, cache_read_tokens } =
+            other;
+        self.requests = self.requests.saturating_add(*requests);
+        self.tool_calls = self.tool_calls.saturating_add(*tool_calls);
+        self.input_tokens = self.input_tokens.saturating_add(*input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(*output_tokens);
+        self.cache_write_tokens = self.cache_write_tokens.saturating_add(*cache_write_tokens);
+        self.cache_read_tokens = self.cache_read_tokens.saturating_add(*cache_read_tokens);
+    }
+}
+
+impl std::ops::AddAssign for RunUsage {
+    /// Adds every counter of `other`.
+    fn add_assign(&mut self, other: RunUsage) {
+        *self += &other;
+    }
+}
+
+impl std::ops::Add for RunUsage {
+    type Output = RunUsage;
+
+    /// The sum of both usages, counter by counter.
+    fn add(mut self, other: RunUsage) -> RunUsage {
+        self += &other;
+        self
+    }
+}
+
+impl std::ops::Add<&RunUsage> for RunUsage {
+    type Output = RunUsage;
+
+    /// The sum of both usages, counter by counter.
+    fn add(mut self, other: &RunUsage) -> RunUsage {
+        self += other;
+        self
+    }
+}
+
+impl std::iter::Sum for RunUsage {
+    /// The usages added up (a conversation's runs).
+    fn sum<I: Iterator<Item = RunUsage>>(iter: I) -> RunUsage {
+        iter.fold(RunUsage::default(), |total, u| total + u)
     }
 }
 

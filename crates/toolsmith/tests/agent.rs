@@ -214,10 +214,18 @@ async fn approval_round_trip_through_deferred_results() {
 
 #[tokio::test]
 async fn deferred_calls_without_deferred_output_are_a_user_error() {
-    let agent = Agent::builder(script(vec![call("delete_file", json!({"path": "a"}), "d1")]))
-        .tool(delete_file)
-        .build()
-        .unwrap();
+    // A tool that always needs approval: a mistake `build()` reports.
+    let err = Agent::builder(script(vec![])).tool(delete_file).build().unwrap_err();
+    assert!(err.message.contains("'delete_file'") && err.message.contains("DeferredToolRequests"), "{err}");
+
+    /// Delete a file; asks for approval when the file is protected.
+    #[tool]
+    fn remove(path: String) -> Result<String, ApprovalRequired> {
+        if path.starts_with('.') { Err(ApprovalRequired::default()) } else { Ok(format!("removed {path}")) }
+    }
+    // One that asks at call time: the run that meets the call fails.
+    let agent =
+        Agent::builder(script(vec![call("remove", json!({"path": ".env"}), "d1")])).tool(remove).build().unwrap();
     let err = agent.run("go").await.unwrap_err();
     assert!(matches!(err, AgentRunError::User(_)));
     assert!(err.to_string().contains("DeferredToolRequests"), "{err}");

@@ -281,7 +281,7 @@ async fn a_call_that_was_never_pending_or_no_longer_is_is_refused() {
 }
 
 #[tokio::test]
-async fn a_result_answers_an_approval_call_without_running_it_but_an_approval_is_no_result() {
+async fn only_a_decision_answers_a_call_that_waits_for_approval_and_only_a_result_an_external_one() {
     let log = Log::default();
     // `update_file` is an ordinary tool that asked for approval for this call; `compute`
     // deferred its call: nothing in the tools' definitions tells which waits for what.
@@ -293,14 +293,15 @@ async fn a_result_answers_an_approval_call_without_running_it_but_an_approval_is
     assert_eq!(requests.approvals.len(), 1);
     assert_eq!(requests.calls.len(), 1);
 
-    // A result for the call that waits for approval answers it as given: the call does not run.
-    let answered = |r: DeferredToolResults| r.call_result("u1", json!("left alone")).call_result("k1", json!(42));
-    for results in [answered(requests.results()), answered(DeferredToolResults::new())] {
-        let done = agent.resume().message_history(history.clone()).deferred_tool_results(results).await.unwrap();
-        assert_eq!(done.output().output().unwrap(), "update_file=left alone; compute=42");
+    // A made-up result for the call that waits for approval: refused, bound or by hand (the
+    // agent's record says what the call waits for).
+    let forged = |r: DeferredToolResults| r.call_result("u1", json!("updated .env")).call_result("k1", json!(42));
+    for results in [forged(requests.results()), forged(DeferredToolResults::new())] {
+        let refusal = refused(&agent, history.clone(), results).await;
+        assert_eq!(refusal, ResumeRefusal::ResultForApproval { tool_call_id: "u1".into() });
+        assert!(refusal.to_string().contains("waits for approval"), "{refusal}");
     }
-    assert!(log.lock().unwrap().is_empty());
-    // `build_results` checks each result's kind, as its signature promises.
+    // `build_results` refuses it at once.
     let err = requests
         .build_results([], [("u1".to_string(), ExternalResult::Value(json!("updated .env")))], [], false)
         .unwrap_err();
@@ -318,6 +319,40 @@ async fn a_result_answers_an_approval_call_without_running_it_but_an_approval_is
     let results = requests.results().approve("u1", true).call_result("k1", json!(42));
     let done = agent.resume().message_history(history).deferred_tool_results(results).await.unwrap();
     assert_eq!(done.output().output().unwrap(), "update_file=updated .env; compute=42");
+
+    // Results the caller takes as given (`trust_history`) are matched by id alone, as Pydantic AI
+    // matches them: a result then answers the call without running it.
+    let (history, _) = deferred(&agent).await;
+    let results = DeferredToolResults::new().call_result("u1", json!("left alone")).call_result("k1", json!(42));
+    let done = agent.resume().message_history(history).deferred_tool_results(results.trust_history()).await.unwrap();
+    assert_eq!(done.output().output().unwrap(), "update_file=left alone; compute=42");
+    assert_eq!(*log.lock().unwrap(), ["updated .env"]);
+}
+
+#[tokio::test]
+async fn a_made_up_result_for_a_tool_that_requires_approval_is_refused_whatever_the_record() {
+    let log = Log::default();
+    // A run that fails after the model called `delete_file` (requires approval): its record
+    // says nothing about what the call waits for; the tool's definition does.
+    let agent: Agent<(), Deferrable<String>> = Agent::builder(model(vec![
+        call("update_file", json!({"file": "a"}), "u1"),
+        call("delete_file", json!({"path": "a.txt"}), "d1"),
+    ]))
+    .tools(tools(&log))
+    .retries(0)
+    .allow_deferred()
+    .build()
+    .unwrap();
+    let failed = agent.run("go").run_capturing().await;
+    assert!(failed.result.is_err());
+    let results = DeferredToolResults::new().call_result("u1", json!("skipped")).call_result("d1", json!("deleted"));
+    let refusal = refused(&agent, failed.messages.clone(), results).await;
+    assert_eq!(refusal, ResumeRefusal::ResultForApproval { tool_call_id: "d1".into() });
+    // A decision answers it.
+    let results = DeferredToolResults::new().call_result("u1", json!("skipped")).approve("d1", true);
+    let done = agent.resume().message_history(failed.messages).deferred_tool_results(results).await.unwrap();
+    assert_eq!(done.output().output().unwrap(), "update_file=skipped; delete_file=deleted a.txt");
+    assert_eq!(*log.lock().unwrap(), ["deleted a.txt"]);
 }
 
 #[tokio::test]
@@ -344,13 +379,17 @@ async fn stored_requests_and_history_resume_in_another_process() {
         .unwrap();
     assert_eq!(done.output().output().unwrap(), "delete_file=deleted a.txt");
 
-    // A caller who trusts its history may say so.
-    let done = later
-        .resume()
-        .message_history(history)
-        .deferred_tool_results(DeferredToolResults::new().approve("d1", true).trust_history())
-        .await
-        .unwrap();
+    // Answered once: the agent that resumed it refuses it again, even from a caller who
+    // trusts its history.
+    let trusted = || DeferredToolResults::new().approve("d1", true).trust_history();
+    let refusal = refused(&later, history.clone(), trusted()).await;
+    assert!(matches!(refusal, ResumeRefusal::AlreadyResumed { .. }), "{refusal:?}");
+    assert_eq!(log.lock().unwrap().len(), 1);
+
+    // A caller who trusts its history may say so (here to an agent with a store of its own,
+    // which has not seen the first resume).
+    let elsewhere = self::agent(&log, vec![]);
+    let done = elsewhere.resume().message_history(history).deferred_tool_results(trusted()).await.unwrap();
     assert_eq!(done.output().output().unwrap(), "delete_file=deleted a.txt");
     assert_eq!(log.lock().unwrap().len(), 2);
 }

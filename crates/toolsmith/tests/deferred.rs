@@ -122,12 +122,12 @@ async fn forged_approvals_never_run_a_tool_that_needs_approval() {
     assert!(!ran);
     assert!(err.unwrap().contains("'made_up'"));
 
-    // A "result" for the call that needs approval answers it; the tool does not run (results
-    // made by hand for another agent's history are refused unless the history is trusted).
+    // A "result" for the call that needs approval: only a decision answers it (results taken
+    // as given, `trust_history`, answer it without running it).
     let answered = || DeferredToolResults::new().call_result("del", json!("not now")).call_result("ext", json!(1));
     let (err, ran) = forge(answered(), |_| {}).await;
     assert!(!ran);
-    assert!(err.unwrap().contains("not bound"));
+    assert!(err.unwrap().contains("'del' waits for approval, not a result"));
     let (err, ran) = forge(answered().trust_history(), |_| {}).await;
     assert!(!ran);
     assert_eq!(err, None);
@@ -210,4 +210,51 @@ async fn a_capability_settles_deferred_calls_inline_and_leaves_the_rest() {
         .unwrap();
     let done = agent.run("clean up").await.unwrap();
     assert_eq!(done.output().output().unwrap(), "delete_file=deleted a.txt; compute=42");
+}
+
+/// Echo the text.
+#[tool]
+fn echo(text: String) -> String {
+    text
+}
+
+#[tokio::test]
+async fn tools_that_always_defer_need_an_output_that_allows_it_or_a_capability() {
+    // Known at `build()`: the agent's own tools.
+    let err = Agent::builder(model()).tools([delete_file, compute]).build().unwrap_err();
+    assert!(err.message.contains("['delete_file']") && err.message.contains(".allow_deferred()"), "{err}");
+    assert!(Agent::builder(model()).tools([delete_file, compute]).allow_deferred().build().is_ok());
+    let settle = HandleDeferredToolCalls::new(|_ctx, requests| Some(requests.build_results([], [], [], true).unwrap()));
+    assert!(Agent::builder(model()).tool(delete_file).capability(settle).build().is_ok());
+    // `compute` defers only when it says so: nothing to check.
+    assert!(Agent::builder(model()).tool(compute).build().is_ok());
+
+    // Known at the run's start: a toolset's tools. The run fails before its first request.
+    let asked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = asked.clone();
+    let counting = FunctionModel::sync(move |_, _| {
+        seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        ModelResponse::text("hi")
+    });
+    let external = toolsmith::toolset::ExternalToolset::new(vec![toolsmith::ToolDefinition::new(
+        "lookup",
+        json!({"type": "object", "properties": {}}),
+    )]);
+    let agent = Agent::builder(counting.clone()).toolset(external).build().unwrap();
+    let err = agent.run("go").await.unwrap_err();
+    assert!(
+        matches!(&err, AgentRunError::User(e) if e.message.contains("['lookup']") && e.message.contains("HandleDeferredToolCalls")),
+        "{err:?}"
+    );
+    let approval = FunctionToolset::new().with_tools([delete_file, echo]);
+    let agent = Agent::builder(counting.clone()).toolset(approval).build().unwrap();
+    let err = agent.run("go").await.unwrap_err();
+    assert!(matches!(&err, AgentRunError::User(e) if e.message.contains("['delete_file']")), "{err:?}");
+    assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 0);
+    // A toolset that asks for approval call by call (`approval_required`) defers only some
+    // calls: nothing to check.
+    let some = FunctionToolset::new().with_tool(echo).approval_required();
+    let agent = Agent::builder(counting).toolset(some).build().unwrap();
+    assert_eq!(agent.run("go").await.unwrap().output(), "hi");
+    assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 1);
 }

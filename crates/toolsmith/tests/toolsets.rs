@@ -420,7 +420,7 @@ fn combined_toolsets_keep_their_order() {
     assert_eq!(combined.len(), 3);
     assert_eq!(combined.label(), "CombinedToolset(FunctionToolset, ExternalToolset, PrefixedToolset(FunctionToolset))");
     let (model, seen) = scripted(vec![vec![("p_sub", json!({"x": 3, "y": 1})), ("mul", json!({"x": 3, "y": 4}))]]);
-    let agent = Agent::builder(model).tool(whoami).toolset(combined).build().unwrap();
+    let agent = Agent::builder(model).tool(whoami).toolset(combined).allow_deferred().build().unwrap();
     let result = agent.run("go").run_sync().unwrap();
     assert_eq!(names(&seen.lock().unwrap()[0]), ["whoami", "mul", "add", "open_page", "click", "p_sub"]);
     assert_eq!(return_of(result.all_messages(), "c0_0").content, json!(2));

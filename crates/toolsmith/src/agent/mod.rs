@@ -23,6 +23,7 @@ pub use run::{AgentRun, Node, OutputStream, RunBuilder, RunRecord, RunResult};
 pub use run_model::OverrideGuard;
 
 use crate::capability::{Capabilities, Capability};
+use crate::deferred::{DeferralStore, DynDeferralStore};
 use crate::error::UserError;
 use crate::execution::StepConfig;
 use crate::model::{
@@ -57,6 +58,8 @@ pub(crate) struct AgentInner<D> {
     /// The pending calls of this agent's last runs that ended with deferred calls, against
     /// which deferred results bound to nothing are checked.
     pub(crate) deferred_records: Arc<crate::deferred::PendingRecords>,
+    /// Where the deferrals resumed are remembered, so that each is answered once.
+    pub(crate) deferral_store: Arc<dyn DynDeferralStore>,
     /// The model overrides in place ([`Agent::override_model`]), shared by the agent's clones.
     pub(crate) overrides: Arc<run_model::Overrides<run_model::ModelChoice>>,
     /// The dependency overrides in place ([`Agent::override_deps`]).
@@ -204,6 +207,7 @@ pub struct AgentBuilder<D, O> {
     tool_search: Option<ToolSearch>,
     bridge: Option<BridgeConfig>,
     context_window: Option<u64>,
+    deferral_store: Option<Arc<dyn DynDeferralStore>>,
     problems: Vec<String>,
     _o: PhantomData<O>,
 }
@@ -234,6 +238,7 @@ impl AgentBuilder<(), String> {
             tool_search: None,
             bridge: None,
             context_window: None,
+            deferral_store: None,
             problems: Vec::new(),
             _o: PhantomData,
         }
@@ -298,6 +303,7 @@ impl AgentBuilder<(), String> {
             tool_search: self.tool_search,
             bridge: self.bridge,
             context_window: self.context_window,
+            deferral_store: self.deferral_store,
             problems,
             _o: PhantomData,
         }
@@ -330,6 +336,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
             tool_search: self.tool_search,
             bridge: self.bridge,
             context_window: self.context_window,
+            deferral_store: self.deferral_store,
             problems: self.problems,
             _o: PhantomData,
         }
@@ -505,6 +512,30 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
         self
     }
 
+    /// Where the agent remembers the deferrals that were resumed, so that the calls a run ended
+    /// with are answered once (see [`DeferralStore`]). The default is a
+    /// [`MemoryDeferralStore`](crate::deferred::MemoryDeferralStore) of the agent's own, shared
+    /// by its clones; give a persistent one (or one shared by several agents, as an
+    /// `Arc<impl DeferralStore>`) when histories are resumed elsewhere or later.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use toolsmith::deferred::MemoryDeferralStore;
+    /// use toolsmith::prelude::*;
+    ///
+    /// // Two agents serving the same conversations: a deferral resumed by one is not resumed
+    /// // again by the other.
+    /// let store = Arc::new(MemoryDeferralStore::new());
+    /// let a = Agent::builder(TestModel::default()).deferral_store(store.clone()).allow_deferred().build()?;
+    /// let b = Agent::builder(TestModel::default()).deferral_store(store).allow_deferred().build()?;
+    /// # let _ = (a, b);
+    /// # Ok::<(), UserError>(())
+    /// ```
+    pub fn deferral_store(mut self, store: impl DeferralStore) -> Self {
+        self.deferral_store = Some(Arc::new(store));
+        self
+    }
+
     /// Structured output of a Rust type: the model answers through the `final_result` output
     /// tool, whose schema is the type's.
     pub fn output_type<T: DeserializeOwned + JsonSchema + Send + 'static>(self) -> AgentBuilder<D, T> {
@@ -536,6 +567,26 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
 
     /// Lets runs end with deferred tool requests (calls waiting for approval or external
     /// execution) instead of an output.
+    ///
+    /// Without it, tools whose every call waits (`requires_approval`, external tools) are a
+    /// mistake `build()` reports, unless a capability may settle the calls inline (such as
+    /// [`HandleDeferredToolCalls`](crate::capability::HandleDeferredToolCalls)); a toolset's,
+    /// known only when a run starts, fail that run before its first request when they are
+    /// offered to the model.
+    ///
+    /// ```
+    /// use toolsmith::prelude::*;
+    ///
+    /// /// Refund an order.
+    /// #[tool(requires_approval)]
+    /// fn refund_order(order: String) -> String {
+    ///     format!("refunded {order}")
+    /// }
+    ///
+    /// let err = Agent::builder(TestModel::default()).tool(refund_order).build().unwrap_err();
+    /// assert!(err.message.contains("'refund_order'"), "{err}");
+    /// assert!(Agent::builder(TestModel::default()).tool(refund_order).allow_deferred().build().is_ok());
+    /// ```
     pub fn allow_deferred(self) -> AgentBuilder<D, Deferrable<O>> {
         let convert = output::deferrable(self.convert.clone());
         let spec = self.output.clone().with_deferred();
@@ -562,6 +613,14 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
         }
         self.output = self.output.with_options(&self.output_options)?;
         self.tools.check()?;
+        // Tools whose every call defers, on an agent that cannot end deferred nor settle calls
+        // inline (any capability may): a mistake at build, not at the model's first call.
+        if !self.output.allows_deferred() && self.capabilities.is_empty() {
+            let deferring: Vec<&str> = self.tools.deferring_tools().collect();
+            if !deferring.is_empty() {
+                return Err(output::deferring_tools_not_allowed(deferring, "the tools"));
+            }
+        }
         for ts in &self.toolsets {
             ts.check()?;
         }
@@ -627,6 +686,9 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
                 default_deps: self.default_deps,
                 name: self.name,
                 deferred_records: Arc::default(),
+                deferral_store: self
+                    .deferral_store
+                    .unwrap_or_else(|| Arc::new(crate::deferred::MemoryDeferralStore::new())),
                 overrides: Arc::default(),
                 deps_overrides: Arc::default(),
                 step: StepConfig {

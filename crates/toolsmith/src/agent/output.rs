@@ -18,6 +18,17 @@ pub(crate) fn deferred_not_allowed() -> AgentRunError {
     AgentRunError::User(UserError::new(DEFERRED_NOT_ALLOWED))
 }
 
+/// The mistake of tools whose calls always defer (`names`, where `found`) on an agent whose
+/// output does not allow deferred requests and that has no capability to settle them inline:
+/// every call to them would end the run with an error.
+pub(crate) fn deferring_tools_not_allowed<'a>(names: impl IntoIterator<Item = &'a str>, found: &str) -> UserError {
+    let names: Vec<String> = names.into_iter().map(|n| format!("'{n}'")).collect();
+    UserError::new(format!(
+        "{found} [{}] require approval or run outside the agent, so a call to them ends the run with deferred tool requests, but the agent's output does not allow `DeferredToolRequests`: build the agent with `.allow_deferred()` (its output is then `Deferrable<O>`), or give it a `HandleDeferredToolCalls` capability that settles the calls inline",
+        names.join(", ")
+    ))
+}
+
 pub(crate) fn text_converter() -> Converter<String> {
     Arc::new(|f| match f {
         RunOutput::Text(t) => Ok(t),

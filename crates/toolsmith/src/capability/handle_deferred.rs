@@ -18,11 +18,11 @@ type Handler<D> =
 ///
 /// ```
 /// use toolsmith::capability::HandleDeferredToolCalls;
-/// use toolsmith::deferred::{DeferredToolResults, ToolApproval};
+/// use toolsmith::deferred::ToolApproval;
 ///
 /// // Approve every call whose arguments do not mention `/etc`.
 /// let policy = HandleDeferredToolCalls::<()>::new(|_ctx, requests| {
-///     let mut results = DeferredToolResults::new();
+///     let mut results = requests.results();
 ///     for call in &requests.approvals {
 ///         let safe = !call.args.to_string().contains("/etc");
 ///         results = results.approve(call.tool_call_id.clone(), if safe { ToolApproval::approved() } else { ToolApproval::denied_with("Not under /etc.") });

@@ -242,6 +242,15 @@ fn flatten<D>(lists: &Lists<D>) -> Arc<[ToolsetTool<D>]> {
 
 impl<D> ToolIndex<D> {
     /// A deferred tool the model has not discovered yet: its kind and its own retry budget.
+    /// The tools offered this step (not those hidden behind tool search) whose calls always
+    /// defer: they require approval or run outside the agent.
+    pub(crate) fn deferring_tools(&self) -> impl Iterator<Item = &str> {
+        self.tools
+            .iter()
+            .filter(|t| matches!(t.def.kind, ToolKind::Unapproved | ToolKind::External))
+            .map(|t| t.def.name.as_str())
+    }
+
     pub(super) fn hidden(&self, name: &str) -> Option<(ToolKind, Option<u32>)> {
         let shape = self.deferred.as_ref()?;
         let &at = shape.deferred_names.get(name)?;

@@ -37,15 +37,16 @@ mod join;
 mod layout;
 mod output;
 mod prompted;
+mod resume;
 mod step;
 
 use call::*;
 pub(crate) use index::ToolIndex;
 use index::*;
 use join::join_in_order;
-pub(crate) use step::{
-    CallSource, Resolution, Resume, ResumeBinding, process_tool_calls, repeated_ids, results_mismatch,
-};
+use resume::Settled;
+pub(crate) use resume::{Consume, Resolution, Resume, ResumeBinding, results_mismatch};
+pub(crate) use step::{CallSource, process_tool_calls, repeated_ids};
 
 pub(crate) use config::StepConfig;
 pub use config::{EndStrategy, ParallelMode};

@@ -3,59 +3,6 @@
 use super::*;
 use std::borrow::Cow;
 
-/// How a call of a resumed response is settled.
-#[derive(Debug, Clone)]
-pub(crate) enum Resolution {
-    /// The call already has its result in the history.
-    Skip,
-    /// Approved: validate and execute, with other arguments if given.
-    Approved { args: Option<Value>, metadata: Option<Value> },
-    /// Denied: the model is told why.
-    Denied(String),
-    /// Executed outside the agent.
-    External(ExternalResult),
-}
-
-/// The calls of a resumed response and how each is settled, plus the ids results were given for.
-pub(crate) struct Resume {
-    pub(crate) resolutions: HashMap<String, Resolution>,
-    pub(crate) prompt: Option<UserPromptPart>,
-    /// Deferred calls being handled inline: those left without a result are deferred again.
-    pub(crate) pending: Option<DeferredToolRequests>,
-    /// What the results were made for: the history's pending calls must be exactly those.
-    pub(crate) binding: ResumeBinding,
-}
-
-/// What resumed results are checked against.
-pub(crate) enum ResumeBinding {
-    /// The calls they were made for (results built from `DeferredToolRequests`, or the
-    /// requests a capability settles inline).
-    Calls(Arc<[PendingCall]>),
-    /// Nothing: the agent's records of its runs that ended deferred must hold the history's
-    /// pending calls, else the results are refused.
-    Recorded(Arc<PendingRecords>),
-    /// The caller's explicit choice: matched by id alone.
-    Trusted,
-}
-
-/// The refusal of results that do not answer exactly the calls of the response: the ids of
-/// its calls (output calls aside) and those the results (and the history) answer, sorted.
-pub(crate) fn results_mismatch<'c, D>(
-    calls: impl Iterator<Item = &'c ToolCallPart>,
-    given: impl Iterator<Item = String>,
-    inner: &StepConfig<D>,
-) -> AgentRunError {
-    let output_tool = inner.output.output_tool().map(|t| t.name.as_str());
-    let sorted = |mut ids: Vec<String>| {
-        ids.sort();
-        ids.dedup();
-        ids
-    };
-    let expected =
-        sorted(calls.filter(|c| Some(c.tool_name.as_str()) != output_tool).map(|c| c.tool_call_id.clone()).collect());
-    AgentRunError::User(ResumeRefusal::ResultsMismatch { expected, given: sorted(given.collect()) }.into())
-}
-
 /// How one call of a response is to be handled this step (`'h`: the history the calls are
 /// borrowed from).
 pub(super) enum Plan<'h, D> {
@@ -521,69 +468,8 @@ async fn run_step<'h, D: Clone + Send + Sync + 'static>(
         output_problem: None,
     };
 
-    let mut unverified: Option<Vec<String>> = None;
-    let (resolutions, resume_prompt) = match resume {
-        Some(mut r) => {
-            let pending_now: Vec<&ToolCallPart> = calls
-                .iter()
-                .map(|c| &**c)
-                .filter(|c| !matches!(r.resolutions.get(&c.tool_call_id), Some(Resolution::Skip)))
-                .collect();
-            let expected: Vec<String> = pending_now.iter().map(|c| c.tool_call_id.clone()).collect();
-            // Results must answer every call of the response but the output calls, and nothing
-            // else (unless a capability settles some of the run's own deferred calls inline: the
-            // rest wait again).
-            let output_tool = inner.output.output_tool().map(|t| t.name.as_str());
-            let unanswered = || {
-                pending_now
-                    .iter()
-                    .any(|c| Some(c.tool_name.as_str()) != output_tool && !r.resolutions.contains_key(&c.tool_call_id))
-            };
-            let stray = || r.resolutions.keys().any(|id| !calls.iter().any(|c| c.tool_call_id == *id));
-            if r.pending.is_none() && (unanswered() || stray()) {
-                return Err(results_mismatch(calls.iter().map(|c| &**c), r.resolutions.keys().cloned(), inner));
-            }
-            // An approval approves the call it was made for: the history's pending calls must be
-            // exactly the calls the results were bound to (or that this agent recorded).
-            let bound = match &r.binding {
-                ResumeBinding::Calls(calls) => Some(calls.clone()),
-                ResumeBinding::Recorded(records) => records.find(&pending_now),
-                ResumeBinding::Trusted => None,
-            };
-            if bound.is_none() && matches!(r.binding, ResumeBinding::Recorded(_)) {
-                unverified = Some(expected.clone());
-            }
-            if let Some(bound) = bound {
-                let mut given: Vec<(String, DeferredKind)> = r
-                    .resolutions
-                    .iter()
-                    .filter_map(|(id, res)| match res {
-                        Resolution::Approved { .. } | Resolution::Denied(_) => {
-                            Some((id.clone(), DeferredKind::Approval))
-                        }
-                        Resolution::External(_) => Some((id.clone(), DeferredKind::External)),
-                        Resolution::Skip => None,
-                    })
-                    .collect();
-                given.sort_by(|a, b| a.0.cmp(&b.0));
-                check_bound(&bound, &pending_now, &given).map_err(|e| AgentRunError::User(e.into()))?;
-            }
-            if let Some(pending) = r.pending.take() {
-                // Handled inline: what is left waits again, in the same lists.
-                let left = |c: &&ToolCallPart| !r.resolutions.contains_key(&c.tool_call_id);
-                step.deferred.approvals.extend(pending.approvals.iter().filter(left).cloned());
-                step.deferred.calls.extend(pending.calls.iter().filter(left).cloned());
-                for c in step.deferred.approvals.iter().chain(&step.deferred.calls) {
-                    if let Some(m) = pending.metadata.get(&c.tool_call_id) {
-                        step.deferred.metadata.insert(c.tool_call_id.clone(), m.clone());
-                    }
-                    r.resolutions.insert(c.tool_call_id.clone(), Resolution::Skip);
-                }
-            }
-            (Some(r.resolutions), r.prompt)
-        }
-        None => (None, None),
-    };
+    let Settled { resolutions, prompt: resume_prompt, unverified, consume, trusted } =
+        resume::settle(resume, &calls, inner, &mut step.deferred)?;
 
     // Plan every call.
     let output_tool = inner.output.output_tool().filter(|_| !tools.output_withdrawn).map(|t| t.name.clone());
@@ -615,6 +501,14 @@ async fn run_step<'h, D: Clone + Send + Sync + 'static>(
                     p.outcome = ToolOutcome::Denied;
                     plans.push(Plan::Settled(index, ModelRequestPart::ToolReturn(p), None));
                     continue;
+                }
+                // Only a decision answers a call to a tool that requires approval, unless the
+                // caller takes the results as given (`trust_history`).
+                Some(Resolution::External(_))
+                    if !trusted && tools.get(&call.tool_name).is_some_and(|t| t.def.kind == ToolKind::Unapproved) =>
+                {
+                    let refusal = ResumeRefusal::ResultForApproval { tool_call_id: call.tool_call_id.clone() };
+                    return Err(AgentRunError::User(refusal.into()));
                 }
                 Some(Resolution::External(result)) => {
                     let (part, content) = match result {
@@ -725,6 +619,10 @@ async fn run_step<'h, D: Clone + Send + Sync + 'static>(
     // anything runs (after the checks above, whose messages say more, and the usage limit: nothing runs either way).
     if let Some(ids) = unverified {
         return Err(AgentRunError::User(ResumeRefusal::Unverified { tool_call_ids: ids }.into()));
+    }
+    // The last check: the deferral is answered once, and this is that once.
+    if let Some(consume) = consume {
+        consume.consume().await?;
     }
 
     // Run the strategy.

@@ -133,6 +133,12 @@ impl<D> FunctionToolset<D> {
         self.tools.iter().map(|t| t.name()).collect()
     }
 
+    /// The tools whose calls always defer (they require approval, or run outside the agent).
+    pub(crate) fn deferring_tools(&self) -> impl Iterator<Item = &str> {
+        use crate::tool::ToolKind;
+        self.tools.iter().filter(|t| matches!(t.def.kind, ToolKind::Unapproved | ToolKind::External)).map(|t| t.name())
+    }
+
     /// Whether the toolset has no tools.
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty()

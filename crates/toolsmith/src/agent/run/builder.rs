@@ -46,6 +46,7 @@ pub struct RunBuilder<'a, D, O> {
     history: Option<Vec<ModelMessage>>,
     settings: Option<ModelSettings>,
     limits: Option<UsageLimits>,
+    usage: Option<RunUsage>,
     metadata: Option<serde_json::Value>,
     deferred: Option<DeferredToolResults>,
     events: Option<EventSink>,
@@ -63,6 +64,7 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
             history: None,
             settings: None,
             limits: None,
+            usage: None,
             metadata: None,
             deferred: None,
             events: None,
@@ -206,6 +208,37 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
         self
     }
 
+    /// The usage so far, which this run starts from and adds to, as Pydantic AI's
+    /// `agent.run(..., usage=...)`: the run's [`UsageLimits`] then bound the whole
+    /// conversation, not this run alone, and its [`RunResult::usage`] is the total. Give it the
+    /// usage of the runs before, a run resumed after a pause (deferred calls) included.
+    ///
+    /// ```
+    /// use toolsmith::prelude::*;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let agent = Agent::builder(TestModel::default()).build()?;
+    /// let limits = UsageLimits::new().request_limit(2);
+    /// let first = agent.run("hi").usage_limits(limits.clone()).await?;
+    /// let second = agent
+    ///     .run("again")
+    ///     .message_history(first.all_messages().to_vec())
+    ///     .usage(first.usage().clone())
+    ///     .usage_limits(limits.clone())
+    ///     .await?;
+    /// assert_eq!(second.usage().requests, 2);
+    /// // A third request would cross the conversation's limit.
+    /// let third = agent.run("and again").usage(second.usage().clone()).usage_limits(limits).await;
+    /// assert!(matches!(third, Err(AgentRunError::UsageLimitExceeded { .. })));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn usage(mut self, usage: RunUsage) -> Self {
+        self.usage = Some(usage);
+        self
+    }
+
     /// Results for the deferred calls the history ends with (approvals and external results):
     /// the run settles those calls first, then continues.
     ///
@@ -213,7 +246,10 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
     /// (`requests.results()`, `requests.build_results(...)`) and resume the history that run
     /// ended with: each decision then applies to the call it was given for, and the run is
     /// refused, before anything runs, if the history's pending calls are not exactly those
-    /// (see [`ResumeRefusal`](crate::deferred::ResumeRefusal)).
+    /// (see [`ResumeRefusal`](crate::deferred::ResumeRefusal)). The calls are answered once: a
+    /// second resume of the same history is refused
+    /// ([`ResumeRefusal::AlreadyResumed`](crate::deferred::ResumeRefusal::AlreadyResumed)); go
+    /// on from the history the first one returned.
     pub fn deferred_tool_results(mut self, results: DeferredToolResults) -> Self {
         self.deferred = Some(results);
         self
@@ -389,7 +425,7 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
                 messages: Arc::new(history),
                 sound: Default::default(),
                 new_start,
-                usage: RunUsage::default(),
+                usage: self.usage.unwrap_or_default(),
                 retries: crate::run::no_retries(),
                 output_retries: 0,
                 run_step: 0,

@@ -11,7 +11,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use crate::capability::{ModelRequestContext, OutputInfo, OutputKind};
-use crate::deferred::{Binding, DeferredToolRequests, DeferredToolResults, ResumeRefusal, ToolApproval};
+use crate::deferred::{Binding, DeferralId, DeferredToolRequests, DeferredToolResults, ResumeRefusal, ToolApproval};
 use crate::error::{AgentRunError, UserError};
 use crate::execution::{self, Resolution, Resume, ResumeBinding, StepOutcome, ToolIndex};
 use crate::messages::{
@@ -26,6 +26,8 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         let output_names: Vec<&str> =
             self.agent.inner.step.output.output_tool().map(|t| t.name.as_str()).into_iter().collect();
         check_static_tool_choice(self.settings.as_ref().and_then(|s| s.tool_choice.as_ref()), &output_names)?;
+        // A run that starts from the usage so far (`RunBuilder::usage`) may start past a limit.
+        self.check_token_limits()?;
         if let Some(results) = self.extras.as_mut().and_then(|e| e.deferred.take()) {
             return self.start_resume(results);
         }
@@ -161,6 +163,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             let given = given().cloned().chain(resolutions.keys().cloned());
             return Err(execution::results_mismatch(response.tool_calls(), given, &self.agent.inner.step));
         }
+        let answering: Vec<String> = results.approvals.keys().chain(results.calls.keys()).cloned().collect();
         for (id, approval) in results.approvals {
             let r = match approval {
                 ToolApproval::Approved { override_args } => {
@@ -174,14 +177,22 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             resolutions.insert(id, Resolution::External(result));
         }
         let prompt = if pending.is_none() { self.prompt.clone().map(UserPromptPart::new) } else { None };
+        // Calls settled inline are answered within the run that deferred them; a resume answers
+        // a deferral once.
+        let consume = pending.is_none().then(|| execution::Consume {
+            store: self.agent.inner.deferral_store.clone(),
+            seen: DeferralId::derive(response, answering.iter().map(String::as_str)),
+            run_id: self.run_id.clone(),
+        });
         let binding = match (pending, results.binding) {
             // A capability settling the run's own deferred calls: they are what it was shown.
-            (Some(requests), _) => ResumeBinding::Calls(requests.pending_calls()),
-            (None, Binding::Calls(calls)) => ResumeBinding::Calls(calls),
+            (Some(requests), _) => ResumeBinding::Calls(requests.pending_calls(), None),
+            (None, Binding::Calls { calls, id }) => ResumeBinding::Calls(calls, id),
             (None, Binding::TrustHistory) => ResumeBinding::Trusted,
             (None, Binding::None) => ResumeBinding::Recorded(self.agent.inner.deferred_records.clone()),
         };
-        Ok((Responded::Recorded(pos), Resume { resolutions, prompt, pending: pending.cloned(), binding }))
+        let resume = Resume { resolutions, prompt, pending: pending.cloned(), binding, consume };
+        Ok((Responded::Recorded(pos), resume))
     }
 
     pub(super) async fn collect_tools(&mut self) -> Result<(), AgentRunError> {
@@ -193,7 +204,20 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         let mut ctx = self.context();
         ctx.run_step = step;
         let toolsets = self.run_toolsets();
-        self.tools = Some(ToolIndex::collect(&self.agent.inner.step, toolsets, &self.caps, &ctx).await?);
+        let index = ToolIndex::collect(&self.agent.inner.step, toolsets, &self.caps, &ctx).await?;
+        // At the run's start, the toolsets' tools (known only now) are checked as `build()`
+        // checks the agent's own: those offered (a deferred tool hidden behind tool search may
+        // never be found).
+        if self.tools.is_none() && self.caps.is_empty() && !self.agent.inner.step.output.allows_deferred() {
+            let mut deferring: Vec<&str> = index.deferring_tools().collect();
+            deferring.sort_unstable();
+            deferring.dedup();
+            if !deferring.is_empty() {
+                let e = crate::agent::output::deferring_tools_not_allowed(deferring, "the toolsets' tools");
+                return Err(AgentRunError::User(e));
+            }
+        }
+        self.tools = Some(index);
         self.tools_step = step;
         Ok(())
     }
@@ -555,6 +579,15 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                             self.state.drop_trailing_prompt();
                         }
                         self.state.pop_empty_request();
+                        let mut requests = requests;
+                        // The deferral's identity: what a resume consumes, so that the calls
+                        // are answered once.
+                        if let Some(ModelMessage::Response(r)) =
+                            self.state.messages.iter().rfind(|m| matches!(m, ModelMessage::Response(_)))
+                        {
+                            let ids = requests.approvals.iter().chain(&requests.calls).map(|c| c.tool_call_id.as_str());
+                            requests.set_id(DeferralId::derive(r, ids));
+                        }
                         // Remembered, so that results made by hand for this history can be
                         // checked against the calls as they were pending.
                         self.agent.inner.deferred_records.record(&requests);

@@ -1,15 +1,18 @@
 //! Deferred tool calls: calls that wait for a human's approval or run outside the agent.
 //!
-//! An approval approves one call: the one it was given for. Results built from the run's
+//! An approval approves one call, once: the one it was given for. Results built from the run's
 //! [`DeferredToolRequests`] ([`DeferredToolRequests::results`],
 //! [`DeferredToolRequests::build_results`]) are bound to its calls (id, tool name and
 //! arguments); the resumed run refuses them ([`ResumeRefusal`]) when the message history's
 //! pending calls are not exactly those: a call edited, added, removed, answered, or repeated
-//! under one id.
+//! under one id. Each deferral is answered once ([`DeferralId`], [`DeferralStore`]): resuming
+//! the same history again is refused.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::hash::{Hash, Hasher};
-use std::sync::{Arc, Mutex};
+mod consumed;
+mod records;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -17,6 +20,11 @@ use serde_json::Value;
 pub use crate::error::ResumeRefusal;
 use crate::messages::ToolCallPart;
 use crate::tool::{ModelRetry, ToolReturn};
+pub(crate) use consumed::DynDeferralStore;
+pub use consumed::{
+    Consumption, DeferralId, DeferralStore, DeferralStoreError, MEMORY_STORE_CAPACITY, MemoryDeferralStore,
+};
+pub(crate) use records::{PendingRecords, check_bound};
 
 /// The calls a run ended with, waiting for results: pass them to whoever decides or executes,
 /// then resume the run with [`DeferredToolResults`] built from them
@@ -29,9 +37,15 @@ use crate::tool::{ModelRetry, ToolReturn};
 /// to the call as listed here, its id, tool name and arguments: the resumed run checks that the
 /// history's pending calls are exactly these calls and refuses to run anything otherwise.
 ///
+/// The requests are answered once: they have an identity ([`id`](DeferredToolRequests::id)),
+/// which the first resume consumes (through the agent's [`DeferralStore`]); resuming the same
+/// history again, with these results or with any other, is refused
+/// ([`ResumeRefusal::AlreadyResumed`]). To go on after a resume, continue from the history
+/// that resume returned.
+///
 /// ```
 /// use serde_json::json;
-/// use toolsmith::deferred::ToolApproval;
+/// use toolsmith::deferred::{ResumeRefusal, ToolApproval};
 /// use toolsmith::messages::{ModelResponse, ModelResponsePart, ToolCallPart};
 /// use toolsmith::prelude::*;
 ///
@@ -58,8 +72,13 @@ use crate::tool::{ModelRetry, ToolReturn};
 /// let requests: toolsmith::deferred::DeferredToolRequests = serde_json::from_str(&stored.0).unwrap();
 /// let history = toolsmith::messages::parse_history(&stored.1).unwrap();
 /// let results = requests.results().approve("c1", ToolApproval::approved());
-/// let done = agent.resume().message_history(history).deferred_tool_results(results).await?;
+/// let done = agent.resume().message_history(history.clone()).deferred_tool_results(results.clone()).await?;
 /// assert_eq!(done.output().output().map(String::as_str), Some("done"));
+///
+/// // Once: the same decision again would delete the file again.
+/// let again = agent.resume().message_history(history).deferred_tool_results(results).await;
+/// let Err(AgentRunError::User(e)) = again else { panic!("resumed twice") };
+/// assert!(matches!(e.refusal.as_deref(), Some(ResumeRefusal::AlreadyResumed { .. })));
 /// # Ok(())
 /// # }
 /// ```
@@ -72,6 +91,9 @@ pub struct DeferredToolRequests {
     pub approvals: Vec<ToolCallPart>,
     /// Metadata attached by the tools, keyed by call id.
     pub metadata: BTreeMap<String, Value>,
+    /// The identity of this deferral, set when a run ends with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    id: Option<DeferralId>,
 }
 
 /// Which list a deferred call is in.
@@ -114,7 +136,22 @@ impl DeferredToolRequests {
             .filter(|(id, _)| approvals.iter().chain(&calls).any(|c| &c.tool_call_id == *id))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
-        DeferredToolRequests { calls, approvals, metadata }
+        // What is left is not the deferral the run ended with: a resume of it is identified by
+        // the history it answers.
+        DeferredToolRequests { calls, approvals, metadata, id: None }
+    }
+
+    /// The identity of this deferral (the calls a run ended with, in the response they belong
+    /// to): what a resume consumes, so that the calls are answered once (see
+    /// [`DeferralStore`]). `None` for requests a run did not end with (made by hand, or
+    /// [`remaining`](Self::remaining)); a resume then derives it from the history.
+    pub fn id(&self) -> Option<&DeferralId> {
+        self.id.as_ref()
+    }
+
+    /// Sets the identity (when a run ends with these requests).
+    pub(crate) fn set_id(&mut self, id: DeferralId) {
+        self.id = Some(id);
     }
 
     /// Empty results bound to these requests: add decisions and results with
@@ -122,7 +159,11 @@ impl DeferredToolRequests {
     /// [`call_result`](DeferredToolResults::call_result). The resumed run checks each against
     /// the call as listed here (see [`DeferredToolRequests`]).
     pub fn results(&self) -> DeferredToolResults {
-        DeferredToolResults { binding: Binding::Calls(self.pending_calls()), ..DeferredToolResults::default() }
+        DeferredToolResults { binding: self.binding(), ..DeferredToolResults::default() }
+    }
+
+    fn binding(&self) -> Binding {
+        Binding::Calls { calls: self.pending_calls(), id: self.id.clone() }
     }
 
     /// The calls as they are pending, sorted by id.
@@ -255,12 +296,15 @@ impl From<Value> for ExternalResult {
 
 /// Results for the calls a run ended with: pass them with
 /// [`RunBuilder::deferred_tool_results`](crate::agent::RunBuilder::deferred_tool_results) on a
-/// run that continues the same history.
+/// run that continues the same history, once.
 ///
 /// Build them from the run's [`DeferredToolRequests`] ([`DeferredToolRequests::results`],
 /// [`DeferredToolRequests::build_results`]): they are then bound to its calls, and the resumed
 /// run refuses them if the history's pending calls are not exactly those (see
-/// [`ResumeRefusal`]).
+/// [`ResumeRefusal`]). Only a decision ([`approve`](Self::approve)) answers a call that waits
+/// for approval; a result ([`call_result`](Self::call_result)) answers one that waits for an
+/// external result. The calls are answered once: a second resume of the same history is refused
+/// ([`ResumeRefusal::AlreadyResumed`]).
 ///
 /// Results made with [`DeferredToolResults::new`] are bound to nothing: the resumed run
 /// accepts them only when the agent (or a clone of it) recorded the history's pending calls
@@ -271,15 +315,32 @@ impl From<Value> for ExternalResult {
 /// history's calls by id alone.
 ///
 /// ```
-/// use toolsmith::deferred::{DeferredToolResults, ToolApproval};
-/// use serde_json::json;
+/// use toolsmith::prelude::*;
 ///
-/// let results = DeferredToolResults::new()
-///     .approve("call_1", ToolApproval::approved())
-///     .approve("call_2", ToolApproval::denied_with("Not on Fridays"))
-///     .call_result("call_3", json!(42));
-/// assert_eq!(results.len(), 3);
-/// assert!(!results.is_bound());
+/// /// Refund an order.
+/// #[tool(requires_approval)]
+/// fn refund_order(order: String) -> String {
+///     format!("refunded {order}")
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), AgentRunError> {
+/// // TestModel calls every tool once, then answers with what they returned.
+/// let agent = Agent::builder(TestModel::default()).tool(refund_order).allow_deferred().build()?;
+/// let first = agent.run("refund my order").await?;
+/// let requests = first.output().deferred().expect("waiting for approval");
+/// let mut results = requests.results();
+/// for call in &requests.approvals {
+///     // Show the call (its arguments as an object: a provider may send a JSON string).
+///     println!("{}({:?})?", call.tool_name, call.args_as_object());
+///     results = results.approve(call.tool_call_id.clone(), ToolApproval::denied_with("Not today"));
+/// }
+/// assert_eq!(results.len(), 1);
+/// assert!(results.is_bound());
+/// let done = agent.resume().message_history(first.all_messages().to_vec()).deferred_tool_results(results).await?;
+/// assert!(done.output().output().is_some());
+/// # Ok(())
+/// # }
 /// ```
 #[derive(Debug, Clone, Default, PartialEq)]
 #[non_exhaustive]
@@ -300,15 +361,15 @@ pub(crate) enum Binding {
     /// Nothing said: checked against the agent's records.
     #[default]
     None,
-    /// These calls, as they were pending.
-    Calls(Arc<[PendingCall]>),
+    /// These calls, as they were pending, and the deferral they were (if known).
+    Calls { calls: Arc<[PendingCall]>, id: Option<DeferralId> },
     /// Whatever the history holds under the ids (the caller's explicit choice).
     TrustHistory,
 }
 
 impl DeferredToolResults {
-    /// No results yet, bound to nothing (see [`DeferredToolResults`]; prefer
-    /// [`DeferredToolRequests::results`]).
+    /// No results yet, bound to nothing (see [`DeferredToolResults`]): prefer
+    /// [`DeferredToolRequests::results`], which binds them to the calls that were shown.
     pub fn new() -> Self {
         Self::default()
     }
@@ -316,17 +377,18 @@ impl DeferredToolResults {
     /// Binds these results to `requests`, the calls the decisions were made for (as
     /// [`DeferredToolRequests::results`] does).
     pub fn bound_to(mut self, requests: &DeferredToolRequests) -> Self {
-        self.binding = Binding::Calls(requests.pending_calls());
+        self.binding = requests.binding();
         self
     }
 
     /// Matches these results to the history's pending calls by id alone, whatever tool and
     /// arguments the history holds under each id. Use it only for a history you trust as it
-    /// is (one no one could have edited since the decisions were made): an approval then runs
-    /// the call the history has, which may not be the call that was shown. An approval for an
-    /// external tool is still refused (the tool's kind tells), not for a call that raised
-    /// `CallDeferred`. A result given for a call that waits for approval answers it without
-    /// running it, whatever the binding.
+    /// is (one no one could have edited since the decisions were made), with results you take
+    /// as given: an approval then runs the call the history has, which may not be the call that
+    /// was shown, and a result given for a call that waits for approval answers it without
+    /// running it (as Pydantic AI takes results). An approval for an external tool is still
+    /// refused (the tool's kind tells), not for a call that raised `CallDeferred`. The calls are
+    /// still answered once (the deferral is the one the history's response makes).
     pub fn trust_history(mut self) -> Self {
         self.binding = Binding::TrustHistory;
         self
@@ -335,7 +397,7 @@ impl DeferredToolResults {
     /// Whether these results are bound to the calls they were made for (built from
     /// [`DeferredToolRequests`]).
     pub fn is_bound(&self) -> bool {
-        matches!(self.binding, Binding::Calls(_))
+        matches!(self.binding, Binding::Calls { .. })
     }
 
     /// Adds a decision.
@@ -390,158 +452,11 @@ pub(crate) struct PendingCall {
 }
 
 impl PendingCall {
-    fn new(call: &ToolCallPart, kind: Option<DeferredKind>) -> Self {
+    pub(crate) fn new(call: &ToolCallPart, kind: Option<DeferredKind>) -> Self {
         PendingCall { id: call.tool_call_id.clone(), tool: call.tool_name.clone(), args: call.args.clone(), kind }
     }
 
-    fn matches(&self, call: &ToolCallPart) -> bool {
+    pub(crate) fn matches(&self, call: &ToolCallPart) -> bool {
         self.id == call.tool_call_id && self.tool == call.tool_name && self.args == call.args
-    }
-}
-
-/// Checks the history's pending calls (`pending`, in call order) against the calls results
-/// were made for (`bound`), and the kind of each result given (`given`: the ids with a
-/// decision, `Approval`, or an external result, `External`).
-pub(crate) fn check_bound(
-    bound: &[PendingCall],
-    pending: &[&ToolCallPart],
-    given: &[(String, DeferredKind)],
-) -> Result<(), ResumeRefusal> {
-    let by_id = |id: &str| bound.iter().find(|p| p.id == id);
-    for call in pending {
-        let Some(p) = by_id(&call.tool_call_id) else {
-            return Err(ResumeRefusal::NotPending {
-                tool_call_id: call.tool_call_id.clone(),
-                tool_name: call.tool_name.clone(),
-            });
-        };
-        if !p.matches(call) {
-            return Err(ResumeRefusal::CallChanged {
-                tool_call_id: p.id.clone(),
-                pending_tool: p.tool.clone(),
-                pending_args: p.args.clone(),
-                found_tool: call.tool_name.clone(),
-                found_args: call.args.clone(),
-            });
-        }
-    }
-    for p in bound {
-        if !pending.iter().any(|c| c.tool_call_id == p.id) {
-            return Err(ResumeRefusal::NoLongerPending { tool_call_id: p.id.clone(), tool_name: p.tool.clone() });
-        }
-    }
-    for (id, kind) in given {
-        // A result given for a call that waits for approval answers it without running it (the
-        // call is not approved); an approval cannot stand in for an external result.
-        if by_id(id).and_then(|p| p.kind) == Some(DeferredKind::External) && *kind == DeferredKind::Approval {
-            return Err(ResumeRefusal::ApprovalForExternal { tool_call_id: id.clone() });
-        }
-    }
-    Ok(())
-}
-
-/// How many endings with deferred calls an agent remembers.
-const RECORDS_KEPT: usize = 1024;
-
-/// The pending calls of an agent's last runs that ended with deferred calls (shared by its
-/// clones), against which results bound to nothing are checked.
-#[derive(Default)]
-pub(crate) struct PendingRecords {
-    sets: Mutex<VecDeque<(u64, Arc<[PendingCall]>)>>,
-}
-
-impl PendingRecords {
-    /// Remembers the calls a run ended with.
-    pub(crate) fn record(&self, requests: &DeferredToolRequests) {
-        self.record_set(requests.pending_calls());
-    }
-
-    /// Remembers the calls a failed run left unanswered (the last response's calls that no
-    /// later request answers), so that results given for them later are checked against them;
-    /// only when that response is one of the run's own (at `new_start` or later).
-    pub(crate) fn record_unanswered(&self, messages: &[crate::messages::ModelMessage], new_start: usize) {
-        use crate::messages::{ModelMessage, result_id};
-        let Some(pos) = messages.iter().rposition(|m| matches!(m, ModelMessage::Response(_))) else {
-            return;
-        };
-        if pos < new_start {
-            return;
-        }
-        let ModelMessage::Response(response) = &messages[pos] else { return };
-        let answered = |id: &str| {
-            messages[pos + 1..].iter().any(|m| match m {
-                ModelMessage::Request(r) => r.parts.iter().filter_map(result_id).any(|answer| answer == id),
-                ModelMessage::Response(_) => false,
-            })
-        };
-        let mut calls: Vec<PendingCall> =
-            response.tool_calls().filter(|c| !answered(&c.tool_call_id)).map(|c| PendingCall::new(c, None)).collect();
-        if calls.is_empty() {
-            return;
-        }
-        calls.sort_by(|a, b| a.id.cmp(&b.id));
-        self.record_set(calls.into());
-    }
-
-    fn record_set(&self, calls: Arc<[PendingCall]>) {
-        let key = set_key(calls.iter().map(|c| (c.id.as_str(), c.tool.as_str(), &c.args)));
-        let mut sets = self.sets.lock().unwrap_or_else(|p| p.into_inner());
-        if sets.iter().any(|(k, c)| *k == key && *c == calls) {
-            return;
-        }
-        if sets.len() >= RECORDS_KEPT {
-            sets.pop_front();
-        }
-        sets.push_back((key, calls));
-    }
-
-    /// The recorded ending whose pending calls are exactly `pending`, if any.
-    pub(crate) fn find(&self, pending: &[&ToolCallPart]) -> Option<Arc<[PendingCall]>> {
-        let mut sorted: Vec<&ToolCallPart> = pending.to_vec();
-        sorted.sort_by(|a, b| a.tool_call_id.cmp(&b.tool_call_id));
-        let key = set_key(sorted.iter().map(|c| (c.tool_call_id.as_str(), c.tool_name.as_str(), &c.args)));
-        let sets = self.sets.lock().unwrap_or_else(|p| p.into_inner());
-        sets.iter()
-            .rev()
-            .find(|(k, calls)| {
-                *k == key && calls.len() == sorted.len() && calls.iter().zip(&sorted).all(|(p, c)| p.matches(c))
-            })
-            .map(|(_, calls)| calls.clone())
-    }
-}
-
-/// A hash of a set of calls sorted by id (object keys hashed in order, so that a history
-/// read back with its keys reordered finds its record).
-fn set_key<'a>(calls: impl Iterator<Item = (&'a str, &'a str, &'a Value)>) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    for (id, tool, args) in calls {
-        id.hash(&mut h);
-        tool.hash(&mut h);
-        hash_value(args, &mut h);
-    }
-    h.finish()
-}
-
-fn hash_value(v: &Value, h: &mut impl Hasher) {
-    match v {
-        Value::Null => 0u8.hash(h),
-        Value::Bool(b) => (1u8, b).hash(h),
-        Value::Number(n) => (2u8, n.to_string()).hash(h),
-        Value::String(s) => (3u8, s).hash(h),
-        Value::Array(a) => {
-            (4u8, a.len()).hash(h);
-            for x in a {
-                hash_value(x, h);
-            }
-        }
-        Value::Object(o) => {
-            (5u8, o.len()).hash(h);
-            let mut keys: Vec<&String> = o.keys().collect();
-            keys.sort();
-            for k in keys {
-                k.hash(h);
-                hash_value(&o[k], h);
-            }
-        }
     }
 }
