@@ -622,7 +622,8 @@ async fn run_step<'h, D: Clone + Send + Sync + 'static>(
     }
     // The last check: the deferral is answered once, and this is that once.
     if let Some(consume) = consume {
-        consume.consume().await?;
+        // Boxed: the resume path only, the state of every other step stays as it was.
+        Box::pin(consume.consume()).await?;
     }
 
     // Run the strategy.
