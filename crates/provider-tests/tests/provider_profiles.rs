@@ -12,6 +12,7 @@
 //! | Ollama, LM Studio | default kept (Ollama's endpoint reads only `max_tokens`) | `max_tokens` (deliberately) |
 //! | Azure OpenAI | default, but `max_tokens` for Mistral deployments | same |
 //! | Claude fable-5, mythos-5, opus-4-7, opus-4-8, opus-5, sonnet-5, haiku-5-5 | `anthropic_disallows_sampling_settings`: `temperature`, `top_p`, `top_k` dropped, `extra_body` too | same, on Anthropic and on Bedrock (`inferenceConfig`) |
+//! | Bedrock: Grok, OpenAI GPT-5.6 Sol/Luna/Terra, GPT-6 Sol/Luna/Astra, GPT-6.1 Sol | `bedrock_disallows_sampling_settings` | same |
 //! | a forced tool choice (one required tool, or any) | refused (`supports_forced_tool_choice` off) by `deepseek-reasoner`, DeepSeek Flash and V4 (thinking by default), Together's DeepSeek V4, gpt-oss (Harmony) on Together, Ollama and vLLM, Claude Fable and Mythos 5.1 and 5.2, Opus 5.5, Sonnet 5.5 | `auto` with the tools cut to the allowed ones |
 //! | tool and output schemas (an MCP server's carry `$schema`) | the OpenAI (strict or not), Anthropic, Google and Bedrock transformers drop `$schema` from every subschema | same |
 
@@ -175,19 +176,30 @@ async fn claude_families_on_bedrock_that_refuse_sampling_are_sent_none() {
             }
         }
     }
-    // Other vendors' models keep them.
-    server.reset().await;
-    Mock::given(method("POST")).respond_with(converse_ok()).mount(&server).await;
-    let m = BedrockModel::builder("us.amazon.nova-pro-v1:0")
-        .region("us-east-1")
-        .credentials(AwsCredentials::new("AKIDEXAMPLE0123", "secret"))
-        .base_url(server.uri())
-        .build()
-        .unwrap();
-    m.request(&user("hi"), Some(&settings()), &ModelRequestParameters::default()).await.unwrap();
-    let body = &bodies(&server).await[0];
-    assert_eq!(body["inferenceConfig"]["temperature"], 0.5);
-    assert_eq!(body["inferenceConfig"]["topP"], 0.9);
+    // The other vendors' families, as Pydantic AI's Bedrock profiles have them: Grok and OpenAI's
+    // GPT-5.6 and GPT-6 models refuse sampling settings on Converse.
+    for (id, takes_sampling) in [
+        ("us.amazon.nova-pro-v1:0", true),
+        ("meta.llama3-3-70b-instruct-v1:0", true),
+        ("openai.gpt-oss-120b-1:0", true),
+        ("xai.grok-4-6-v1:0", false),
+        ("us.openai.gpt-5.6-sol-v1:0", false),
+        ("openai.gpt-6-astra-v1:0", false),
+    ] {
+        server.reset().await;
+        Mock::given(method("POST")).respond_with(converse_ok()).mount(&server).await;
+        let m = BedrockModel::builder(id)
+            .region("us-east-1")
+            .credentials(AwsCredentials::new("AKIDEXAMPLE0123", "secret"))
+            .base_url(server.uri())
+            .build()
+            .unwrap();
+        m.request(&user("hi"), Some(&settings()), &ModelRequestParameters::default()).await.unwrap();
+        let body = &bodies(&server).await[0];
+        for key in ["temperature", "topP"] {
+            assert_eq!(body["inferenceConfig"].get(key).is_some(), takes_sampling, "{id}: {key} in {body}");
+        }
+    }
 }
 
 /// A tool schema as an MCP server (zod's JSON Schema) sends it: `$schema` at the root and in a
