@@ -458,7 +458,7 @@ impl HttpTransport {
         if let Some(observer) = &self.on_retry {
             observer(&retry);
         }
-        crate::model::report_to_run(&retry);
+        crate::run::report_provider_retry(&retry);
     }
 
     /// A retry of this transport's model.
