@@ -29,6 +29,8 @@ struct Family {
     result_status: bool,
     /// A conversation may start with an assistant turn.
     leading_assistant: bool,
+    /// The most the model can write in one answer, where it is known (Claude).
+    max_output_tokens: Option<u32>,
     /// `temperature` and `topP` are refused (the Claude families that refuse sampling
     /// settings, Grok, OpenAI's GPT-5.6 and GPT-6 models).
     no_sampling: bool,
@@ -56,6 +58,7 @@ fn family(model_id: &str) -> Family {
         json_results: vendor == "mistral",
         result_status: vendor != "writer",
         leading_assistant: matches!(vendor, "anthropic" | "qwen" | "zai" | "moonshotai"),
+        max_output_tokens: if vendor == "anthropic" { wire::anthropic_max_output_tokens(name) } else { None },
         no_sampling: match vendor {
             "anthropic" => wire::anthropic_refuses_sampling(name),
             // Converse refuses them for Grok, and for OpenAI's GPT-5.6 and GPT-6 models.
@@ -118,7 +121,9 @@ pub(super) async fn body(
 
     let mut inference = Map::new();
     if let Some(s) = settings {
-        put(&mut inference, "maxTokens", s.max_tokens);
+        // Above a Claude model's maximum output Converse refuses the request: lowered to it.
+        let most = family.max_output_tokens.unwrap_or(u32::MAX);
+        put(&mut inference, "maxTokens", s.max_tokens.map(|n| n.min(most)));
         put(&mut inference, "temperature", s.temperature);
         put(&mut inference, "topP", s.top_p);
         if family.no_sampling {
