@@ -12,6 +12,8 @@
 //! | Ollama, LM Studio | default kept (Ollama's endpoint reads only `max_tokens`) | `max_tokens` (deliberately) |
 //! | Azure OpenAI | default, but `max_tokens` for Mistral deployments | same |
 //! | Claude fable-5, mythos-5, opus-4-7, opus-4-8, opus-5, sonnet-5, haiku-5-5 | `anthropic_disallows_sampling_settings`: `temperature`, `top_p`, `top_k` dropped, `extra_body` too | same, on Anthropic and on Bedrock (`inferenceConfig`) |
+//! | Claude's maximum output: 128K for fable-5, mythos-5, opus-4-6 to opus-5, sonnet-4-6, sonnet-5, haiku-5-5; 64K for haiku-4-5, opus-4-5, sonnet-4-5 | `anthropic_max_output_tokens`: a larger `max_tokens` lowered to it (not with an `output-` beta on Anthropic) | same, on Anthropic and on Bedrock |
+//! | Bedrock: Grok, OpenAI GPT-5.6 Sol/Luna/Terra, GPT-6 Sol/Luna/Astra, GPT-6.1 Sol | `bedrock_disallows_sampling_settings` | same |
 //! | a forced tool choice (one required tool, or any) | refused (`supports_forced_tool_choice` off) by `deepseek-reasoner`, DeepSeek Flash and V4 (thinking by default), Together's DeepSeek V4, gpt-oss (Harmony) on Together, Ollama and vLLM, Claude Fable and Mythos 5.1 and 5.2, Opus 5.5, Sonnet 5.5 | `auto` with the tools cut to the allowed ones |
 //! | tool and output schemas (an MCP server's carry `$schema`) | the OpenAI (strict or not), Anthropic, Google and Bedrock transformers drop `$schema` from every subschema | same |
 
@@ -175,19 +177,30 @@ async fn claude_families_on_bedrock_that_refuse_sampling_are_sent_none() {
             }
         }
     }
-    // Other vendors' models keep them.
-    server.reset().await;
-    Mock::given(method("POST")).respond_with(converse_ok()).mount(&server).await;
-    let m = BedrockModel::builder("us.amazon.nova-pro-v1:0")
-        .region("us-east-1")
-        .credentials(AwsCredentials::new("AKIDEXAMPLE0123", "secret"))
-        .base_url(server.uri())
-        .build()
-        .unwrap();
-    m.request(&user("hi"), Some(&settings()), &ModelRequestParameters::default()).await.unwrap();
-    let body = &bodies(&server).await[0];
-    assert_eq!(body["inferenceConfig"]["temperature"], 0.5);
-    assert_eq!(body["inferenceConfig"]["topP"], 0.9);
+    // The other vendors' families, as Pydantic AI's Bedrock profiles have them: Grok and OpenAI's
+    // GPT-5.6 and GPT-6 models refuse sampling settings on Converse.
+    for (id, takes_sampling) in [
+        ("us.amazon.nova-pro-v1:0", true),
+        ("meta.llama3-3-70b-instruct-v1:0", true),
+        ("openai.gpt-oss-120b-1:0", true),
+        ("xai.grok-4-6-v1:0", false),
+        ("us.openai.gpt-5.6-sol-v1:0", false),
+        ("openai.gpt-6-astra-v1:0", false),
+    ] {
+        server.reset().await;
+        Mock::given(method("POST")).respond_with(converse_ok()).mount(&server).await;
+        let m = BedrockModel::builder(id)
+            .region("us-east-1")
+            .credentials(AwsCredentials::new("AKIDEXAMPLE0123", "secret"))
+            .base_url(server.uri())
+            .build()
+            .unwrap();
+        m.request(&user("hi"), Some(&settings()), &ModelRequestParameters::default()).await.unwrap();
+        let body = &bodies(&server).await[0];
+        for key in ["temperature", "topP"] {
+            assert_eq!(body["inferenceConfig"].get(key).is_some(), takes_sampling, "{id}: {key} in {body}");
+        }
+    }
 }
 
 /// A tool schema as an MCP server (zod's JSON Schema) sends it: `$schema` at the root and in a
@@ -371,5 +384,60 @@ fn families_that_refuse_a_forced_tool_get_auto_with_the_allowed_tools() {
             assert_eq!(names(&body), ["get_weather", "get_time"], "{model}");
             assert_eq!(body_required["tool_choice"], json!({"type": "any"}), "{model}");
         }
+    }
+}
+
+#[tokio::test]
+async fn claude_max_tokens_are_capped_at_the_models_maximum_output() {
+    let mut s = ModelSettings::new();
+    s.max_tokens = Some(200_000);
+    let table = [
+        ("claude-3-5-haiku-latest", 200_000),
+        ("claude-sonnet-4-0", 200_000),
+        ("claude-sonnet-4-5", 64_000),
+        ("claude-haiku-4-5", 64_000),
+        ("claude-opus-4-5", 64_000),
+        ("claude-opus-4-6", 128_000),
+        ("claude-sonnet-4-6", 128_000),
+        ("claude-opus-4-7", 128_000),
+        ("claude-sonnet-5", 128_000),
+        ("claude-haiku-5-5", 128_000),
+    ];
+    for (model, expected) in table {
+        let m = AnthropicModel::builder(model).api_key("key").build().unwrap();
+        let body = m.request_body(&user("hi"), Some(&s), &ModelRequestParameters::default(), false).unwrap();
+        assert_eq!(body["max_tokens"], expected, "{model}");
+        // A limit within the maximum is sent as it is.
+        let mut small = s.clone();
+        small.max_tokens = Some(1000);
+        let body = m.request_body(&user("hi"), Some(&small), &ModelRequestParameters::default(), false).unwrap();
+        assert_eq!(body["max_tokens"], 1000, "{model}");
+    }
+    // A beta that raises the maximum output leaves the limit to the API.
+    let m = AnthropicModel::builder("claude-sonnet-4-5")
+        .api_key("key")
+        .header("anthropic-beta", "output-300k-2026-03-24")
+        .build()
+        .unwrap();
+    let body = m.request_body(&user("hi"), Some(&s), &ModelRequestParameters::default(), false).unwrap();
+    assert_eq!(body["max_tokens"], 200_000);
+
+    // Bedrock: the Claude families alike; other vendors' models as asked.
+    let server = MockServer::start().await;
+    for (model, expected) in table
+        .iter()
+        .map(|(m, n)| (format!("us.anthropic.{m}-v1:0"), *n))
+        .chain([("us.amazon.nova-pro-v1:0".to_string(), 200_000)])
+    {
+        server.reset().await;
+        Mock::given(method("POST")).respond_with(converse_ok()).mount(&server).await;
+        let m = BedrockModel::builder(model.as_str())
+            .region("us-east-1")
+            .credentials(AwsCredentials::new("AKIDEXAMPLE0123", "secret"))
+            .base_url(server.uri())
+            .build()
+            .unwrap();
+        m.request(&user("hi"), Some(&s), &ModelRequestParameters::default()).await.unwrap();
+        assert_eq!(bodies(&server).await[0]["inferenceConfig"]["maxTokens"], expected, "{model}");
     }
 }

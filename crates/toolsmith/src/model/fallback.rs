@@ -12,9 +12,9 @@ type FallbackOn = Arc<dyn Fn(&ModelError) -> bool + Send + Sync>;
 
 /// A model that tries several models in order: when one fails with an error that allows a
 /// fallback (by default an HTTP error, an error the provider reported, a connection failure, a
-/// timeout or a broken wire format: the kinds [`ModelErrorKind::is_transient`](crate::model::ModelErrorKind::is_transient) names), the next
-/// one is asked. When every model fails, the error (kind
-/// `ModelErrorKind::AllModelsFailed`) lists each model's error.
+/// timeout or a broken wire format: the kinds [`ModelErrorKind::is_transient`] names), the next
+/// one is asked. When every model fails, the error (kind `ModelErrorKind::AllModelsFailed`) lists
+/// each model's error.
 ///
 /// Each model keeps its own retries: a provider's 429 is retried with backoff first, and only
 /// an error that survives the retries moves on to the next model.
@@ -25,6 +25,8 @@ type FallbackOn = Arc<dyn Fn(&ModelError) -> bool + Send + Sync>;
 /// let agent = toolsmith::Agent::builder(model).build().unwrap();
 /// # let _ = agent;
 /// ```
+///
+/// [`ModelErrorKind::is_transient`]: crate::model::ModelErrorKind::is_transient
 #[derive(Clone)]
 pub struct FallbackModel {
     models: Vec<AnyModel>,
@@ -39,8 +41,10 @@ impl std::fmt::Debug for FallbackModel {
 }
 
 /// The default fallback condition: an error of a kind that another model may not have
-/// ([`ModelErrorKind::is_transient`](crate::model::ModelErrorKind::is_transient): HTTP errors, errors the provider reported, connection
+/// ([`ModelErrorKind::is_transient`]: HTTP errors, errors the provider reported, connection
 /// failures, timeouts, broken wire formats).
+///
+/// [`ModelErrorKind::is_transient`]: crate::model::ModelErrorKind::is_transient
 pub fn is_api_error(error: &ModelError) -> bool {
     error.kind.is_transient()
 }

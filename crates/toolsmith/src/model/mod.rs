@@ -26,9 +26,6 @@ pub use fallback::{FallbackModel, is_api_error};
 pub use function::{AgentInfo, FunctionModel, StreamDelta};
 pub use profile::{Encoding, ModelProfile, UnknownEncoding};
 
-pub(crate) use retry::observe_retries;
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini", feature = "bedrock"))]
-pub(crate) use retry::report_to_run;
 pub use retry::{ProviderRetry, RetryObserver};
 pub use return_schemas::prepare_return_schemas;
 pub use stream::{

@@ -1,6 +1,7 @@
 //! [`ProviderRetry`]: a provider request that failed and is about to be tried again, as a
 //! provider adapter reports it to its model's observer (the builders' `.on_retry(...)`) and to
-//! the run the request belongs to ([`AgentEvent::ProviderRetry`](crate::agent::AgentEvent::ProviderRetry)).
+//! the run the request belongs to ([`AgentEvent::ProviderRetry`](crate::agent::AgentEvent::ProviderRetry),
+//! through the task-local of `run/events.rs`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -93,22 +94,3 @@ impl std::fmt::Display for ProviderRetry {
 
 /// What a provider calls before each retry (see the provider builders' `.on_retry(...)`).
 pub type RetryObserver = Arc<dyn Fn(&ProviderRetry) + Send + Sync>;
-
-tokio::task_local! {
-    /// Where the run being polled wants its provider retries reported.
-    static RUN_OBSERVER: RetryObserver;
-}
-
-/// Polls `fut` with `observer` told of the provider retries made inside it.
-pub(crate) async fn observe_retries<F: std::future::Future>(observer: RetryObserver, fut: F) -> F::Output {
-    RUN_OBSERVER.scope(observer, fut).await
-}
-
-/// Reports a retry to the run polling the request, if any.
-#[cfg_attr(
-    not(any(feature = "openai", feature = "anthropic", feature = "gemini", feature = "bedrock")),
-    allow(dead_code)
-)]
-pub(crate) fn report_to_run(retry: &ProviderRetry) {
-    let _ = RUN_OBSERVER.try_with(|observer| observer(retry));
-}

@@ -32,8 +32,8 @@ use crate::providers::sse::{SNIPPET_CHARS, SseEvent, SseParser, SseStream, Strea
 /// jitter; when the provider sends `Retry-After` (seconds or an HTTP date, padded or not) or
 /// `retry-after-ms`, that wait is used instead, unless it is longer than `max_retry_after`, in
 /// which case the error is returned at once and says so. A value that is not a wait (`inf`,
-/// `NaN`, `-5`, `1e3`, `soon`) is ignored: the backoff applies. Retries never outlast the request's total timeout: a wait
-/// that would end after it is not taken. Any values are safe (arithmetic saturates; a header
+/// `NaN`, `-5`, `1e3`, `soon`) is ignored: the backoff applies. Retries never outlast the
+/// request's total timeout: a wait that would end after it is not taken. Any values are safe (arithmetic saturates; a header
 /// too large for a [`Duration`] counts as longer than `max_retry_after`).
 ///
 /// ```
@@ -458,7 +458,7 @@ impl HttpTransport {
         if let Some(observer) = &self.on_retry {
             observer(&retry);
         }
-        crate::model::report_to_run(&retry);
+        crate::run::report_provider_retry(&retry);
     }
 
     /// A retry of this transport's model.

@@ -334,6 +334,32 @@ pub(crate) fn anthropic_refuses_sampling(model: &str) -> bool {
     ANTHROPIC_NO_SAMPLING.iter().any(|p| model.starts_with(p))
 }
 
+/// The most a Claude model (its Anthropic name) can write in one answer, where Pydantic AI's
+/// profile knows it (`anthropic_max_output_tokens`): a larger `max_tokens` is refused with a
+/// 400, and lowered to it.
+#[cfg(any(feature = "anthropic", feature = "bedrock"))]
+pub(crate) fn anthropic_max_output_tokens(model: &str) -> Option<u32> {
+    const MAX_128K: &[&str] = &[
+        "claude-fable-5",
+        "claude-mythos-5",
+        "claude-opus-4-6",
+        "claude-opus-4-7",
+        "claude-opus-4-8",
+        "claude-opus-5",
+        "claude-sonnet-4-6",
+        "claude-sonnet-5",
+        "claude-haiku-5-5",
+    ];
+    const MAX_64K: &[&str] = &["claude-haiku-4-5", "claude-opus-4-5", "claude-sonnet-4-5"];
+    if MAX_128K.iter().any(|p| model.starts_with(p)) {
+        Some(128_000)
+    } else if MAX_64K.iter().any(|p| model.starts_with(p)) {
+        Some(64_000)
+    } else {
+        None
+    }
+}
+
 /// Takes the `keys` out of `map`, with a warning naming them and the model that refuses them;
 /// returns what was taken out.
 #[cfg(any(feature = "anthropic", feature = "bedrock"))]

@@ -60,6 +60,24 @@ pub enum AgentEvent {
 /// Where a run sends its events.
 pub(crate) type EventSink = Arc<dyn Fn(AgentEvent) + Send + Sync>;
 
+tokio::task_local! {
+    /// The events of the run polling a model request: where the provider adapters report
+    /// their retries.
+    static REQUEST_EVENTS: EventSink;
+}
+
+/// Polls a model request with the provider retries made inside it sent to `sink` as
+/// [`AgentEvent::ProviderRetry`] events.
+pub(crate) async fn with_provider_retries<F: std::future::Future>(sink: EventSink, fut: F) -> F::Output {
+    REQUEST_EVENTS.scope(sink, fut).await
+}
+
+/// Reports a provider retry to the run polling the request, if any.
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini", feature = "bedrock"))]
+pub(crate) fn report_provider_retry(retry: &crate::model::ProviderRetry) {
+    let _ = REQUEST_EVENTS.try_with(|sink| sink(AgentEvent::ProviderRetry(retry.clone())));
+}
+
 /// The events of a run as a stream (see [`RunBuilder::stream`](crate::agent::RunBuilder::stream)).
 #[derive(Debug)]
 pub struct EventStream {

@@ -8,8 +8,10 @@ mod output_mode;
 pub(crate) mod partial;
 mod state;
 
-pub(crate) use events::EventSink;
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini", feature = "bedrock"))]
+pub(crate) use events::report_provider_retry;
 pub use events::{AgentEvent, EventStream};
+pub(crate) use events::{EventSink, with_provider_retries};
 pub use output::{OUTPUT_TOOL_NAME, OutputSpec, RunOutput};
 pub use output_mode::{DEFAULT_PROMPTED_OUTPUT_TEMPLATE, OutputMode, OutputObject};
 pub(crate) use output_mode::{OutputOptions, strip_markdown_fences};

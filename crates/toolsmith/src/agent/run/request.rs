@@ -403,10 +403,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             let mut result = match &self.state.events {
                 // The provider's retries of this request are events of the run.
                 Some(sink) => {
-                    let sink = sink.clone();
-                    let observer: crate::model::RetryObserver =
-                        Arc::new(move |retry| sink(AgentEvent::ProviderRetry(retry.clone())));
-                    crate::model::observe_retries(observer, AssertUnwindSafe(attempt).catch_unwind()).await
+                    crate::run::with_provider_retries(sink.clone(), AssertUnwindSafe(attempt).catch_unwind()).await
                 }
                 None => AssertUnwindSafe(attempt).catch_unwind().await,
             }

@@ -28,7 +28,15 @@ impl AnthropicModel {
         let native_search = self.uses_tool_search(params);
         let mut body = Map::new();
         body.insert("model".into(), self.name.clone().into());
-        body.insert("max_tokens".into(), settings.and_then(|s| s.max_tokens).unwrap_or(self.default_max_tokens).into());
+        let mut max_tokens = settings.and_then(|s| s.max_tokens).unwrap_or(self.default_max_tokens);
+        // Above the model's maximum output the API refuses the request; the model cannot write
+        // more anyway (unless an `output-...` beta raises the maximum).
+        if let Some(most) = wire::anthropic_max_output_tokens(&self.name)
+            && !self.extends_max_output()
+        {
+            max_tokens = max_tokens.min(most);
+        }
+        body.insert("max_tokens".into(), max_tokens.into());
         let mut system: Vec<String> = wire::instructions(messages, params).into_iter().collect();
         system.extend(messages.iter().filter_map(ModelMessage::as_request).flat_map(|r| {
             r.parts.iter().filter_map(|p| match p {
@@ -324,6 +332,19 @@ fn map_media(m: &MediaContent) -> Result<Value, ModelError> {
             ));
         }
     })
+}
+
+impl AnthropicModel {
+    /// Whether the requests carry a beta that raises the maximum output (`output-...`).
+    fn extends_max_output(&self) -> bool {
+        self.http
+            .headers
+            .get_all("anthropic-beta")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .any(|beta| beta.trim().starts_with("output-"))
+    }
 }
 
 /// The Claude families that refuse a forced tool choice (`any`, `tool`) even without thinking,

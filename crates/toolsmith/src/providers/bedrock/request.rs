@@ -29,21 +29,28 @@ struct Family {
     result_status: bool,
     /// A conversation may start with an assistant turn.
     leading_assistant: bool,
+    /// The most the model can write in one answer, where it is known (Claude).
+    max_output_tokens: Option<u32>,
     /// `temperature` and `topP` are refused (the Claude families that refuse sampling
-    /// settings).
+    /// settings, Grok, OpenAI's GPT-5.6 and GPT-6 models).
     no_sampling: bool,
 }
+
+/// The OpenAI models Converse takes without sampling settings (Pydantic AI's
+/// `bedrock_disallows_sampling_settings`).
+const BEDROCK_OPENAI_NO_SAMPLING: &[&str] =
+    &["gpt-5.6-sol", "gpt-5.6-luna", "gpt-5.6-terra", "gpt-6-sol", "gpt-6-luna", "gpt-6-astra", "gpt-6.1-sol"];
 
 /// The family of a model id: the vendor prefix, after an ARN's resource path and a
 /// cross-region inference profile's geography (`us.`, `eu.`, `global.`...).
 fn family(model_id: &str) -> Family {
     let id = model_id.rsplit('/').next().unwrap_or(model_id);
-    let mut segments = id.split('.');
-    let first = segments.next().unwrap_or_default();
-    let vendor = if matches!(first, "us" | "eu" | "apac" | "global" | "us-gov" | "jp" | "au" | "ca") {
-        segments.next().unwrap_or_default()
+    let (first, rest) = id.split_once('.').unwrap_or((id, ""));
+    // The vendor, and the model's own name after it (which may hold dots: `gpt-5.6-sol`).
+    let (vendor, name) = if matches!(first, "us" | "eu" | "apac" | "global" | "us-gov" | "jp" | "au" | "ca") {
+        rest.split_once('.').unwrap_or((rest, ""))
     } else {
-        first
+        (first, rest)
     };
     Family {
         tool_choice: matches!(vendor, "anthropic" | "amazon" | "zai" | "moonshotai" | "xai"),
@@ -51,7 +58,14 @@ fn family(model_id: &str) -> Family {
         json_results: vendor == "mistral",
         result_status: vendor != "writer",
         leading_assistant: matches!(vendor, "anthropic" | "qwen" | "zai" | "moonshotai"),
-        no_sampling: vendor == "anthropic" && wire::anthropic_refuses_sampling(segments.next().unwrap_or_default()),
+        max_output_tokens: if vendor == "anthropic" { wire::anthropic_max_output_tokens(name) } else { None },
+        no_sampling: match vendor {
+            "anthropic" => wire::anthropic_refuses_sampling(name),
+            // Converse refuses them for Grok, and for OpenAI's GPT-5.6 and GPT-6 models.
+            "xai" => true,
+            "openai" => BEDROCK_OPENAI_NO_SAMPLING.iter().any(|p| name.starts_with(p)),
+            _ => false,
+        },
     }
 }
 
@@ -108,7 +122,9 @@ pub(super) async fn body(
 
     let mut inference = Map::new();
     if let Some(s) = settings {
-        put(&mut inference, "maxTokens", s.max_tokens);
+        // Above a Claude model's maximum output Converse refuses the request: lowered to it.
+        let most = family.max_output_tokens.unwrap_or(u32::MAX);
+        put(&mut inference, "maxTokens", s.max_tokens.map(|n| n.min(most)));
         put(&mut inference, "temperature", s.temperature);
         put(&mut inference, "topP", s.top_p);
         if family.no_sampling {
@@ -383,6 +399,11 @@ mod tests {
         assert!(family("arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-haiku-5-5-v1:0").no_sampling);
         assert!(!family("anthropic.claude-sonnet-4-5-20250929-v1:0").no_sampling);
         assert!(!family("us.amazon.nova-pro-v1:0").no_sampling);
+        assert!(family("xai.grok-4-6-v1:0").no_sampling);
+        assert!(family("us.openai.gpt-5.6-sol-v1:0").no_sampling);
+        assert!(!family("openai.gpt-oss-120b-1:0").no_sampling);
+        assert!(family("us.anthropic.claude-3-5-sonnet-20240620-v1:0").leading_assistant);
+        assert!(family("global.zai.glm-4-6").tool_choice);
         assert!(family("arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-pro-v1:0").tool_choice);
         assert!(!family("meta.llama3-70b-instruct-v1:0").tool_choice);
         assert!(family("mistral.mistral-large-2402-v1:0").json_results);
