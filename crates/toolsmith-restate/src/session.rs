@@ -237,7 +237,7 @@ impl<D: Clone + Send + Sync + 'static, O: Serialize + Send + Sync + 'static> Dur
             let result = drive(ctx, &mut cursor, steps, toolsmith::durable::scope(source.clone(), run))
                 .await
                 .map_err(|e| TerminalError::new(format!("the agent run failed: {e}")))?;
-            usage = add_usage(usage, result.usage());
+            usage += result.usage();
             history = result.all_messages().to_vec();
             match result.into_output() {
                 Deferrable::Output(output) => {
@@ -270,16 +270,6 @@ impl<D: Clone + Send + Sync + 'static, O: Serialize + Send + Sync + 'static> Dur
     pub async fn history(&self, ctx: &SharedObjectContext<'_>) -> Result<Vec<ModelMessage>, HandlerError> {
         history(ctx).await
     }
-}
-
-fn add_usage(mut total: RunUsage, more: &RunUsage) -> RunUsage {
-    total.requests += more.requests;
-    total.tool_calls += more.tool_calls;
-    total.input_tokens += more.input_tokens;
-    total.output_tokens += more.output_tokens;
-    total.cache_read_tokens += more.cache_read_tokens;
-    total.cache_write_tokens += more.cache_write_tokens;
-    total
 }
 
 /// One awakeable per waiting call, listed in state for `decide`, then awaited in call order.

@@ -36,6 +36,7 @@ mod index;
 mod join;
 mod layout;
 mod output;
+mod plan;
 mod prompted;
 mod resume;
 mod step;

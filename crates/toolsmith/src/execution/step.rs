@@ -1,5 +1,6 @@
 //! One step: how a response's tool calls become the next request.
 
+use super::plan::{check_call_limit, defer_calls, follow_strategy, mark_kinds, plan_calls, refuse_duplicate_ids};
 use super::*;
 use std::borrow::Cow;
 
@@ -27,18 +28,18 @@ pub(super) enum Plan<'h, D> {
 /// A call answered with a retry without running anything, counted (when `charged`) against
 /// `max` retries.
 pub(super) struct Refusal<'h> {
-    index: usize,
-    call: Call<'h>,
-    message: String,
-    cause: RetryCause,
-    charged: bool,
-    max: u32,
+    pub(super) index: usize,
+    pub(super) call: Call<'h>,
+    pub(super) message: String,
+    pub(super) cause: RetryCause,
+    pub(super) charged: bool,
+    pub(super) max: u32,
 }
 
 /// A validated batch: the parts made so far and the calls to run.
 pub(super) struct Validated<'h, D> {
-    out: Vec<(usize, ModelRequestPart)>,
-    to_run: Vec<Ready<'h, D>>,
+    pub(super) out: Vec<(usize, ModelRequestPart)>,
+    pub(super) to_run: Vec<Ready<'h, D>>,
 }
 
 /// The working state of one step.
@@ -169,7 +170,7 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
         Ok(Validated { out, to_run })
     }
 
-    async fn validate_plan<'h>(
+    pub(super) async fn validate_plan<'h>(
         &mut self,
         state: &mut RunState,
         plan: Plan<'h, D>,
@@ -424,6 +425,11 @@ struct Record {
 
 /// The step itself: what it answers goes to `record`.
 #[allow(clippy::too_many_arguments)]
+/// One step, as phases: the calls' kinds marked and bridge calls unwrapped; what a resume
+/// settles; duplicate ids refused; a plan for every call ([`plan_calls`]); the tool call limit
+/// ([`check_call_limit`]); the resume's last checks and its deferral consumed; the end strategy
+/// that validates and runs the calls ([`follow_strategy`]); the calls that wait
+/// ([`defer_calls`]); the step's record and outcome.
 async fn run_step<'h, D: Clone + Send + Sync + 'static>(
     inner: &StepConfig<D>,
     caps: &Capabilities<D>,
@@ -436,20 +442,7 @@ async fn run_step<'h, D: Clone + Send + Sync + 'static>(
     record: &mut Option<Record>,
 ) -> Result<StepOutcome, AgentRunError> {
     tools.prepare_lookups(calls.len());
-    // A call to a tool of a known kind (`search_tools`) carries that kind in the history from
-    // the start, whatever happens to the step, and so does its return or retry: when its
-    // arguments are valid, or still a JSON string (as Pydantic AI types a call: a string is left
-    // to validation, an object has to fit).
-    let mut kinded: FxHashMap<String, &'static str> = FxHashMap::default();
-    for call in &calls {
-        if let Some(kind) = tools.tool_kind(&call.tool_name)
-            && let Some(tool) = tools.get(&call.tool_name)
-            && (call.args.is_string() || validate_args(tool, ctx, &call.args).is_ok())
-        {
-            state.mark_call_kind(&call.tool_call_id, kind);
-            kinded.insert(call.tool_call_id.clone(), kind);
-        }
-    }
+    let kinded = mark_kinds(tools, ctx, state, &calls);
     let mut calls = calls;
     let bridged_ids = tools.unwrap_bridge_calls(&mut calls);
     let mut step = Step {
@@ -471,149 +464,22 @@ async fn run_step<'h, D: Clone + Send + Sync + 'static>(
     let Settled { resolutions, prompt: resume_prompt, unverified, consume, trusted } =
         resume::settle(resume, &calls, inner, &mut step.deferred)?;
 
-    // Plan every call.
     let output_tool = inner.output.output_tool().filter(|_| !tools.output_withdrawn).map(|t| t.name.clone());
-    // Calls that share an id cannot be told apart by what answers them (a return, an approval):
-    // the run ends before any of them runs, with Pydantic AI's error (a resumed history with them
-    // is refused earlier).
     if resolutions.is_none() {
-        let duplicates =
-            duplicate_ids(calls.iter().map(|c| &**c).filter(|c| Some(&c.tool_name) != output_tool.as_ref()));
-        if !duplicates.is_empty() {
-            let listed: Vec<String> = duplicates.iter().map(|id| format!("'{id}'")).collect();
-            return Err(AgentRunError::unexpected(format!(
-                "Function tool calls must have unique `tool_call_id` values; duplicate `tool_call_id`s: [{}]",
-                listed.join(", ")
-            )));
-        }
+        refuse_duplicate_ids(&calls, output_tool.as_deref())?;
     }
-    let mut plans: Vec<Plan<'h, D>> = Vec::with_capacity(calls.len());
-    for (index, call) in calls.into_iter().enumerate() {
-        let mut approved = false;
-        let mut call_metadata = None;
-        let mut args_override = None;
-        if let Some(res) = &resolutions {
-            match res.get(&call.tool_call_id) {
-                None | Some(Resolution::Skip) => continue,
-                Some(Resolution::Denied(message)) => {
-                    let mut p =
-                        ToolReturnPart::success(&call.tool_name, Value::String(message.clone()), &call.tool_call_id);
-                    p.outcome = ToolOutcome::Denied;
-                    plans.push(Plan::Settled(index, ModelRequestPart::ToolReturn(p), None));
-                    continue;
-                }
-                // Only a decision answers a call to a tool that requires approval, unless the
-                // caller takes the results as given (`trust_history`).
-                Some(Resolution::External(_))
-                    if !trusted && tools.get(&call.tool_name).is_some_and(|t| t.def.kind == ToolKind::Unapproved) =>
-                {
-                    let refusal = ResumeRefusal::ResultForApproval { tool_call_id: call.tool_call_id.clone() };
-                    return Err(AgentRunError::User(refusal.into()));
-                }
-                Some(Resolution::External(result)) => {
-                    let (part, content) = match result {
-                        ExternalResult::Value(v) => {
-                            (ToolReturnPart::success(&call.tool_name, v.clone(), &call.tool_call_id), None)
-                        }
-                        ExternalResult::Return(ret) => return_part(&call, ret.clone()),
-                        ExternalResult::Retry(r) => (
-                            ToolReturnPart::retried(
-                                &call.tool_name,
-                                r.content.clone(),
-                                &call.tool_call_id,
-                                RetryInfo::uncounted(RetryCause::ModelRetry),
-                            ),
-                            None,
-                        ),
-                    };
-                    plans.push(Plan::Settled(index, ModelRequestPart::ToolReturn(part), content));
-                    continue;
-                }
-                Some(Resolution::Approved { args, metadata }) => {
-                    approved = true;
-                    call_metadata = metadata.clone();
-                    args_override = args.clone();
-                }
-            }
-        }
-        if output_tool.as_deref() == Some(call.tool_name.as_str()) {
-            plans.push(Plan::Output(index, call));
-            continue;
-        }
-        if let Some((kind, own_retries)) = tools.hidden(&call.tool_name) {
-            let message = format!(
-                "Tool '{}' is not available yet: search for it first, then call it again once you've seen its schema.",
-                call.tool_name
-            );
-            // The first refusal of a tool is free; later ones use the tool's own retries.
-            let charged = !state.refused.get_or_insert_default().insert(call.tool_name.clone());
-            let max = own_retries.unwrap_or(inner.retries);
-            let cause = RetryCause::UnavailableTool;
-            // A call to an external tool (or one needing approval) is answered with the step's
-            // deferred calls, after the other parts.
-            let refusal = Refusal { index, call, message, cause, charged, max };
-            plans.push(if matches!(kind, ToolKind::External | ToolKind::Unapproved) {
-                Plan::Withheld(refusal)
-            } else {
-                Plan::Refused(refusal)
-            });
-            continue;
-        }
-        let Some(tool) = tools.get(&call.tool_name) else {
-            let available = tools.available_names(output_tool.as_deref());
-            let message = if available.is_empty() {
-                format!("Unknown tool name: '{}'. No tools available.", call.tool_name)
-            } else {
-                format!("Unknown tool name: '{}'. Available tools: {available}", call.tool_name)
-            };
-            let max = inner.retries;
-            let cause = RetryCause::UnknownTool;
-            plans.push(Plan::Refused(Refusal { index, call, message, cause, charged: true, max }));
-            continue;
-        };
-        if approved && tool.def.kind == ToolKind::External {
-            let refusal = ResumeRefusal::ApprovalForExternal { tool_call_id: call.tool_call_id.clone() };
-            return Err(AgentRunError::User(refusal.into()));
-        }
-        let max_retries = tool.max_retries.unwrap_or(inner.retries);
-        let retry = step.counts.get(&call.tool_name).copied().unwrap_or(0);
-        let r = Ready {
-            index,
-            call,
-            tool,
-            raw: args_override.map(Box::new),
-            args: None,
-            max_retries,
-            timeout: tool.def.timeout.or(tool.toolset_timeout),
-            base: ctx,
-            retry,
-            approved,
-            metadata: call_metadata.map(Box::new),
-        };
-        plans.push(if tool.def.kind == ToolKind::External {
-            Plan::External(r)
-        } else if tool.def.kind == ToolKind::Unapproved && !approved {
-            Plan::Unapproved(r)
-        } else {
-            Plan::Function(r)
-        });
-    }
-
-    // The tool call limit counts every function and unknown call of the step, and the results
-    // supplied for resumed calls, before anything runs.
-    if let Some(limit) = limits.tool_calls_limit {
-        let calls_now =
-            plans.iter().filter(|p| matches!(p, Plan::Function(_) | Plan::Refused(_) | Plan::Settled(..))).count()
-                as u32;
-        let projected = state.usage.tool_calls + calls_now;
-        if calls_now > 0 && projected > limit {
-            return Err(AgentRunError::UsageLimitExceeded {
-                message: format!(
-                    "The next tool call(s) would exceed the tool_calls_limit of {limit} (tool_calls={projected}). Consider raising the limit (`UsageLimits::tool_calls_limit`)"
-                ),
-            });
-        }
-    }
+    let plans = plan_calls(
+        inner,
+        tools,
+        ctx,
+        state,
+        &step.counts,
+        calls,
+        resolutions.as_ref(),
+        trusted,
+        output_tool.as_deref(),
+    )?;
+    check_call_limit(&plans, state, limits)?;
 
     // Results bound to nothing, for pending calls the agent has no record of: refused before
     // anything runs (after the checks above, whose messages say more, and the usage limit: nothing runs either way).
@@ -626,91 +492,9 @@ async fn run_step<'h, D: Clone + Send + Sync + 'static>(
         Box::pin(consume.consume()).await?;
     }
 
-    // Run the strategy.
     let strategy = if resolutions.is_some() { EndStrategy::Graceful } else { inner.end_strategy };
     step.content_at_end = strategy == EndStrategy::Exhaustive;
-    let mut deferred_kinds: Vec<Plan<'h, D>> = Vec::new();
-    let n_plans = plans.len();
-    let mut absorbed: Vec<usize> = Vec::new();
-    let outcome: Result<(), AgentRunError> = async {
-        match strategy {
-            EndStrategy::Early => {
-                let mut rest = Vec::with_capacity(n_plans);
-                for plan in plans {
-                    match plan {
-                        Plan::Output(i, call) => step.output(state, ctx, i, &call, strategy, &mut absorbed).await?,
-                        Plan::External(..) | Plan::Unapproved(_) | Plan::Withheld(_) => deferred_kinds.push(plan),
-                        other => rest.push(other),
-                    }
-                }
-                if step.final_output.is_some() {
-                    let mut out: Vec<(usize, ModelRequestPart)> = Vec::new();
-                    let mut refused = Vec::new();
-                    for plan in rest {
-                        match plan {
-                            // Skipped, unknown and undiscovered tools included: nothing is retried.
-                            Plan::Function(r) => {
-                                out.push((r.index, success_part(&r.call, Value::String(TOOL_NOT_EXECUTED.into()))))
-                            }
-                            Plan::Refused(Refusal { index, call, .. }) => {
-                                out.push((index, success_part(&call, Value::String(TOOL_NOT_EXECUTED.into()))))
-                            }
-                            other => refused.push(other),
-                        }
-                    }
-                    step.flush(state, refused).await?;
-                    out.sort_by_key(|(i, _)| *i);
-                    step.parts.extend(out);
-                } else {
-                    step.flush(state, rest).await?;
-                }
-            }
-            EndStrategy::Graceful => {
-                let mut pending = Vec::with_capacity(n_plans);
-                for plan in plans {
-                    match plan {
-                        Plan::Output(i, call) => {
-                            step.flush(state, std::mem::take(&mut pending)).await?;
-                            step.output(state, ctx, i, &call, strategy, &mut absorbed).await?;
-                        }
-                        Plan::External(..) | Plan::Unapproved(_) | Plan::Withheld(_) => deferred_kinds.push(plan),
-                        other => pending.push(other),
-                    }
-                }
-                step.flush(state, pending).await?;
-            }
-            EndStrategy::Exhaustive => {
-                // The function calls are validated first, in order; then the outputs, then the
-                // function calls run.
-                let mut pending = Vec::with_capacity(n_plans);
-                let mut outputs = Vec::new();
-                for plan in plans {
-                    match plan {
-                        Plan::Output(i, call) => outputs.push((i, call)),
-                        Plan::External(..) | Plan::Unapproved(_) | Plan::Withheld(_) => deferred_kinds.push(plan),
-                        other => pending.push(other),
-                    }
-                }
-                let validated = step.validate_batch(state, pending).await?;
-                let output_indices: Vec<usize> = outputs.iter().map(|(i, _)| *i).collect();
-                for (i, call) in outputs {
-                    if let Err(e) = step.output(state, ctx, i, &call, strategy, &mut absorbed).await {
-                        // The validation's answers stay with the step's other parts.
-                        step.parts.extend(validated.out);
-                        return Err(e);
-                    }
-                }
-                if let Err(e) = step.run_batch(state, validated).await {
-                    // The outputs' answers are given with the step's end, which a function call
-                    // that ends the run does not reach: only the function calls' stay.
-                    step.parts.retain(|(i, _)| !output_indices.contains(i));
-                    return Err(e);
-                }
-            }
-        }
-        Ok(())
-    }
-    .await;
+    let (deferred_kinds, absorbed, outcome) = follow_strategy(&mut step, state, ctx, plans, strategy).await;
     if strategy != EndStrategy::Early {
         step.parts.sort_by_key(|(i, _)| *i);
     }
@@ -738,64 +522,10 @@ async fn run_step<'h, D: Clone + Send + Sync + 'static>(
         t.content = Value::String(RETRY_WINS.into());
     }
 
-    // Calls that wait for approval or an external result.
-    if step.final_output.is_some() {
-        let mut stubs: Vec<(usize, ModelRequestPart)> = deferred_kinds
-            .iter()
-            .filter_map(|p| match p {
-                Plan::External(r) => Some((r.index, success_part(&r.call, Value::String(TOOL_NOT_EXECUTED.into())))),
-                Plan::Withheld(w) => Some((w.index, success_part(&w.call, Value::String(TOOL_NOT_EXECUTED.into())))),
-                Plan::Unapproved(r) => Some((r.index, success_part(&r.call, Value::String(TOOL_NOT_EXECUTED.into())))),
-                _ => None,
-            })
-            .collect();
-        stubs.sort_by_key(|(i, _)| *i);
-        step.parts.extend(stubs);
-    } else {
-        let mut out: Vec<(usize, ModelRequestPart)> = Vec::new();
-        let mut failure = None;
-        // Validated by kind: the external calls, then those waiting for approval (each kind in
-        // call order).
-        let mut deferred_kinds = deferred_kinds;
-        deferred_kinds.sort_by_key(|p| !matches!(p, Plan::External(_) | Plan::Withheld(_)));
-        for plan in deferred_kinds {
-            match plan {
-                Plan::Withheld(refusal) => {
-                    let mut to_run = Vec::new();
-                    if let Err(error) = step.validate_plan(state, Plan::Refused(refusal), &mut out, &mut to_run).await {
-                        failure = Some(error);
-                        break;
-                    }
-                }
-                Plan::External(r) => match validate_call(caps, &r).await {
-                    Ok(_) => step.deferred.calls.push(r.call.into_owned()),
-                    Err(e) => {
-                        if let Err(error) = step.settle(e, &r, &mut out) {
-                            failure = Some(error);
-                            break;
-                        }
-                    }
-                },
-                Plan::Unapproved(r) => match validate_call(caps, &r).await {
-                    Ok(_) => step.deferred.approvals.push(r.call.into_owned()),
-                    Err(e) => {
-                        if let Err(error) = step.settle(e, &r, &mut out) {
-                            failure = Some(error);
-                            break;
-                        }
-                    }
-                },
-                _ => {}
-            }
-        }
-        // The answers given before a call ended the run stay.
-        out.sort_by_key(|(i, _)| *i);
-        step.parts.extend(out);
-        if let Some(error) = failure {
-            let Step { parts, content, kinded, .. } = step;
-            *record = Some(Record { parts, content, kinded, bridged_ids, prompt: None });
-            return Err(error);
-        }
+    if let Err(error) = defer_calls(&mut step, state, caps, deferred_kinds).await {
+        let Step { parts, content, kinded, .. } = step;
+        *record = Some(Record { parts, content, kinded, bridged_ids, prompt: None });
+        return Err(error);
     }
 
     let Step { book, parts, content, deferred, kinded, final_output, .. } = step;
@@ -853,7 +583,7 @@ fn record_parts(
 }
 
 /// The ids used by more than one of `calls`, in the order each is first seen again.
-fn duplicate_ids<'c>(calls: impl Iterator<Item = &'c ToolCallPart>) -> Vec<&'c str> {
+pub(super) fn duplicate_ids<'c>(calls: impl Iterator<Item = &'c ToolCallPart>) -> Vec<&'c str> {
     let (low, high) = calls.size_hint();
     let mut seen = FxHashSet::with_capacity_and_hasher(high.unwrap_or(low), Default::default());
     let mut duplicates = Vec::new();
