@@ -59,6 +59,7 @@
 
 mod check;
 pub(crate) mod depth;
+mod node;
 mod schema;
 #[cfg(test)]
 mod tests;
