@@ -7,33 +7,9 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::messages::ModelMessage;
+pub use crate::model_info::ModelInfo;
 use crate::settings::ModelSettings;
 use crate::usage::RunUsage;
-
-/// The model's name and provider, as seen from a [`RunContext`].
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct ModelInfo {
-    /// The model's name.
-    pub name: Arc<str>,
-    /// The provider or system (`openai`, `anthropic`, `test`, `function`...).
-    pub system: Arc<str>,
-    /// The model's context window in tokens, when known.
-    pub context_window: Option<u64>,
-    /// The API the model speaks (see [`Model::api`](crate::model::Model::api)); empty when unknown.
-    pub api: Arc<str>,
-    /// Whether the model takes tools' return schemas in a field of their own.
-    pub native_tool_return_schemas: bool,
-    /// The server-side tool search the model runs (see [`Model::tool_search_support`](crate::model::Model::tool_search_support)).
-    pub tool_search: crate::model::ToolSearchSupport,
-    /// The native tools the model's provider runs (see [`Model::native_tool_support`](crate::model::Model::native_tool_support)).
-    pub native_tools: crate::native::NativeToolKinds,
-    /// The native tools' narrowing settings the provider cannot apply (see
-    /// [`Model::native_tool_unapplied_settings`](crate::model::Model::native_tool_unapplied_settings)).
-    pub native_unapplied: Arc<[(crate::native::NativeToolKind, &'static str)]>,
-    /// Whether the model takes a JSON-schema response format (see [`Model::native_output_support`](crate::model::Model::native_output_support)).
-    pub native_output: bool,
-}
 
 /// Information about the current call to a tool, a `prepare` function or a capability hook.
 ///

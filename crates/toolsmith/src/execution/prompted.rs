@@ -24,7 +24,7 @@ pub(crate) fn explain_forced_output(mut e: ModelError, params: &ModelRequestPara
         return e;
     }
     let status = e.status().unwrap_or_default();
-    let tool = params.output_tools.first().map(|t| t.name.as_str()).unwrap_or(crate::agent::OUTPUT_TOOL_NAME);
+    let tool = params.output_tools.first().map(|t| t.name.as_str()).unwrap_or(crate::output_mode::OUTPUT_TOOL_NAME);
     e.message = format!(
         "{}\nThat request forced a call to the output tool `{tool}` (structured output in `OutputMode::Tool` sends `tool_choice: required`), and the server refused it with HTTP {status}. If the server cannot force a tool call (llama.cpp's server answers 500), build the agent with `.output_mode(OutputMode::Prompted)` (the schema in the instructions), or `.output_mode(OutputMode::Native)` if it takes a JSON-schema response format.",
         e.message

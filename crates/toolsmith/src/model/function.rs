@@ -30,9 +30,9 @@ pub struct AgentInfo {
     /// The native tools asked for (see [`FunctionModel::with_native_tools`]).
     pub native_tools: Vec<crate::native::NativeTool>,
     /// How the structured output is asked for.
-    pub output_mode: crate::agent::OutputMode,
+    pub output_mode: crate::output_mode::OutputMode,
     /// The structured output's schema, name, description and strictness, if any.
-    pub output_object: Option<Arc<crate::agent::OutputObject>>,
+    pub output_object: Option<Arc<crate::output_mode::OutputObject>>,
 }
 
 /// The function as the model calls it: the messages, the agent's information and the

@@ -3,7 +3,6 @@
 //! [`providers`](crate::providers).
 
 mod any;
-mod error;
 mod fallback;
 mod function;
 mod profile;
@@ -18,10 +17,10 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
-pub use crate::context::ModelInfo;
+pub use crate::error::model_error::{ModelError, ModelErrorKind, ModelHttpError};
+pub use crate::model_info::{ModelInfo, ToolSearchSupport};
 pub use crate::settings::{ModelSettings, ToolChoice};
 pub use any::AnyModel;
-pub use error::{ModelError, ModelErrorKind, ModelHttpError};
 pub use fallback::{FallbackModel, is_api_error};
 pub use function::{AgentInfo, FunctionModel, StreamDelta};
 pub use profile::{Encoding, ModelProfile, UnknownEncoding};
@@ -36,21 +35,6 @@ pub use tool_choice::{ResolvedToolChoice, check_static_tool_choice, resolve_tool
 
 use crate::messages::{ModelMessage, ModelResponse};
 use crate::tool::ToolDefinition;
-
-/// The tool search a model's provider runs server-side (see [`Model::tool_search_support`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-#[non_exhaustive]
-pub enum ToolSearchSupport {
-    /// None: the agent's own `search_tools` searches.
-    #[default]
-    None,
-    /// The provider searches tools sent with `defer_loading`, with its own algorithm (OpenAI
-    /// Responses' tool search).
-    Server,
-    /// The provider searches them and takes a named strategy, BM25 or regex (Anthropic's
-    /// `tool_search_tool_bm25` / `tool_search_tool_regex`).
-    Named,
-}
 
 /// A server-side tool search strategy the agent asks for by name
 /// ([`SearchStrategy::NativeBm25`](crate::search::SearchStrategy::NativeBm25) and
@@ -76,15 +60,15 @@ pub struct ModelRequestParameters {
     /// Whether a plain text answer ends the run (or, in [`OutputMode::Native`] and
     /// [`OutputMode::Prompted`], is the output's JSON).
     ///
-    /// [`OutputMode::Native`]: crate::agent::OutputMode::Native
-    /// [`OutputMode::Prompted`]: crate::agent::OutputMode::Prompted
+    /// [`OutputMode::Native`]: crate::output_mode::OutputMode::Native
+    /// [`OutputMode::Prompted`]: crate::output_mode::OutputMode::Prompted
     pub allow_text_output: bool,
-    /// How the structured output is asked for: with [`OutputMode::Native`](crate::agent::OutputMode::Native)
+    /// How the structured output is asked for: with [`OutputMode::Native`](crate::output_mode::OutputMode::Native)
     /// the adapter sends `output_object` as the provider's JSON-schema response format.
-    pub output_mode: crate::agent::OutputMode,
+    pub output_mode: crate::output_mode::OutputMode,
     /// The structured output's schema, name, description and strictness (any mode).
-    pub output_object: Option<std::sync::Arc<crate::agent::OutputObject>>,
-    /// In [`OutputMode::Prompted`](crate::agent::OutputMode::Prompted), the instructions that
+    pub output_object: Option<std::sync::Arc<crate::output_mode::OutputObject>>,
+    /// In [`OutputMode::Prompted`](crate::output_mode::OutputMode::Prompted), the instructions that
     /// describe the output (also part of `instructions`).
     pub prompted_output_instructions: Option<String>,
     /// Instructions for this request.
@@ -255,7 +239,7 @@ pub trait Model: Send + Sync + 'static {
     }
 
     /// Whether the model takes a JSON-schema response format for structured output
-    /// ([`OutputMode::Native`](crate::agent::OutputMode::Native)): OpenAI's `response_format`,
+    /// ([`OutputMode::Native`](crate::output_mode::OutputMode::Native)): OpenAI's `response_format`,
     /// Gemini's `responseJsonSchema`. By default not: an agent asking for it is refused when it
     /// is built.
     fn native_output_support(&self) -> bool {

@@ -172,7 +172,7 @@ impl TestModel {
             return Ok(ModelResponse::text(text.clone()));
         }
         // Native and prompted output: the output's JSON as text.
-        if params.output_mode != crate::agent::OutputMode::Tool
+        if params.output_mode != crate::output_mode::OutputMode::Tool
             && let Some(object) = &params.output_object
         {
             let args = match &self.custom_output_args {

@@ -32,6 +32,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::model_info::{NativeToolKind, NativeToolKinds};
+
 /// How much context a web search gathers (OpenAI's `search_context_size`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -366,88 +368,22 @@ impl NativeTool {
     }
 
     /// Whether `model` runs this tool with every narrowing setting it has.
-    pub fn runs_on(&self, model: &crate::context::ModelInfo) -> bool {
+    pub fn runs_on(&self, model: &crate::model_info::ModelInfo) -> bool {
         unapplied(self, model).is_none() && model.native_tools.contains(self.kind())
     }
 }
 
 /// The first narrowing setting of `tool` that `model` cannot apply.
-fn unapplied(tool: &NativeTool, model: &crate::context::ModelInfo) -> Option<&'static str> {
+fn unapplied(tool: &NativeTool, model: &crate::model_info::ModelInfo) -> Option<&'static str> {
     let kind = tool.kind();
     tool.restricting_settings().into_iter().find(|s| model.native_unapplied.contains(&(kind, *s)))
 }
 
-/// The kind of a [`NativeTool`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum NativeToolKind {
-    /// `web_search`.
-    WebSearch,
-    /// `web_fetch`.
-    WebFetch,
-    /// `code_execution`.
-    CodeExecution,
-    /// `image_generation`.
-    ImageGeneration,
-    /// `mcp_server`.
-    McpServer,
-    /// `file_search`.
-    FileSearch,
-    /// `memory`.
-    Memory,
-}
-
-impl NativeToolKind {
-    /// The kind's name in Pydantic AI's JSON (`web_search`, ...).
-    pub fn name(self) -> &'static str {
-        match self {
-            NativeToolKind::WebSearch => "web_search",
-            NativeToolKind::WebFetch => "web_fetch",
-            NativeToolKind::CodeExecution => "code_execution",
-            NativeToolKind::ImageGeneration => "image_generation",
-            NativeToolKind::McpServer => "mcp_server",
-            NativeToolKind::FileSearch => "file_search",
-            NativeToolKind::Memory => "memory",
-        }
-    }
-
-    fn bit(self) -> u16 {
-        1 << (self as u16)
-    }
-}
-
-impl std::fmt::Display for NativeToolKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// A set of [`NativeToolKind`]s: what a model's provider runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct NativeToolKinds(u16);
-
-impl NativeToolKinds {
-    /// No kind.
-    pub const NONE: NativeToolKinds = NativeToolKinds(0);
-
-    /// These kinds.
-    pub fn of(kinds: impl IntoIterator<Item = NativeToolKind>) -> Self {
-        NativeToolKinds(kinds.into_iter().fold(0, |set, k| set | k.bit()))
-    }
-
-    /// Whether the set holds `kind`.
-    pub fn contains(self, kind: NativeToolKind) -> bool {
-        self.0 & kind.bit() != 0
-    }
-
-    /// The kinds both sets hold.
-    pub fn intersection(self, other: NativeToolKinds) -> Self {
-        NativeToolKinds(self.0 & other.0)
-    }
-}
-
 /// Every tool of `tools` is one the model runs, or the error naming the first it does not.
-pub(crate) fn check_support(tools: &[NativeTool], model: &crate::context::ModelInfo) -> Result<(), crate::UserError> {
+pub(crate) fn check_support(
+    tools: &[NativeTool],
+    model: &crate::model_info::ModelInfo,
+) -> Result<(), crate::UserError> {
     if let Some(t) = tools.iter().find(|t| !model.native_tools.contains(t.kind())) {
         return Err(crate::UserError::new(format!(
             "model '{}' cannot run the native tool `{}`: its provider does not run it (Model::native_tool_support); use a model that does, or a function tool",

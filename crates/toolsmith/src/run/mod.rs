@@ -4,16 +4,15 @@
 
 mod events;
 mod output;
-mod output_mode;
 pub(crate) mod partial;
 mod state;
 
+pub use crate::output_mode::{DEFAULT_PROMPTED_OUTPUT_TEMPLATE, OutputMode, OutputObject};
+pub(crate) use crate::output_mode::{OutputOptions, strip_markdown_fences};
 #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini", feature = "bedrock"))]
 pub(crate) use events::report_provider_retry;
 pub use events::{AgentEvent, EventStream};
 pub(crate) use events::{EventSink, with_provider_retries};
 pub use output::{OUTPUT_TOOL_NAME, OutputSpec, RunOutput};
-pub use output_mode::{DEFAULT_PROMPTED_OUTPUT_TEMPLATE, OutputMode, OutputObject};
-pub(crate) use output_mode::{OutputOptions, strip_markdown_fences};
 pub(crate) use state::RunState;
 pub(crate) use state::{guard_sink, no_retries};

@@ -9,10 +9,9 @@ use crate::error::UserError;
 use crate::tool::{ToolDefinition, ToolKind};
 use crate::validation::{ErrorDetail, Validator};
 
-use super::output_mode::{DEFAULT_PROMPTED_OUTPUT_TEMPLATE, OutputMode, OutputObject};
+use crate::output_mode::{DEFAULT_PROMPTED_OUTPUT_TEMPLATE, OutputMode, OutputObject};
 
-/// The name of the output tool.
-pub const OUTPUT_TOOL_NAME: &str = "final_result";
+pub use crate::output_mode::OUTPUT_TOOL_NAME;
 const DEFAULT_OUTPUT_DESCRIPTION: &str = "The final response which ends this conversation";
 
 /// How the agent produces its output.
@@ -75,7 +74,7 @@ impl OutputSpec {
 
     /// The structured output asked for in `mode`, with the name, description, strictness and
     /// template given (those not given keep their defaults).
-    pub(crate) fn with_options(self, options: &super::output_mode::OutputOptions) -> Result<Self, UserError> {
+    pub(crate) fn with_options(self, options: &crate::output_mode::OutputOptions) -> Result<Self, UserError> {
         match self {
             OutputSpec::WithDeferred(inner) => Ok(OutputSpec::WithDeferred(Box::new(inner.with_options(options)?))),
             OutputSpec::Structured { mut tool, validator, wrapped, mut object, mut template, .. } => {

@@ -366,7 +366,7 @@ fn refuses_forced_tool_choice(model: &str) -> bool {
 /// Native output's `output_config.format`: always strict, its objects closed
 /// (`additionalProperties: false`, which Anthropic requires).
 fn output_format(params: &ModelRequestParameters) -> Result<Option<Value>, ModelError> {
-    if params.output_mode != crate::agent::OutputMode::Native {
+    if params.output_mode != crate::output_mode::OutputMode::Native {
         return Ok(None);
     }
     let Some(o) = &params.output_object else { return Ok(None) };

@@ -271,7 +271,7 @@ impl GeminiModel {
         }
         native::image_config(&params.native_tools, &mut generation);
         // Native output: JSON text of the output's schema (titled and described as Pydantic AI does).
-        if params.output_mode == crate::agent::OutputMode::Native
+        if params.output_mode == crate::output_mode::OutputMode::Native
             && let Some(o) = &params.output_object
         {
             let mut schema = o.json_schema.clone();

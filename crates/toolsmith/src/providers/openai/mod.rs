@@ -65,11 +65,11 @@ pub(crate) fn openai_transport(
 /// (`final_result` without one), schema, description, and strictness when the server takes it
 /// (a strict schema made strict-compatible).
 pub(crate) fn json_schema_format(params: &crate::model::ModelRequestParameters, strict_ok: bool) -> Option<Value> {
-    if params.output_mode != crate::agent::OutputMode::Native {
+    if params.output_mode != crate::output_mode::OutputMode::Native {
         return None;
     }
     let o = params.output_object.as_ref()?;
-    let name = if o.name.is_empty() { crate::agent::OUTPUT_TOOL_NAME } else { o.name.as_str() };
+    let name = if o.name.is_empty() { crate::output_mode::OUTPUT_TOOL_NAME } else { o.name.as_str() };
     let strict = o.strict.filter(|_| strict_ok);
     let schema = if strict == Some(true) {
         openai_strict_schema(&o.json_schema)

@@ -3,6 +3,9 @@
 
 use serde_json::Value;
 
+/// The name of the output tool.
+pub const OUTPUT_TOOL_NAME: &str = "final_result";
+
 /// How the model is asked for structured output (see
 /// [`AgentBuilder::output_mode`](crate::AgentBuilder::output_mode)).
 ///

@@ -3,6 +3,8 @@
 //! ([`AgentRunError`]); and [`ModelRetry`], which asks the model to try again from a tool, an
 //! output validator or a capability.
 
+pub(crate) mod model_error;
+
 use std::fmt;
 
 use serde_json::Value;
@@ -349,8 +351,8 @@ pub enum AgentRunError {
     /// retry is possible, such as in `before_run`.
     #[error("{0}")]
     Retry(ModelRetry),
-    /// The model (or its provider) failed: its [`ModelError`](crate::model::ModelError) says
-    /// how ([`kind`](crate::model::ModelError::kind)), and for an HTTP error answer carries the
+    /// The model (or its provider) failed: its [`ModelError`](model_error::ModelError) says
+    /// how ([`kind`](model_error::ModelError::kind)), and for an HTTP error answer carries the
     /// status, the provider's error type and message, the request id and the wait it asked for
     /// ([`AgentRunError::model_error`], [`AgentRunError::status`]).
     ///
@@ -375,14 +377,14 @@ pub enum AgentRunError {
     /// # }
     /// ```
     #[error(transparent)]
-    Model(crate::model::ModelError),
+    Model(model_error::ModelError),
 }
 
 impl AgentRunError {
     /// The error's name: the variant's (`UnexpectedModelBehavior`, `UsageLimitExceeded`,
     /// `HookTimeout`, ...), `UserError`, the tool's error type for
     /// [`ToolFailed`](AgentRunError::ToolFailed) (`ToolError` unless the tool named it), and
-    /// the [`ModelErrorKind`](crate::model::ModelErrorKind) name for
+    /// the [`ModelErrorKind`](model_error::ModelErrorKind) name for
     /// [`Model`](AgentRunError::Model) (`ModelHttpError`, `ModelApiError`, ...).
     pub fn kind(&self) -> &str {
         match self {
@@ -409,7 +411,7 @@ impl AgentRunError {
     }
 
     /// The model's error, when the model (or its provider) failed.
-    pub fn model_error(&self) -> Option<&crate::model::ModelError> {
+    pub fn model_error(&self) -> Option<&model_error::ModelError> {
         match self {
             AgentRunError::Model(e) => Some(e),
             _ => None,
@@ -418,7 +420,7 @@ impl AgentRunError {
 
     /// The HTTP status of the provider's error answer, when the run ended with one.
     pub fn status(&self) -> Option<u16> {
-        self.model_error().and_then(crate::model::ModelError::status)
+        self.model_error().and_then(model_error::ModelError::status)
     }
 
     /// Whether this is a capability's request to retry the model (see [`AgentRunError::Retry`]).
