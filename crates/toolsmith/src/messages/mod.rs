@@ -18,6 +18,7 @@ mod content;
 mod depth;
 mod json;
 mod repair;
+mod retry;
 mod tool_files;
 
 use chrono::{DateTime, Utc};
@@ -32,6 +33,8 @@ pub use repair::{INTERRUPTED_TOOL_RETURN_CONTENT, SYNTHESIZED_TOOL_RETURN_METADA
 pub(crate) use repair::{SoundPrefix, result_id, sendable as sendable_history, sendable_known};
 #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini", feature = "bedrock"))]
 pub(crate) use tool_files::ReturnItem;
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini", feature = "bedrock"))]
+pub(crate) use retry::retry_text;
 #[cfg(any(feature = "openai", feature = "gemini"))]
 pub(crate) use tool_files::move_tool_files;
 

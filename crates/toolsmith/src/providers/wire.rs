@@ -17,38 +17,8 @@ use crate::search::native::{self, ANTHROPIC_BLOCKS, OPENAI_ITEMS};
 use crate::search::{SEARCH_TOOL_KIND, SEARCH_TOOL_NAME, discovered_in};
 use crate::tool::ToolDefinition;
 
-const FIX: &str = "\n\nFix the errors and try again.";
 
-/// The text a model is shown for a retry, exactly as Pydantic AI words it
-/// (`RetryPromptPart.model_response()`).
-pub(crate) fn retry_text(content: &Value, for_tool: bool) -> String {
-    let description = match content {
-        Value::String(s) if for_tool => s.clone(),
-        Value::String(s) => format!("Validation feedback:\n{s}"),
-        Value::Array(errors) => {
-            let cleaned: Vec<Value> = errors
-                .iter()
-                .map(|e| match e {
-                    Value::Object(m) => Value::Object(
-                        m.iter().filter(|(k, _)| *k != "ctx").map(|(k, v)| (k.clone(), v.clone())).collect(),
-                    ),
-                    other => other.clone(),
-                })
-                .collect();
-            let json = serde_json::to_string_pretty(&cleaned).unwrap_or_else(|_| "[]".into());
-            let n = errors.len();
-            format!("{n} validation error{}:\n```json\n{json}\n```", if n == 1 { "" } else { "s" })
-        }
-        other => {
-            if for_tool {
-                other.to_string()
-            } else {
-                format!("Validation feedback:\n{other}")
-            }
-        }
-    };
-    format!("{description}{FIX}")
-}
+pub(crate) use crate::messages::retry_text;
 
 /// A request's parts as the items of the OpenAI-shaped APIs (Chat Completions messages and
 /// Responses input items share them): system and user messages, retry feedback as a user

@@ -587,6 +587,32 @@ impl<O> RunResult<O> {
     }
 }
 
+impl<O> RunResult<crate::agent::Deferrable<O>> {
+    /// The output, when the run produced one (not deferred calls): `result.final_output()`
+    /// instead of `result.output().output()`.
+    ///
+    /// ```
+    /// use toolsmith::prelude::*;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let agent = Agent::builder(TestModel::default()).allow_deferred().build()?;
+    /// let result = agent.run("hi").await?;
+    /// assert!(result.final_output().is_some());
+    /// assert!(result.deferred().is_none());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn final_output(&self) -> Option<&O> {
+        self.output.output()
+    }
+
+    /// The calls waiting for approval or an outside result, when the run ended with them.
+    pub fn deferred(&self) -> Option<&crate::deferred::DeferredToolRequests> {
+        self.output.deferred()
+    }
+}
+
 /// Everything a run produced, whether it succeeded or failed.
 #[derive(Debug)]
 #[non_exhaustive]
