@@ -207,6 +207,41 @@ fn a_deep_history_given_to_a_run_is_refused_on_a_worker() {
     });
 }
 
+/// An argument schema whose `x` is arrays nested `depth` levels deep (a schema built in memory).
+fn deep_schema(depth: usize) -> Value {
+    let mut v = json!({"type": "integer"});
+    for _ in 0..depth {
+        v = Value::Object([("type".to_string(), json!("array")), ("items".to_string(), v)].into_iter().collect());
+    }
+    let properties = Value::Object([("x".to_string(), v)].into_iter().collect());
+    Value::Object([("type".to_string(), json!("object")), ("properties".to_string(), properties)].into_iter().collect())
+}
+
+/// A tool `t` with `schema` as its argument schema.
+fn schema_tool(schema: Value) -> Tool<()> {
+    Tool::from_schema("t", "A tool.", schema, |_ctx, _args| async move {
+        Ok(toolsmith::tool::ToolOutput::from(json!("ok")))
+    })
+}
+
+#[test]
+fn a_tool_schema_nested_too_deeply_is_refused_on_a_worker() {
+    on_worker(async {
+        // Refused when the agent is built (and dropped without recursion).
+        let model = FunctionModel::sync(|_, _| ModelResponse::text("done"));
+        let err = Agent::builder(model).tool(schema_tool(deep_schema(DEEP))).build().unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("the argument schema of tool 't' nests arrays and objects more than 512 levels deep"),
+            "{err}"
+        );
+        // Nested as deep as a history may be, it runs.
+        let model = FunctionModel::sync(|_, _| ModelResponse::text("done"));
+        let agent = Agent::builder(model).tool(schema_tool(deep_schema(MAX_HISTORY_DEPTH - 4))).build().unwrap();
+        assert_eq!(agent.run("go").await.unwrap().output(), "done");
+    });
+}
+
 #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
 mod providers {
     use toolsmith::model::{Model, ModelRequestParameters};
@@ -215,25 +250,29 @@ mod providers {
 
     /// Each adapter's request body, for a history: `Ok` or the error's text.
     fn bodies(history: &[ModelMessage]) -> Vec<Result<(), String>> {
-        let params = ModelRequestParameters::default();
+        bodies_with(history, &ModelRequestParameters::default())
+    }
+
+    /// Each adapter's request body, for a history and parameters.
+    fn bodies_with(history: &[ModelMessage], params: &ModelRequestParameters) -> Vec<Result<(), String>> {
         let mut out = Vec::new();
         #[cfg(feature = "openai")]
         {
             use toolsmith::providers::{OpenAIChatModel, OpenAIResponsesModel};
             let chat = OpenAIChatModel::builder("gpt-4o").api_key("k").build().unwrap();
-            out.push(chat.request_body(history, None, &params, false).map(drop).map_err(|e| e.to_string()));
+            out.push(chat.request_body(history, None, params, false).map(drop).map_err(|e| e.to_string()));
             let responses = OpenAIResponsesModel::builder("gpt-5").api_key("k").build().unwrap();
-            out.push(responses.request_body(history, None, &params, false).map(drop).map_err(|e| e.to_string()));
+            out.push(responses.request_body(history, None, params, false).map(drop).map_err(|e| e.to_string()));
         }
         #[cfg(feature = "anthropic")]
         {
             let m = toolsmith::providers::AnthropicModel::builder("claude-sonnet-4-5").api_key("k").build().unwrap();
-            out.push(m.request_body(history, None, &params, false).map(drop).map_err(|e| e.to_string()));
+            out.push(m.request_body(history, None, params, false).map(drop).map_err(|e| e.to_string()));
         }
         #[cfg(feature = "gemini")]
         {
             let m = toolsmith::providers::GeminiModel::builder("gemini-2.5-flash").api_key("k").build().unwrap();
-            out.push(m.request_body(history, None, &params, false).map(drop).map_err(|e| e.to_string()));
+            out.push(m.request_body(history, None, params, false).map(drop).map_err(|e| e.to_string()));
         }
         out
     }
@@ -244,12 +283,43 @@ mod providers {
             for history in [history_with_args(x(deep_array(DEEP))), history_with_return(deep_array(DEEP))] {
                 for body in bodies(&history) {
                     let err = body.unwrap_err();
-                    assert!(err.contains("more than 512 levels deep (in message "), "{err}");
+                    assert!(err.starts_with("the message history (in message "), "{err}");
+                    assert!(err.contains("more than 512 levels deep"), "{err}");
                 }
                 dismantle_history(history);
             }
             let at_limit = history_with_args(deep_array(MAX_HISTORY_DEPTH - 4));
             for body in bodies(&at_limit) {
+                body.unwrap();
+            }
+        });
+    }
+
+    #[test]
+    fn provider_encoders_refuse_deep_tool_schemas_on_a_worker() {
+        on_worker(async {
+            let history = vec![ModelMessage::Request(ModelRequest::user_prompt("go"))];
+            let params = |depth| {
+                let mut params = ModelRequestParameters::default();
+                params.function_tools = vec![std::sync::Arc::new(schema_tool(deep_schema(depth)).definition().clone())];
+                params
+            };
+            let mut deep = ModelRequestParameters::default();
+            deep.function_tools =
+                vec![std::sync::Arc::new(toolsmith::tool::ToolDefinition::new("t", deep_schema(DEEP)))];
+            for body in bodies_with(&history, &deep) {
+                let err = body.unwrap_err();
+                assert!(
+                    err.contains("the definition of tool 't' nests arrays and objects more than 512 levels deep"),
+                    "{err}"
+                );
+            }
+            // The test's own deep schema, taken apart without recursion.
+            for def in std::mem::take(&mut deep.function_tools) {
+                let def = std::sync::Arc::try_unwrap(def).unwrap();
+                dismantle(std::sync::Arc::try_unwrap(def.parameters_json_schema).unwrap());
+            }
+            for body in bodies_with(&history, &params(MAX_HISTORY_DEPTH - 4)) {
                 body.unwrap();
             }
         });

@@ -283,7 +283,7 @@ impl AnthropicModel {
         params: &ModelRequestParameters,
         stream: bool,
     ) -> Result<Value, ModelError> {
-        wire::check_depth(messages)?;
+        wire::check_depth(messages, params)?;
         let native_search = self.uses_tool_search(params);
         let mut body = Map::new();
         body.insert("model".into(), self.name.clone().into());
@@ -725,8 +725,8 @@ impl Model for AnthropicModel {
         settings: Option<&ModelSettings>,
         params: &ModelRequestParameters,
     ) -> Result<ModelResponse, ModelError> {
-        // Refused before anything walks the history (the files moved, the media inlined).
-        wire::check_depth(messages)?;
+        // Refused before anything walks the history (the files moved, the media inlined) or the schemas.
+        wire::check_depth(messages, params)?;
         let body = self.request_body(messages, settings, params, false)?;
         let http = self.http_for(params);
         http.request_json(&self.url(), &body, settings_timeout(settings), |v| self.parse_response(v)).await
@@ -768,8 +768,8 @@ impl StreamingModel for AnthropicModel {
         settings: Option<&ModelSettings>,
         params: &ModelRequestParameters,
     ) -> Result<ModelStream, ModelError> {
-        // Refused before anything walks the history (the files moved, the media inlined).
-        wire::check_depth(messages)?;
+        // Refused before anything walks the history (the files moved, the media inlined) or the schemas.
+        wire::check_depth(messages, params)?;
         let body = self.request_body(messages, settings, params, true)?;
         let http = self.http_for(params);
         let processor = AnthropicStream::new(self.name.clone(), self.base_url.clone(), http.redactor.clone());

@@ -281,7 +281,7 @@ impl OpenAIChatModel {
         params: &ModelRequestParameters,
         stream: bool,
     ) -> Result<Value, ModelError> {
-        wire::check_depth(messages)?;
+        wire::check_depth(messages, params)?;
         let mut body = Map::new();
         body.insert("model".into(), self.name.clone().into());
         let messages = wire::localize_native_searches(messages, |_| false);
@@ -729,8 +729,8 @@ impl Model for OpenAIChatModel {
         settings: Option<&ModelSettings>,
         params: &ModelRequestParameters,
     ) -> Result<ModelResponse, ModelError> {
-        // Refused before anything walks the history (the files moved, the media inlined).
-        wire::check_depth(messages)?;
+        // Refused before anything walks the history (the files moved, the media inlined) or the schemas.
+        wire::check_depth(messages, params)?;
         // Files tool results hold move to a user message first (URLs a tool gave are not
         // downloaded: see `refuse_tool_urls`).
         refuse_tool_urls(messages)?;
@@ -748,8 +748,8 @@ impl StreamingModel for OpenAIChatModel {
         settings: Option<&ModelSettings>,
         params: &ModelRequestParameters,
     ) -> Result<ModelStream, ModelError> {
-        // Refused before anything walks the history (the files moved, the media inlined).
-        wire::check_depth(messages)?;
+        // Refused before anything walks the history (the files moved, the media inlined) or the schemas.
+        wire::check_depth(messages, params)?;
         // Files tool results hold move to a user message first (URLs a tool gave are not
         // downloaded: see `refuse_tool_urls`).
         refuse_tool_urls(messages)?;
