@@ -242,6 +242,56 @@ fn a_tool_schema_nested_too_deeply_is_refused_on_a_worker() {
     });
 }
 
+#[test]
+fn a_deep_value_a_tool_returns_is_kept_as_text_past_the_history_depth() {
+    on_worker(async {
+        // One tool returns the deep value plainly, the other as a rich return with metadata.
+        let plain = Tool::<()>::from_schema("plain", "", json!({"type": "object"}), |_ctx, _args| async move {
+            Ok(toolsmith::tool::ToolOutput::from(deep_array(DEEP)))
+        });
+        let rich = Tool::<()>::from_schema("rich", "", json!({"type": "object"}), |_ctx, _args| async move {
+            let mut ret = toolsmith::tool::ToolReturn::new("ok");
+            ret.return_value = deep_array(DEEP);
+            ret.metadata = Some(x(deep_array(DEEP)));
+            Ok(toolsmith::tool::ToolOutput::Return(ret))
+        });
+        let asked = std::sync::Mutex::new(true);
+        let model = FunctionModel::sync(move |_, _| {
+            if std::mem::take(&mut *asked.lock().unwrap()) {
+                ModelResponse::new(vec![
+                    ModelResponsePart::ToolCall(ToolCallPart::new("plain", json!({}), "p")),
+                    ModelResponsePart::ToolCall(ToolCallPart::new("rich", json!({}), "r")),
+                ])
+            } else {
+                ModelResponse::text("done")
+            }
+        });
+        let agent = Agent::builder(model).tool(plain).tool(rich).build().unwrap();
+        let result = agent.run("go").await.unwrap();
+        assert_eq!(result.output(), "done");
+        let returned = returns(result.all_messages());
+        assert_eq!(returned.len(), 2);
+        for part in &returned {
+            assert_eq!(part.outcome, ToolOutcome::Success);
+            // What lies past the depth a message keeps is the JSON text of the rest.
+            let mut v = &part.content;
+            let mut levels = 0;
+            while let Value::Array(items) = v {
+                v = &items[0];
+                levels += 1;
+            }
+            assert_eq!(levels, MAX_HISTORY_DEPTH - 8);
+            let Value::String(text) = v else { panic!("a string past the limit") };
+            let rest = DEEP - levels;
+            assert!(*text == format!("{}null{}", "[".repeat(rest), "]".repeat(rest)), "the JSON text of the rest");
+        }
+        assert!(returned[1].metadata.is_some());
+        // The history is written whole and reads back.
+        let text = try_history_to_json(result.all_messages()).unwrap();
+        assert_eq!(parse_history(&text).unwrap(), result.all_messages());
+    });
+}
+
 #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
 mod providers {
     use toolsmith::model::{Model, ModelRequestParameters};

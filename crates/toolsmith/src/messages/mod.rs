@@ -26,7 +26,9 @@ use serde_json::Value;
 use std::sync::Arc;
 
 pub use content::{BinaryContent, FileUrl, MediaContent, UserContent, UserPromptContent};
-pub(crate) use depth::{bound_call, bound_response, dispose_messages, first_too_deep};
+pub(crate) use depth::{
+    bound_call, bound_response, dispose_messages, first_too_deep, flatten_deep, flatten_deep_content,
+};
 pub use json::MAX_HISTORY_DEPTH;
 pub use repair::{INTERRUPTED_TOOL_RETURN_CONTENT, SYNTHESIZED_TOOL_RETURN_METADATA_KEY, repair_messages};
 pub(crate) use repair::{SoundPrefix, result_id, sendable as sendable_history, sendable_known};
