@@ -242,10 +242,17 @@ fn a_tool_schema_nested_too_deeply_is_refused_on_a_worker() {
     });
 }
 
+/// Returns a document nested `DEEP` levels deep.
+#[tool]
+fn deep_document() -> Value {
+    deep_array(DEEP)
+}
+
 #[test]
 fn a_deep_value_a_tool_returns_is_kept_as_text_past_the_history_depth() {
     on_worker(async {
-        // One tool returns the deep value plainly, the other as a rich return with metadata.
+        // A `#[tool]` function returns the deep value, one tool returns it plainly, another as
+        // a rich return with metadata.
         let plain = Tool::<()>::from_schema("plain", "", json!({"type": "object"}), |_ctx, _args| async move {
             Ok(toolsmith::tool::ToolOutput::from(deep_array(DEEP)))
         });
@@ -259,6 +266,7 @@ fn a_deep_value_a_tool_returns_is_kept_as_text_past_the_history_depth() {
         let model = FunctionModel::sync(move |_, _| {
             if std::mem::take(&mut *asked.lock().unwrap()) {
                 ModelResponse::new(vec![
+                    ModelResponsePart::ToolCall(ToolCallPart::new("deep_document", json!({}), "d")),
                     ModelResponsePart::ToolCall(ToolCallPart::new("plain", json!({}), "p")),
                     ModelResponsePart::ToolCall(ToolCallPart::new("rich", json!({}), "r")),
                 ])
@@ -266,11 +274,11 @@ fn a_deep_value_a_tool_returns_is_kept_as_text_past_the_history_depth() {
                 ModelResponse::text("done")
             }
         });
-        let agent = Agent::builder(model).tool(plain).tool(rich).build().unwrap();
+        let agent = Agent::builder(model).tool(deep_document).tool(plain).tool(rich).build().unwrap();
         let result = agent.run("go").await.unwrap();
         assert_eq!(result.output(), "done");
         let returned = returns(result.all_messages());
-        assert_eq!(returned.len(), 2);
+        assert_eq!(returned.len(), 3);
         for part in &returned {
             assert_eq!(part.outcome, ToolOutcome::Success);
             // What lies past the depth a message keeps is the JSON text of the rest.
@@ -285,7 +293,7 @@ fn a_deep_value_a_tool_returns_is_kept_as_text_past_the_history_depth() {
             let rest = DEEP - levels;
             assert!(*text == format!("{}null{}", "[".repeat(rest), "]".repeat(rest)), "the JSON text of the rest");
         }
-        assert!(returned[1].metadata.is_some());
+        assert!(returned[2].metadata.is_some());
         // The history is written whole and reads back.
         let text = try_history_to_json(result.all_messages()).unwrap();
         assert_eq!(parse_history(&text).unwrap(), result.all_messages());

@@ -208,7 +208,7 @@ impl<D: Clone + Send + Sync + 'static> Tool<D> {
         A: DeserializeOwned + JsonSchema + Send + 'static,
         F: Fn(RunContext<D>, A) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<T, E>> + Send + 'static,
-        T: Serialize,
+        T: Serialize + 'static,
         E: Into<ToolError>,
     {
         let name = name.into();
