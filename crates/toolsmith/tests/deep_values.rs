@@ -399,3 +399,19 @@ mod providers {
         });
     }
 }
+
+#[cfg(feature = "mcp")]
+#[test]
+fn mcp_call_tool_refuses_deep_arguments_before_connecting() {
+    on_worker(async {
+        // A server that is never started: the arguments are refused first.
+        let toolset = toolsmith::toolset::McpToolset::<()>::stdio("toolsmith-no-such-server", Vec::<String>::new());
+        let err = toolset.call_tool("t", x(deep_array(DEEP))).await.unwrap_err();
+        assert!(
+            err.to_string().contains("the arguments of tool 't' nest arrays and objects more than 127 levels deep"),
+            "{err}"
+        );
+        let err = toolset.call_tool("t", deep_array(DEEP)).await.unwrap_err();
+        assert!(err.to_string().contains("more than 127 levels deep"), "{err}");
+    });
+}
