@@ -415,3 +415,36 @@ fn mcp_call_tool_refuses_deep_arguments_before_connecting() {
         assert!(err.to_string().contains("more than 127 levels deep"), "{err}");
     });
 }
+
+#[test]
+fn normalising_a_deep_schema_stops_at_the_limit_on_a_worker() {
+    on_worker(async {
+        // Each level a property whose schema has a title (which normalising takes out).
+        let mut schema = json!({"type": "integer"});
+        for _ in 0..DEEP {
+            let child = Value::Object(
+                [("title".to_string(), json!("T")), ("type".to_string(), json!("object"))]
+                    .into_iter()
+                    .chain([(
+                        "properties".to_string(),
+                        Value::Object([("c".to_string(), schema)].into_iter().collect()),
+                    )])
+                    .collect(),
+            );
+            schema = child;
+        }
+        let mut schema = Value::Object(
+            [
+                ("type".to_string(), json!("object")),
+                ("properties".to_string(), Value::Object([("c".to_string(), schema)].into_iter().collect())),
+                ("required".to_string(), json!(["c"])),
+            ]
+            .into_iter()
+            .collect(),
+        );
+        toolsmith::tool::schema::normalise(&mut schema);
+        // The top property's title is gone.
+        assert!(schema["properties"]["c"].get("title").is_none());
+        dismantle(schema);
+    });
+}
