@@ -448,3 +448,39 @@ fn normalising_a_deep_schema_stops_at_the_limit_on_a_worker() {
         dismantle(schema);
     });
 }
+
+/// Takes any value, once a user approves.
+#[tool(requires_approval)]
+fn guarded(x: Value) -> String {
+    format!("{}", x.is_array())
+}
+
+#[test]
+fn deep_override_arguments_of_an_approval_are_retried_on_a_worker() {
+    on_worker(async {
+        let model = FunctionModel::sync(|messages, _| {
+            if messages.iter().any(|m| matches!(m, ModelMessage::Response(_))) {
+                ModelResponse::text("done")
+            } else {
+                ModelResponse::new(vec![ModelResponsePart::ToolCall(ToolCallPart::new(
+                    "guarded",
+                    json!({"x": 1}),
+                    "c1",
+                ))])
+            }
+        });
+        let agent: Agent<(), toolsmith::agent::Deferrable<String>> =
+            Agent::builder(model).tool(guarded).allow_deferred().build().unwrap();
+        let first = agent.run("go").await.unwrap();
+        let requests = first.output().deferred().unwrap().clone();
+        let results =
+            requests.results().approve("c1", toolsmith::deferred::ToolApproval::approved_with(x(deep_array(DEEP))));
+        let resumed =
+            agent.resume().message_history(first.all_messages().to_vec()).deferred_tool_results(results).await.unwrap();
+        let returned = returns(resumed.all_messages());
+        let answer = returned.iter().find(|r| r.tool_call_id == "c1").unwrap();
+        assert_eq!(answer.outcome, ToolOutcome::Retried, "{answer:?}");
+        assert_eq!(answer.content[0]["type"], "recursion_loop");
+        assert!(try_history_to_json(resumed.all_messages()).is_ok());
+    });
+}

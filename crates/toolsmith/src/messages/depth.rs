@@ -61,6 +61,12 @@ pub(crate) fn bound_call(call: &mut super::ToolCallPart) {
     }
 }
 
+/// Cuts the arrays and objects of `value` nested deeper than a message keeps, dropping them
+/// without recursion.
+pub(crate) fn cut_deep(value: &mut Value) {
+    bound_value(value);
+}
+
 fn bound_value(value: &mut Value) {
     if matches!(value, Value::Array(_) | Value::Object(_)) {
         for loc in cut_points(value, MAX_KEPT_VALUE_DEPTH) {

@@ -27,7 +27,7 @@ use std::sync::Arc;
 
 pub use content::{BinaryContent, FileUrl, MediaContent, UserContent, UserPromptContent};
 pub(crate) use depth::{
-    bound_call, bound_response, dispose_messages, first_too_deep, flatten_deep, flatten_deep_content,
+    bound_call, bound_response, cut_deep, dispose_messages, first_too_deep, flatten_deep, flatten_deep_content,
 };
 pub use json::MAX_HISTORY_DEPTH;
 pub use repair::{INTERRUPTED_TOOL_RETURN_CONTENT, SYNTHESIZED_TOOL_RETURN_METADATA_KEY, repair_messages};

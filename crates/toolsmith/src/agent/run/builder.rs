@@ -327,6 +327,9 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
                 crate::messages::MAX_HISTORY_DEPTH
             ))));
         }
+        if let Some(results) = &mut self.deferred {
+            results.bound_values();
+        }
         let inner = &self.agent.inner;
         let has_run_capabilities = !self.capabilities.is_empty();
         let deps = match inner.deps_overrides.current().or(self.deps).or_else(|| inner.default_deps.clone()) {
