@@ -201,6 +201,12 @@ fn a_deep_history_given_to_a_run_is_refused_on_a_worker() {
             let AgentRunError::User(e) = &err else { panic!("{err}") };
             assert!(e.to_string().contains("more than 512 levels deep (in message "), "{e}");
         }
+        // So is metadata for the run nested as deep.
+        let err = agent.run("go").metadata(x(deep_array(DEEP))).await.unwrap_err();
+        assert!(
+            err.to_string().contains("the run's metadata nests arrays and objects more than 512 levels deep"),
+            "{err}"
+        );
         // A history at the limit runs.
         let history = history_with_args(deep_array(MAX_HISTORY_DEPTH - 4));
         assert_eq!(agent.run("again").message_history(history).await.unwrap().output(), "done");
