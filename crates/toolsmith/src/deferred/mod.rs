@@ -368,6 +368,35 @@ pub(crate) enum Binding {
 }
 
 impl DeferredToolResults {
+    /// Holds the values the application gave (built in memory, of any depth) to the depth of a
+    /// history, before the run copies them: override arguments are cut (still past the
+    /// arguments' limit, so the call is answered with a validation retry), results and metadata
+    /// keep what lies deeper as its JSON text. Without recursion.
+    pub(crate) fn bound_values(&mut self) {
+        use crate::messages::{cut_deep, flatten_deep, flatten_deep_content};
+        for approval in self.approvals.values_mut() {
+            if let ToolApproval::Approved { override_args: Some(args) } = approval {
+                cut_deep(args);
+            }
+        }
+        for result in self.calls.values_mut() {
+            match result {
+                ExternalResult::Value(v) => flatten_deep(v),
+                ExternalResult::Return(ret) => {
+                    flatten_deep(&mut ret.return_value);
+                    if let Some(metadata) = &mut ret.metadata {
+                        flatten_deep(metadata);
+                    }
+                    if let Some(content) = &mut ret.content {
+                        flatten_deep_content(content);
+                    }
+                }
+                ExternalResult::Retry(retry) => flatten_deep(&mut retry.content),
+            }
+        }
+        self.metadata.values_mut().for_each(flatten_deep);
+    }
+
     /// No results yet, bound to nothing (see [`DeferredToolResults`]): prefer
     /// [`DeferredToolRequests::results`], which binds them to the calls that were shown.
     pub fn new() -> Self {

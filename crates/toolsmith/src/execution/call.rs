@@ -313,7 +313,10 @@ async fn run_counted<D: Clone + Send + Sync + 'static>(
     args: Cow<'_, Value>,
     ran_ok: &AtomicBool,
 ) -> Result<ToolOutput, ToolError> {
-    let result = run_tool(inner, r, args).await;
+    let mut result = run_tool(inner, r, args).await;
+    if let Ok(output) = &mut result {
+        bound_output(output);
+    }
     match result {
         Ok(_) => ran_ok.store(true, Ordering::Relaxed),
         Err(ToolError::Retry(_)) if r.retry >= r.max_retries => {
@@ -322,6 +325,24 @@ async fn run_counted<D: Clone + Send + Sync + 'static>(
         Err(_) => {}
     }
     result
+}
+
+/// What a tool returned, with every value nested deeper than the history keeps written as a
+/// string of its JSON text (see [`crate::messages::flatten_deep`]) before the hooks, the events
+/// and the history copy or walk it.
+fn bound_output(output: &mut ToolOutput) {
+    match output {
+        ToolOutput::Value(v) => crate::messages::flatten_deep(v),
+        ToolOutput::Return(ret) => {
+            crate::messages::flatten_deep(&mut ret.return_value);
+            if let Some(metadata) = &mut ret.metadata {
+                crate::messages::flatten_deep(metadata);
+            }
+            if let Some(content) = &mut ret.content {
+                crate::messages::flatten_deep_content(content);
+            }
+        }
+    }
 }
 
 /// Runs the tool itself: its handler, on the runtime or the blocking pool, under its timeout,

@@ -98,6 +98,9 @@ impl<D: Clone + Send + Sync + 'static> ToolIndex<D> {
                 ))));
             };
             let Some(mut tool) = slots[i].take() else { continue };
+            if let Some(problem) = def.too_deep() {
+                return Err(AgentRunError::User(UserError::new(problem)));
+            }
             tool.def = Arc::new(def);
             prepared.push(tool);
         }
@@ -154,7 +157,7 @@ impl<D: Clone + Send + Sync + 'static> ToolIndex<D> {
         for toolset in toolsets {
             lists.push(toolset.get_tools_shared_boxed(ctx).await?);
         }
-        inner.tool_layout.check_duplicates(&lists)?;
+        inner.tool_layout.check_lists(&lists)?;
         Ok(lists)
     }
 }

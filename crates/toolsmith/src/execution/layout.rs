@@ -82,17 +82,23 @@ fn tool<D>(lists: &[Arc<[ToolsetTool<D>]>], (list, i): Position) -> &ToolsetTool
 }
 
 impl<D> LayoutCache<D> {
-    /// Checks that tool names are unique across toolsets (within one they are already).
-    /// Lists checked at the previous step are not checked again.
-    pub(crate) fn check_duplicates(&self, lists: &Lists<D>) -> Result<(), AgentRunError> {
+    /// Checks that tool names are unique across toolsets (within one they are already) and that
+    /// no definition nests too deeply ([`ToolDefinition::too_deep`]). Lists checked at the
+    /// previous step are not checked again.
+    pub(crate) fn check_lists(&self, lists: &Lists<D>) -> Result<(), AgentRunError> {
         let mut checked = self.checked.lock().unwrap_or_else(|p| p.into_inner());
-        if same_lists(&checked, lists) || lists.iter().filter(|l| !l.is_empty()).count() <= 1 {
+        if same_lists(&checked, lists) {
             return Ok(());
         }
-        let mut seen: FxHashMap<&str, &ToolsetTool<D>> = FxHashMap::default();
-        for tool in lists.iter().flat_map(|l| l.iter()) {
-            if let Some(first) = seen.insert(&tool.def.name, tool) {
-                return Err(duplicate_error(&tool.toolset_label, &first.toolset_label, &tool.def.name));
+        if let Some(problem) = lists.iter().flat_map(|l| l.iter()).find_map(|t| t.def.too_deep()) {
+            return Err(AgentRunError::User(UserError::new(problem)));
+        }
+        if lists.iter().filter(|l| !l.is_empty()).count() > 1 {
+            let mut seen: FxHashMap<&str, &ToolsetTool<D>> = FxHashMap::default();
+            for tool in lists.iter().flat_map(|l| l.iter()) {
+                if let Some(first) = seen.insert(&tool.def.name, tool) {
+                    return Err(duplicate_error(&tool.toolset_label, &first.toolset_label, &tool.def.name));
+                }
             }
         }
         *checked = lists.clone();

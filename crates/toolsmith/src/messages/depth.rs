@@ -61,6 +61,12 @@ pub(crate) fn bound_call(call: &mut super::ToolCallPart) {
     }
 }
 
+/// Cuts the arrays and objects of `value` nested deeper than a message keeps, dropping them
+/// without recursion.
+pub(crate) fn cut_deep(value: &mut Value) {
+    bound_value(value);
+}
+
 fn bound_value(value: &mut Value) {
     if matches!(value, Value::Array(_) | Value::Object(_)) {
         for loc in cut_points(value, MAX_KEPT_VALUE_DEPTH) {
@@ -68,6 +74,44 @@ fn bound_value(value: &mut Value) {
                 dispose(std::mem::take(slot));
             }
         }
+    }
+}
+
+/// Replaces every array or object of `value` nested deeper than a message keeps by a string of
+/// its JSON text (as [`history_to_json`](super::history_to_json) writes it), written on a stack
+/// grown on the heap and dropped without recursion: for values a tool returns, which the model
+/// still sees whole.
+pub(crate) fn flatten_deep(value: &mut Value) {
+    if !matches!(value, Value::Array(_) | Value::Object(_)) {
+        return;
+    }
+    for loc in cut_points(value, MAX_KEPT_VALUE_DEPTH) {
+        let Some(slot) = locate(value, &loc) else { continue };
+        let deep = std::mem::take(slot);
+        let mut text = Vec::new();
+        let written = deep.serialize(serde_stacker::Serializer::new(&mut serde_json::Serializer::new(&mut text)));
+        dispose(deep);
+        // serde_json writes UTF-8, and a `Value` always serialises.
+        *slot = match (written, String::from_utf8(text)) {
+            (Ok(()), Ok(text)) => Value::String(text),
+            _ => Value::Null,
+        };
+    }
+}
+
+/// [`flatten_deep`] over every value of the items of a prompt or a tool's return.
+pub(crate) fn flatten_deep_content(items: &mut Vec<UserContent>) {
+    let part = super::UserPromptPart { content: UserPromptContent::Parts(std::mem::take(items)), timestamp: None };
+    let mut message = ModelMessage::Request(super::ModelRequest {
+        parts: vec![ModelRequestPart::UserPrompt(part)],
+        ..Default::default()
+    });
+    values_mut(&mut message, &mut flatten_deep);
+    if let ModelMessage::Request(mut r) = message
+        && let Some(ModelRequestPart::UserPrompt(p)) = r.parts.pop()
+        && let UserPromptContent::Parts(back) = p.content
+    {
+        *items = back;
     }
 }
 

@@ -27,14 +27,16 @@ use serde_json::Value;
 use std::sync::Arc;
 
 pub use content::{BinaryContent, FileUrl, MediaContent, UserContent, UserPromptContent};
-pub(crate) use depth::{bound_call, bound_response, dispose_messages, first_too_deep};
+pub(crate) use depth::{
+    bound_call, bound_response, cut_deep, dispose_messages, first_too_deep, flatten_deep, flatten_deep_content,
+};
 pub use json::MAX_HISTORY_DEPTH;
 pub use repair::{INTERRUPTED_TOOL_RETURN_CONTENT, SYNTHESIZED_TOOL_RETURN_METADATA_KEY, repair_messages};
 pub(crate) use repair::{SoundPrefix, result_id, sendable as sendable_history, sendable_known};
 #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini", feature = "bedrock"))]
-pub(crate) use tool_files::ReturnItem;
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini", feature = "bedrock"))]
 pub(crate) use retry::retry_text;
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini", feature = "bedrock"))]
+pub(crate) use tool_files::ReturnItem;
 #[cfg(any(feature = "openai", feature = "gemini"))]
 pub(crate) use tool_files::move_tool_files;
 

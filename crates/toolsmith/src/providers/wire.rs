@@ -17,7 +17,6 @@ use crate::search::native::{self, ANTHROPIC_BLOCKS, OPENAI_ITEMS};
 use crate::search::{SEARCH_TOOL_KIND, SEARCH_TOOL_NAME, discovered_in};
 use crate::tool::ToolDefinition;
 
-
 pub(crate) use crate::messages::retry_text;
 
 /// A request's parts as the items of the OpenAI-shaped APIs (Chat Completions messages and
@@ -364,20 +363,33 @@ pub(crate) fn instructions(messages: &[ModelMessage], params: &ModelRequestParam
         .filter(|s| !s.trim().is_empty())
 }
 
-/// Refuses a history nested deeper than a history is written
-/// ([`MAX_HISTORY_DEPTH`](crate::messages::MAX_HISTORY_DEPTH)) before an adapter maps it: the
-/// mapping and the request body's writer recurse once per level of a value.
-pub(crate) fn check_depth(messages: &[ModelMessage]) -> Result<(), ModelError> {
-    match crate::messages::first_too_deep(messages) {
-        None => Ok(()),
-        Some(i) => Err(ModelError::new(
+/// Refuses a request whose history nests deeper than a history is written
+/// ([`MAX_HISTORY_DEPTH`](crate::messages::MAX_HISTORY_DEPTH)), or whose tools' schemas or
+/// output schema nest deeper than that, before an adapter maps it: the mapping, the schema
+/// transforms and the request body's writer recurse once per level of a value. (Only values
+/// built in memory nest so deep: what serde_json parses stops at 128 levels.)
+pub(crate) fn check_depth(messages: &[ModelMessage], params: &ModelRequestParameters) -> Result<(), ModelError> {
+    use crate::messages::MAX_HISTORY_DEPTH;
+    let refused = |what: String| {
+        Err(ModelError::new(
             crate::model::ModelErrorKind::User,
             format!(
-                "the message history nests arrays and objects more than {} levels deep (in message {i}): toolsmith sends and writes histories up to that depth",
-                crate::messages::MAX_HISTORY_DEPTH
+                "{what} nests arrays and objects more than {MAX_HISTORY_DEPTH} levels deep: toolsmith sends and writes values up to that depth"
             ),
-        )),
+        ))
+    };
+    if let Some(i) = crate::messages::first_too_deep(messages) {
+        return refused(format!("the message history (in message {i})"));
     }
+    if let Some(problem) = params.all_tools().find_map(ToolDefinition::too_deep) {
+        return Err(ModelError::new(crate::model::ModelErrorKind::User, problem));
+    }
+    if let Some(output) = &params.output_object
+        && crate::validation::depth::too_deep(&output.json_schema, MAX_HISTORY_DEPTH).is_some()
+    {
+        return refused(format!("the output schema '{}'", output.name));
+    }
+    Ok(())
 }
 
 /// Replays the server-side tool searches a provider cannot take as they are (another

@@ -168,6 +168,23 @@ impl ToolDefinition {
     pub fn parameters_mut(&mut self) -> &mut Value {
         Arc::make_mut(&mut self.parameters_json_schema)
     }
+
+    /// The error for a definition whose schemas or metadata nest arrays and objects deeper than
+    /// [`MAX_HISTORY_DEPTH`](crate::messages::MAX_HISTORY_DEPTH) (only one built in memory can:
+    /// what serde_json parses stops at 128 levels), measured without recursion: such a value is
+    /// refused before the schema transforms, token counts and request writers walk it.
+    pub(crate) fn too_deep(&self) -> Option<String> {
+        use crate::messages::MAX_HISTORY_DEPTH;
+        let values = [Some(&*self.parameters_json_schema), self.return_schema.as_deref(), self.metadata.as_ref()];
+        values.into_iter().flatten().any(|v| crate::validation::depth::too_deep(v, MAX_HISTORY_DEPTH).is_some()).then(
+            || {
+                format!(
+                    "the definition of tool '{}' nests arrays and objects more than {MAX_HISTORY_DEPTH} levels deep: toolsmith sends and writes values up to that depth",
+                    self.name
+                )
+            },
+        )
+    }
 }
 
 /// A Python-like name for a JSON schema type.

@@ -173,6 +173,23 @@ fn compile_rust_validator(name: &str, schema: &mut Value) -> (Option<Validator>,
     compiled
 }
 
+/// A schema built in memory that nests deeper than a definition may (see
+/// [`ToolDefinition::too_deep`]) is replaced by an empty object schema, the tool reporting the
+/// problem at `build()`; it is dropped without recursion when the tool held it alone.
+fn bounded_schema(name: &str, schema: Arc<Value>) -> (Arc<Value>, Option<String>) {
+    use crate::messages::MAX_HISTORY_DEPTH;
+    if crate::validation::depth::too_deep(&schema, MAX_HISTORY_DEPTH).is_none() {
+        return (schema, None);
+    }
+    if let Ok(schema) = Arc::try_unwrap(schema) {
+        crate::validation::depth::dispose(schema);
+    }
+    let problem = format!(
+        "the argument schema of tool '{name}' nests arrays and objects more than {MAX_HISTORY_DEPTH} levels deep: toolsmith sends and writes values up to that depth"
+    );
+    (Arc::new(serde_json::json!({"type": "object"})), Some(problem))
+}
+
 fn validator_or_problem(
     name: &str,
     compiled: Result<Validator, crate::validation::SchemaError>,
@@ -191,7 +208,7 @@ impl<D: Clone + Send + Sync + 'static> Tool<D> {
         A: DeserializeOwned + JsonSchema + Send + 'static,
         F: Fn(RunContext<D>, A) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<T, E>> + Send + 'static,
-        T: Serialize,
+        T: Serialize + 'static,
         E: Into<ToolError>,
     {
         let name = name.into();
@@ -231,6 +248,8 @@ impl<D: Clone + Send + Sync + 'static> Tool<D> {
         F: Fn(RunContext<D>, Value) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<ToolOutput, ToolError>> + Send + 'static,
     {
+        let name = name.into();
+        let (json_schema, problem) = bounded_schema(&name, json_schema.into());
         let mut def = ToolDefinition::new(name, json_schema);
         let description = description.into();
         def.description = if description.is_empty() { None } else { Some(description) };
@@ -245,7 +264,7 @@ impl<D: Clone + Send + Sync + 'static> Tool<D> {
             handler,
             prepare: None,
             args_validator: None,
-            problem: None,
+            problem,
         }
     }
 

@@ -37,7 +37,7 @@ fn normalised<T: JsonSchema>(keep_title: bool, keep_formats: bool) -> (Value, Op
             map.insert("type".into(), Value::String("object".into()));
         }
     }
-    normalise_with(&mut value, !keep_formats);
+    normalise_with(&mut value, !keep_formats, 0);
     if let Value::Object(map) = &mut value
         && !map.contains_key("properties")
         && map.get("type").and_then(Value::as_str) == Some("object")
@@ -127,9 +127,11 @@ const NON_STANDARD_FORMATS: &[&str] = &[
     "double",
 ];
 
-/// Applies the normalising rules to a schema in place (recursively).
+/// Applies the normalising rules to a schema in place (recursively), down to
+/// [`MAX_HISTORY_DEPTH`](crate::messages::MAX_HISTORY_DEPTH) levels (a schema nested deeper is
+/// refused where a tool is made: what lies past that depth is left as it is, never walked).
 pub fn normalise(value: &mut Value) {
-    normalise_with(value, true);
+    normalise_with(value, true, 0);
 }
 
 /// Takes the non-standard numeric `format`s out of a schema normalised with them kept: the
@@ -168,8 +170,15 @@ fn visit(value: &mut Value, f: &mut impl FnMut(&mut Map<String, Value>)) {
     }
 }
 
-fn normalise_with(value: &mut Value, strip_formats: bool) {
+/// How deep (in schema objects, each one or two levels of JSON) normalising goes.
+const MAX_SCHEMA_DEPTH: usize = crate::messages::MAX_HISTORY_DEPTH;
+
+fn normalise_with(value: &mut Value, strip_formats: bool, depth: usize) {
     let Value::Object(map) = value else { return };
+    if depth >= MAX_SCHEMA_DEPTH {
+        return;
+    }
+    let depth = depth + 1;
     if strip_formats
         && let Some(Value::String(f)) = map.get("format")
         && NON_STANDARD_FORMATS.contains(&f.as_str())
@@ -189,22 +198,22 @@ fn normalise_with(value: &mut Value, strip_formats: bool) {
                     strip_null(p);
                 }
             }
-            normalise_with(prop, strip_formats);
+            normalise_with(prop, strip_formats, depth);
         }
     }
     for key in ["items", "additionalProperties", "not", "if", "then", "else", "contains"] {
         if let Some(v) = map.get_mut(key) {
-            normalise_with(v, strip_formats);
+            normalise_with(v, strip_formats, depth);
         }
     }
     for key in ["anyOf", "oneOf", "allOf", "prefixItems"] {
         if let Some(Value::Array(items)) = map.get_mut(key) {
-            items.iter_mut().for_each(|v| normalise_with(v, strip_formats));
+            items.iter_mut().for_each(|v| normalise_with(v, strip_formats, depth));
         }
     }
     for key in ["$defs", "definitions"] {
         if let Some(Value::Object(defs)) = map.get_mut(key) {
-            defs.values_mut().for_each(|v| normalise_with(v, strip_formats));
+            defs.values_mut().for_each(|v| normalise_with(v, strip_formats, depth));
         }
     }
 }

@@ -214,16 +214,23 @@ pub fn typed_context<T: Clone + Send + Sync + 'static>(ctx: &dyn AnyRunContext) 
     }
 }
 
-/// Turns a tool's plain return value into its output.
-pub fn value_output<T: serde::Serialize>(value: T) -> ToolResult {
-    match serde_json::to_value(value) {
-        Ok(v) => Ok(ToolOutput::Value(v)),
-        Err(e) => Err(ToolError::failed(format!("the tool's return value could not be serialised: {e}"))),
+/// Turns a tool's plain return value into its output: a `Value` as it is (no copy, whatever its
+/// depth: the run cuts what lies too deep without recursion), anything else serialised on a
+/// stack grown on the heap as needed.
+pub fn value_output<T: serde::Serialize + 'static>(value: T) -> ToolResult {
+    let mut slot = Some(value);
+    if let Some(v) = (&mut slot as &mut dyn std::any::Any).downcast_mut::<Option<Value>>() {
+        return Ok(ToolOutput::Value(v.take().unwrap_or_default()));
+    }
+    match slot.map(|v| v.serialize(serde_stacker::Serializer::new(serde_json::value::Serializer))) {
+        Some(Ok(v)) => Ok(ToolOutput::Value(v)),
+        Some(Err(e)) => Err(ToolError::failed(format!("the tool's return value could not be serialised: {e}"))),
+        None => Ok(ToolOutput::Value(Value::Null)),
     }
 }
 
 /// Turns a tool's `Result<T, E>` into its output.
-pub fn result_output<T: serde::Serialize, E: Into<ToolError>>(result: Result<T, E>) -> ToolResult {
+pub fn result_output<T: serde::Serialize + 'static, E: Into<ToolError>>(result: Result<T, E>) -> ToolResult {
     match result {
         Ok(v) => value_output(v),
         Err(e) => Err(e.into()),

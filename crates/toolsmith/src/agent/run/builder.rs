@@ -343,7 +343,8 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
         OutputStream::new(rx, self.into_future(), convert)
     }
 
-    /// Metadata attached to the run, readable by tools.
+    /// Metadata attached to the run, readable by tools (nested at most
+    /// [`MAX_HISTORY_DEPTH`](crate::messages::MAX_HISTORY_DEPTH) levels: deeper is refused).
     pub fn metadata(mut self, metadata: serde_json::Value) -> Self {
         self.metadata = Some(metadata);
         self
@@ -360,6 +361,19 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
             crate::messages::dispose_messages(self.history.take().unwrap_or_default());
             return Err(AgentRunError::User(UserError::new(format!(
                 "the message history nests arrays and objects more than {} levels deep (in message {i}): toolsmith reads and writes histories up to that depth",
+                crate::messages::MAX_HISTORY_DEPTH
+            ))));
+        }
+        if let Some(results) = &mut self.deferred {
+            results.bound_values();
+        }
+        // The run's metadata is copied into every context the run makes.
+        if let Some(metadata) = &self.metadata
+            && crate::validation::depth::too_deep(metadata, crate::messages::MAX_HISTORY_DEPTH).is_some()
+        {
+            crate::validation::depth::dispose(self.metadata.take().unwrap_or_default());
+            return Err(AgentRunError::User(UserError::new(format!(
+                "the run's metadata nests arrays and objects more than {} levels deep: toolsmith keeps values up to that depth",
                 crate::messages::MAX_HISTORY_DEPTH
             ))));
         }

@@ -427,7 +427,7 @@ impl Model for AnthropicModel {
         params: &ModelRequestParameters,
     ) -> Result<ModelResponse, ModelError> {
         // Refused before anything walks the history (the files moved, the media inlined).
-        crate::providers::wire::check_depth(messages)?;
+        crate::providers::wire::check_depth(messages, params)?;
         let body = self.request_body(messages, settings, params, false)?;
         let http = self.http_for(params);
         http.request_json(&self.url(), &body, settings_timeout(settings), |v| self.parse_response(v)).await
@@ -470,7 +470,7 @@ impl StreamingModel for AnthropicModel {
         params: &ModelRequestParameters,
     ) -> Result<ModelStream, ModelError> {
         // Refused before anything walks the history (the files moved, the media inlined).
-        crate::providers::wire::check_depth(messages)?;
+        crate::providers::wire::check_depth(messages, params)?;
         let body = self.request_body(messages, settings, params, true)?;
         let http = self.http_for(params);
         let processor = AnthropicStream::new(self.name.clone(), self.base_url.clone(), http.redactor.clone());

@@ -24,7 +24,7 @@ impl AnthropicModel {
         params: &ModelRequestParameters,
         stream: bool,
     ) -> Result<Value, ModelError> {
-        wire::check_depth(messages)?;
+        wire::check_depth(messages, params)?;
         let native_search = self.uses_tool_search(params);
         let mut body = Map::new();
         body.insert("model".into(), self.name.clone().into());

@@ -381,8 +381,8 @@ impl Model for BedrockModel {
         settings: Option<&ModelSettings>,
         params: &ModelRequestParameters,
     ) -> Result<ModelResponse, ModelError> {
-        // Refused before anything walks the history (the files moved, the media inlined).
-        wire::check_depth(messages)?;
+        // Refused before anything walks the history (the files moved, the media inlined) or the schemas.
+        wire::check_depth(messages, params)?;
         let body = self.request_body(messages, settings, params).await?;
         self.http
             .request_json_with_headers(&self.url("converse"), &body, settings_timeout(settings), |v, headers| {
@@ -401,8 +401,8 @@ impl StreamingModel for BedrockModel {
         settings: Option<&ModelSettings>,
         params: &ModelRequestParameters,
     ) -> Result<ModelStream, ModelError> {
-        // Refused before anything walks the history (the files moved, the media inlined).
-        wire::check_depth(messages)?;
+        // Refused before anything walks the history (the files moved, the media inlined) or the schemas.
+        wire::check_depth(messages, params)?;
         let body = self.request_body(messages, settings, params).await?;
         let processor = |headers: &HeaderMap| {
             stream::BedrockStream::new(

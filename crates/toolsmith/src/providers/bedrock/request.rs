@@ -86,7 +86,7 @@ pub(super) async fn body(
     client: &reqwest::Client,
     timeout: Duration,
 ) -> Result<Value, ModelError> {
-    wire::check_depth(messages)?;
+    wire::check_depth(messages, params)?;
     let family = family(model_id);
     let messages = wire::localize_native_searches(messages, |_| false);
     let mut files = Files { client, timeout, documents: 0 };

@@ -222,7 +222,7 @@ impl GeminiModel {
         params: &ModelRequestParameters,
         stream: bool,
     ) -> Result<Value, ModelError> {
-        wire::check_depth(messages)?;
+        wire::check_depth(messages, params)?;
         let mut body = Map::new();
         let mut system: Vec<String> = wire::instructions(messages, params).into_iter().collect();
         system.extend(messages.iter().filter_map(ModelMessage::as_request).flat_map(|r| {
@@ -659,8 +659,8 @@ impl Model for GeminiModel {
         settings: Option<&ModelSettings>,
         params: &ModelRequestParameters,
     ) -> Result<ModelResponse, ModelError> {
-        // Refused before anything walks the history (the files moved, the media inlined).
-        wire::check_depth(messages)?;
+        // Refused before anything walks the history (the files moved, the media inlined) or the schemas.
+        wire::check_depth(messages, params)?;
         let body = self.request_body(messages, settings, params, false)?;
         self.http.request_json(&self.url(false), &body, settings_timeout(settings), |v| self.parse_response(v)).await
     }
@@ -673,8 +673,8 @@ impl StreamingModel for GeminiModel {
         settings: Option<&ModelSettings>,
         params: &ModelRequestParameters,
     ) -> Result<ModelStream, ModelError> {
-        // Refused before anything walks the history (the files moved, the media inlined).
-        wire::check_depth(messages)?;
+        // Refused before anything walks the history (the files moved, the media inlined) or the schemas.
+        wire::check_depth(messages, params)?;
         let body = self.request_body(messages, settings, params, true)?;
         self.http.stream(&self.url(true), &body, settings_timeout(settings), GeminiStream::new(self.clone())).await
     }

@@ -508,8 +508,8 @@ impl Model for OpenAIChatModel {
         settings: Option<&ModelSettings>,
         params: &ModelRequestParameters,
     ) -> Result<ModelResponse, ModelError> {
-        // Refused before anything walks the history (the files moved, the media inlined).
-        wire::check_depth(messages)?;
+        // Refused before anything walks the history (the files moved, the media inlined) or the schemas.
+        wire::check_depth(messages, params)?;
         // Files tool results hold move to a user message first (URLs a tool gave are not
         // downloaded: see `refuse_tool_urls`).
         refuse_tool_urls(messages)?;
@@ -527,8 +527,8 @@ impl StreamingModel for OpenAIChatModel {
         settings: Option<&ModelSettings>,
         params: &ModelRequestParameters,
     ) -> Result<ModelStream, ModelError> {
-        // Refused before anything walks the history (the files moved, the media inlined).
-        wire::check_depth(messages)?;
+        // Refused before anything walks the history (the files moved, the media inlined) or the schemas.
+        wire::check_depth(messages, params)?;
         // Files tool results hold move to a user message first (URLs a tool gave are not
         // downloaded: see `refuse_tool_urls`).
         refuse_tool_urls(messages)?;

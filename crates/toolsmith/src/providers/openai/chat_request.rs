@@ -19,7 +19,7 @@ impl OpenAIChatModel {
         params: &ModelRequestParameters,
         stream: bool,
     ) -> Result<Value, ModelError> {
-        wire::check_depth(messages)?;
+        wire::check_depth(messages, params)?;
         let mut body = Map::new();
         body.insert("model".into(), self.name.clone().into());
         let messages = wire::localize_native_searches(messages, |_| false);

@@ -447,8 +447,21 @@ impl<D> McpToolset<D> {
     /// Calls a tool (arguments as a JSON object, or `null` for none) without validating the
     /// arguments, and returns the server's result as it is: a result with `is_error` is not an
     /// `Err` here.
+    ///
+    /// Arguments nested deeper than [`MAX_NESTING`](crate::validation::MAX_NESTING) levels (as
+    /// deep as tool arguments may be) are refused before anything walks them.
     pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<McpCallResult, McpError> {
         self.config_error()?;
+        if crate::validation::depth::too_deep(&arguments, crate::validation::MAX_NESTING).is_some() {
+            crate::validation::depth::dispose(arguments);
+            return Err(McpError::Config {
+                server: self.inner.settings.server.to_string(),
+                message: format!(
+                    "the arguments of tool '{name}' nest arrays and objects more than {} levels deep",
+                    crate::validation::MAX_NESTING
+                ),
+            });
+        }
         let arguments = match arguments {
             Value::Object(map) => map,
             Value::Null => Map::new(),

@@ -197,7 +197,7 @@ impl OpenAIResponsesModel {
         params: &ModelRequestParameters,
         stream: bool,
     ) -> Result<Value, ModelError> {
-        wire::check_depth(messages)?;
+        wire::check_depth(messages, params)?;
         let mut body = Map::new();
         body.insert("model".into(), self.name.clone().into());
         put(&mut body, "instructions", wire::instructions(messages, params));
@@ -578,8 +578,8 @@ impl Model for OpenAIResponsesModel {
         settings: Option<&ModelSettings>,
         params: &ModelRequestParameters,
     ) -> Result<ModelResponse, ModelError> {
-        // Refused before anything walks the history (the files moved, the media inlined).
-        wire::check_depth(messages)?;
+        // Refused before anything walks the history (the files moved, the media inlined) or the schemas.
+        wire::check_depth(messages, params)?;
         let body = self.request_body(messages, settings, params, false)?;
         self.http.request_json(&self.url(), &body, settings_timeout(settings), |v| self.parse_response(v)).await
     }
@@ -592,8 +592,8 @@ impl StreamingModel for OpenAIResponsesModel {
         settings: Option<&ModelSettings>,
         params: &ModelRequestParameters,
     ) -> Result<ModelStream, ModelError> {
-        // Refused before anything walks the history (the files moved, the media inlined).
-        wire::check_depth(messages)?;
+        // Refused before anything walks the history (the files moved, the media inlined) or the schemas.
+        wire::check_depth(messages, params)?;
         let body = self.request_body(messages, settings, params, true)?;
         let processor = ResponsesStream {
             model: self.clone(),
