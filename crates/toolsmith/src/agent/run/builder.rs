@@ -406,6 +406,9 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
                 Arc::new(RunModel { choice, info: Arc::new(info) })
             }
         };
+        // With capabilities, the run's own settings are kept apart too: a request layers the
+        // agent's, then each capability's, then the run's (Pydantic AI's order).
+        let run_settings = (!caps.is_empty()).then(|| self.settings.clone()).flatten();
         let settings = match (&inner.model_settings, self.settings) {
             (Some(a), Some(b)) => Some(Arc::new(a.merged(&b))),
             (a, b) => b.map(Arc::new).or_else(|| a.clone()),
@@ -457,8 +460,14 @@ impl<'a, D: Clone + Send + Sync + 'static, O: Send + 'static> RunBuilder<'a, D, 
             run_capabilities: has_run_capabilities,
             begun: false,
             toolsets_entered: false,
-            extras: (self.metadata.is_some() || self.deferred.is_some())
-                .then(|| Box::new(Extras { metadata: self.metadata, deferred: self.deferred, ..Default::default() })),
+            extras: (self.metadata.is_some() || self.deferred.is_some() || run_settings.is_some()).then(|| {
+                Box::new(Extras {
+                    metadata: self.metadata,
+                    deferred: self.deferred,
+                    run_settings,
+                    ..Default::default()
+                })
+            }),
         })
     }
 

@@ -106,11 +106,13 @@ struct Extras<D> {
     toolsets: Option<Vec<Arc<dyn DynToolset<D>>>>,
     /// The task passing the run's events through the capabilities' `wrap_event_stream`.
     event_drain: Option<tokio::task::JoinHandle<()>>,
+    /// The run's own model settings, for a run with capabilities (layered after theirs).
+    run_settings: Option<ModelSettings>,
 }
 
 impl<D> Default for Extras<D> {
     fn default() -> Self {
-        Extras { metadata: None, deferred: None, finished: None, toolsets: None, event_drain: None }
+        Extras { metadata: None, deferred: None, finished: None, toolsets: None, event_drain: None, run_settings: None }
     }
 }
 

@@ -257,7 +257,21 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         instructions.extend(self.caps.instructions(&ctx).await?);
         let prompted = inner.step.output.prompted_instructions();
         let instructions = crate::execution::join_instructions(instructions, prompted.as_deref());
-        let settings = self.caps.model_settings(&ctx, self.settings.clone())?;
+        let settings = match self.extras.as_ref().and_then(|e| e.run_settings.as_ref()) {
+            // Agent, capabilities, then the run's own: Pydantic AI's layering.
+            Some(own) => {
+                let agent = self.agent.inner.model_settings.clone();
+                // The capabilities see the layers below theirs: the agent's.
+                let mut below = ctx.clone();
+                below.model_settings = agent.as_deref().cloned();
+                let layered = self.caps.model_settings(&below, agent)?;
+                Some(Arc::new(match layered {
+                    Some(s) => s.merged(own),
+                    None => own.clone(),
+                }))
+            }
+            None => self.caps.model_settings(&ctx, self.settings.clone())?,
+        };
         // The context shares the history: dropped first, the history changes in place.
         drop(ctx);
         if let Some(last) = self.state.last_request_mut() {
@@ -306,7 +320,12 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         }
         // The context is made for the model request hooks alone, boxed: a run waiting on its
         // model keeps no copy of it inline.
-        let ctx = self.caps.hooks(crate::capability::HookStage::ModelRequest).then(|| Box::new(self.context()));
+        // They see the request's settings as resolved, capabilities' included.
+        let ctx = self.caps.hooks(crate::capability::HookStage::ModelRequest).then(|| {
+            let mut ctx = self.context();
+            ctx.model_settings = settings.as_deref().cloned();
+            Box::new(ctx)
+        });
         // The model's answer, kept for a retry asked after it (the response stays in the history).
         let answered: std::sync::Mutex<Option<Box<ModelResponse>>> = std::sync::Mutex::new(None);
         // With `stream_output`, the context the output hooks see while the output streams.

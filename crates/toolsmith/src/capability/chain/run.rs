@@ -20,14 +20,22 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
         &self,
         ctx: &RunContext<D>,
         base: Option<Arc<ModelSettings>>,
-    ) -> Result<Option<Arc<ModelSettings>>, AgentRunError> {
+    ) -> Result<Option<Arc<ModelSettings>>, AgentRunError>
+    where
+        D: Clone,
+    {
         let mut settings = base;
+        // Each capability sees, in `ctx.model_settings`, the settings layered so far (a context
+        // of its own once an earlier capability added some).
+        let mut seen: Option<RunContext<D>> = None;
         for c in &self.chain.caps {
-            if let Some(s) = sync_guard(&**c, "model_settings", || c.model_settings(ctx))? {
+            let view = seen.as_ref().unwrap_or(ctx);
+            if let Some(s) = sync_guard(&**c, "model_settings", || c.model_settings(view))? {
                 settings = Some(Arc::new(match settings {
                     Some(b) => b.merged(&s),
                     None => s,
                 }));
+                seen.get_or_insert_with(|| ctx.clone()).model_settings = settings.as_deref().cloned();
             }
         }
         Ok(settings)
