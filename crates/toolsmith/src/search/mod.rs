@@ -4,7 +4,10 @@
 //! With deferred tools registered, every step shows the model the ordinary tools, the deferred
 //! tools it has discovered so far (rebuilt from the history's search results, so a resumed
 //! history behaves the same), and `search_tools`. Calling a deferred tool before discovering it
-//! is answered with a retry that never reveals the hidden catalogue.
+//! is answered with Pydantic AI's retry ("Tool 'x' is not available yet: search for it
+//! first..."), which confirms that a tool of that name exists and shows nothing else of the
+//! catalogue: tool search keeps definitions out of the context, it is not an access control
+//! (SECURITY.md).
 //!
 //! ```
 //! use toolsmith::prelude::*;
