@@ -329,6 +329,11 @@ async fn run_all<O: OutputJson + Send + 'static>(
                     deferred_results(d, DeferredToolResults::new()).trust_history()
                 }
                 (None, Some(r)) => deferred_results(d, r.results()),
+                // Results for calls a failed run left unanswered: the reference takes a result
+                // for a call that waits for approval as its answer too.
+                (None, None) if d.get("calls").and_then(Value::as_object).is_some_and(|c| !c.is_empty()) => {
+                    deferred_results(d, DeferredToolResults::new()).trust_history()
+                }
                 (None, None) => deferred_results(d, DeferredToolResults::new()),
             };
             builder = builder.deferred_tool_results(results);
@@ -557,10 +562,12 @@ async fn run_scenario(scenario: &Value) -> Result<Value, Unsupported> {
     // toolsmith refuses tools whose every call defers on an agent that can neither end deferred
     // nor settle calls inline, at `build()` (or at the run's start, for toolsets); the reference
     // fails at the first such call. A capability that settles nothing builds the agent the
-    // reference allows (any capability may settle deferred calls inline), with its behaviour.
+    // reference allows (any capability may settle deferred calls inline), with its behaviour
+    // (also beside the scenario's own capabilities: some, like `ToolSearch`, configure the agent
+    // rather than add a capability).
     let deferrable = matches!(get(a, "output"), Some(Value::String(s)) if s == "text_or_deferred")
         || get(a, "output").is_some_and(|o| o.get("structured_or_deferred").is_some());
-    if caps.is_empty() && !deferrable && may_defer(scenario) {
+    if !deferrable && may_defer(scenario) {
         b = b.capability(HandleDeferredToolCalls::new(|_, _| None));
     }
     for t in scenario.get("tools").and_then(Value::as_array).into_iter().flatten() {

@@ -367,20 +367,38 @@ async fn a_missing_command_or_a_crashing_server_is_a_clear_connect_error() {
 
     // A server that dies at start: its stderr is quoted.
     let missing = temp_dir("missing").join("missing.js").to_string_lossy().into_owned();
-    let mcp: McpToolset = McpToolset::stdio(node(), [missing]).name("broken");
+    let mcp: McpToolset = McpToolset::stdio(node(), [missing.clone()]).name("broken");
     let err = mcp.list_tools().await.unwrap_err();
     assert!(matches!(err, McpError::Connect { .. }), "{err:?}");
     let message = err.to_string();
     assert!(message.contains("could not connect to MCP server 'broken'"), "{message}");
     assert!(message.contains("Cannot find module"), "{message}");
 
-    // In a run, failing to list tools ends the run as a user error.
+    // In a run, a server that will not start ends the run as an unavailable toolset (not a
+    // configuration mistake), naming it, with the server's stderr said once; marked optional,
+    // the run goes on without it.
     let agent = Agent::builder(TestModel::new())
         .toolset(McpToolset::<()>::stdio("toolsmith-no-such-server", ["x"]))
         .build()
         .unwrap();
     let err = agent.run("go").await.unwrap_err();
-    assert_eq!(err.kind(), "UserError");
+    assert_eq!(err.kind(), "ToolsetUnavailable");
+    let agent = Agent::builder(TestModel::new())
+        .toolset(McpToolset::<()>::stdio(node(), [missing.clone()]).name("broken"))
+        .build()
+        .unwrap();
+    match agent.run("go").await.unwrap_err() {
+        AgentRunError::ToolsetUnavailable(e) => {
+            assert_eq!(e.toolset, "broken");
+            assert_eq!(e.to_string().matches("Cannot find module").count(), 1, "{e}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let agent = Agent::builder(TestModel::new())
+        .toolset(McpToolset::<()>::stdio(node(), [missing]).name("broken").optional())
+        .build()
+        .unwrap();
+    assert_eq!(agent.run("go").await.unwrap().output(), "success (no tool calls)");
 
     // A configuration mistake is reported by the agent builder.
     let bad = McpToolset::<()>::http("localhost:3000").header("bad header", "x");

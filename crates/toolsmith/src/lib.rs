@@ -89,7 +89,7 @@ pub mod web;
 
 pub use agent::{Agent, AgentBuilder, RunResult};
 pub use context::RunContext;
-pub use error::{AgentRunError, SharedError, UserError};
+pub use error::{AgentRunError, SharedError, ToolsetUnavailable, UserError};
 pub use tool::{ModelRetry, Tool, ToolDefinition, ToolError, ToolReturn, ToolSpec};
 pub use toolsmith_macros::tool;
 

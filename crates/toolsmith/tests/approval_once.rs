@@ -234,3 +234,60 @@ async fn calls_settled_inline_are_not_a_resume() {
     assert_eq!(log.lock().unwrap().len(), 2);
     assert_eq!(store.asked.load(Ordering::SeqCst), 0);
 }
+
+/// `pay` requires approval, and once approved it is carried out elsewhere: it defers.
+fn pay(log: &Log) -> Tool<()> {
+    let l = log.clone();
+    Tool::new("refund_order", move |_ctx: RunContext<()>, a: RefundArgs| {
+        let l = l.clone();
+        async move {
+            l.lock().unwrap().push(format!("queued {}", a.order));
+            Err::<String, ToolError>(ToolError::CallDeferred(toolsmith::tool::CallDeferred::default()))
+        }
+    })
+    .requires_approval(true)
+}
+
+#[tokio::test]
+async fn a_call_approved_then_deferred_by_its_tool_is_a_deferral_of_its_own() {
+    let log: Log = Arc::default();
+    let agent = Agent::builder(model()).tool(pay(&log)).allow_deferred().build().unwrap();
+    let first = agent.run("refund A-1").await.unwrap();
+    let approval = first.deferred().expect("waits for approval").clone();
+    assert_eq!(approval.approvals.len(), 1);
+
+    // Approved: the tool runs and defers the same call, now waiting for an outside result.
+    let second = agent
+        .resume()
+        .message_history(first.all_messages().to_vec())
+        .deferred_tool_results(approval.results().approve("r1", toolsmith::deferred::ToolApproval::approved()))
+        .await
+        .unwrap();
+    let outside = second.deferred().expect("waits for the outside result").clone();
+    assert_eq!((outside.approvals.len(), outside.calls.len()), (0, 1));
+    assert_ne!(outside.id(), approval.id(), "a deferral of its own");
+    assert_eq!(*log.lock().unwrap(), ["queued A-1"]);
+
+    // Its result is a resume of its own, used once.
+    let results = outside.results().call_result("r1", toolsmith::deferred::ExternalResult::Value(json!("paid")));
+    let done = agent
+        .resume()
+        .message_history(second.all_messages().to_vec())
+        .deferred_tool_results(results.clone())
+        .await
+        .unwrap();
+    assert_eq!(done.final_output().map(String::as_str), Some("done"));
+    let again = agent
+        .resume()
+        .message_history(second.all_messages().to_vec())
+        .deferred_tool_results(results)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            again,
+            AgentRunError::User(UserError { refusal: Some(ref r), .. }) if matches!(**r, ResumeRefusal::AlreadyResumed { .. })
+        ),
+        "{again}"
+    );
+}

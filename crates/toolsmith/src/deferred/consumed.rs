@@ -30,11 +30,16 @@ use crate::messages::ModelResponse;
 pub struct DeferralId(String);
 
 impl DeferralId {
-    /// The identity of the deferral of `ids` (pending calls of `response`).
-    pub(crate) fn derive<'a>(response: &ModelResponse, ids: impl IntoIterator<Item = &'a str>) -> Self {
-        let mut ids: Vec<&str> = ids.into_iter().collect();
-        ids.sort_unstable();
-        ids.dedup();
+    /// The identity of the deferral of `calls` (pending calls of `response`, each with what it
+    /// waits for when known: a call approved and then deferred by its tool is a deferral of its
+    /// own, answered by a resume of its own).
+    pub(crate) fn derive<'a>(
+        response: &ModelResponse,
+        calls: impl IntoIterator<Item = (&'a str, Option<super::DeferredKind>)>,
+    ) -> Self {
+        let mut calls: Vec<(&str, Option<super::DeferredKind>)> = calls.into_iter().collect();
+        calls.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        calls.dedup_by(|a, b| a.0 == b.0);
         let mut h = Sha1::new();
         h.update(b"toolsmith deferral v1\0");
         for field in [&response.run_id, &response.conversation_id, &response.provider_response_id] {
@@ -48,10 +53,15 @@ impl DeferralId {
                 None => h.update([0]),
             }
         }
-        h.update((ids.len() as u64).to_le_bytes());
-        for id in ids {
+        h.update((calls.len() as u64).to_le_bytes());
+        for (id, kind) in calls {
             h.update((id.len() as u64).to_le_bytes());
             h.update(id.as_bytes());
+            h.update(match kind {
+                Some(super::DeferredKind::Approval) => [1],
+                Some(super::DeferredKind::External) => [2],
+                None => [0],
+            });
         }
         let hex: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
         DeferralId(format!("v1:{hex}"))
@@ -255,19 +265,22 @@ mod tests {
 
     #[test]
     fn the_identity_depends_on_the_response_and_the_ids_not_their_order() {
-        let a = DeferralId::derive(&response("r1"), ["c1", "c2"]);
-        assert_eq!(a, DeferralId::derive(&response("r1"), ["c2", "c1"]));
-        assert_ne!(a, DeferralId::derive(&response("r2"), ["c1", "c2"]));
-        assert_ne!(a, DeferralId::derive(&response("r1"), ["c1"]));
+        let a = DeferralId::derive(&response("r1"), ["c1", "c2"].map(|c| (c, None)));
+        assert_eq!(a, DeferralId::derive(&response("r1"), ["c2", "c1"].map(|c| (c, None))));
+        assert_ne!(a, DeferralId::derive(&response("r2"), ["c1", "c2"].map(|c| (c, None))));
+        assert_ne!(a, DeferralId::derive(&response("r1"), ["c1"].map(|c| (c, None))));
         // Field boundaries count: "ab" + "c" is not "a" + "bc".
-        assert_ne!(DeferralId::derive(&response("r1"), ["ab", "c"]), DeferralId::derive(&response("r1"), ["a", "bc"]));
+        assert_ne!(
+            DeferralId::derive(&response("r1"), ["ab", "c"].map(|c| (c, None))),
+            DeferralId::derive(&response("r1"), ["a", "bc"].map(|c| (c, None)))
+        );
         assert!(a.as_str().starts_with("v1:") && a.as_str().len() == 43, "{a}");
     }
 
     #[test]
     fn a_deferral_is_consumed_once_but_a_replay_of_the_same_run_is_no_second_use() {
         let store = MemoryDeferralStore::with_capacity(2);
-        let d = |i: &str| DeferralId::derive(&response(i), ["c1"]);
+        let d = |i: &str| DeferralId::derive(&response(i), ["c1"].map(|c| (c, None)));
         let consume = |id: &DeferralId, run: &str| futures::executor::block_on(store.consume(id, run)).unwrap();
         assert_eq!(consume(&d("a"), "run1"), Consumption::Fresh);
         assert_eq!(consume(&d("a"), "run1"), Consumption::Fresh);

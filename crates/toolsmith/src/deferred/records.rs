@@ -103,7 +103,7 @@ impl PendingRecords {
             return;
         }
         calls.sort_by(|a, b| a.id.cmp(&b.id));
-        let id = DeferralId::derive(response, calls.iter().map(|c| c.id.as_str()));
+        let id = DeferralId::derive(response, calls.iter().map(|c| (c.id.as_str(), c.kind)));
         self.record_set(calls.into(), id);
     }
 

@@ -34,18 +34,58 @@ pub struct UserError {
     /// Why a resume with deferred tool results was refused, when that is the mistake (boxed:
     /// every run's result has room for an error, and this is its largest part).
     pub refusal: Option<Box<ResumeRefusal>>,
+    /// When a toolset could not do its work (not a configuration mistake): a run reports it as
+    /// [`AgentRunError::ToolsetUnavailable`]. The toolset's methods return [`UserError`]; this
+    /// is how one of them says "unavailable".
+    pub unavailable: Option<Box<ToolsetUnavailable>>,
+}
+
+/// A toolset that could not do its work: an MCP server that would not start, answer or stay
+/// connected. Not a configuration mistake: the same agent may work on the next run. A toolset
+/// marked [`optional`](crate::toolset::ToolsetExt::optional) is left out of the run instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("toolset '{toolset}' is unavailable: {message}")]
+#[non_exhaustive]
+pub struct ToolsetUnavailable {
+    /// The toolset (for an MCP server, its name in messages).
+    pub toolset: String,
+    /// What failed (with the last lines the server wrote to stderr, once, when there are any).
+    pub message: String,
+}
+
+impl ToolsetUnavailable {
+    /// `toolset` could not do its work, because of `message`.
+    pub fn new(toolset: impl Into<String>, message: impl Into<String>) -> Self {
+        ToolsetUnavailable { toolset: toolset.into(), message: message.into() }
+    }
+}
+
+impl From<ToolsetUnavailable> for UserError {
+    fn from(unavailable: ToolsetUnavailable) -> Self {
+        UserError { message: unavailable.to_string(), refusal: None, unavailable: Some(Box::new(unavailable)) }
+    }
 }
 
 impl UserError {
     /// A user error with a message.
     pub fn new(message: impl Into<String>) -> Self {
-        UserError { message: message.into(), refusal: None }
+        UserError { message: message.into(), refusal: None, unavailable: None }
+    }
+}
+
+impl From<UserError> for AgentRunError {
+    /// A configuration mistake, or a toolset's report that it is unavailable.
+    fn from(e: UserError) -> Self {
+        match e.unavailable {
+            Some(unavailable) => AgentRunError::ToolsetUnavailable(*unavailable),
+            None => AgentRunError::User(e),
+        }
     }
 }
 
 impl From<ResumeRefusal> for UserError {
     fn from(refusal: ResumeRefusal) -> Self {
-        UserError { message: refusal.to_string(), refusal: Some(Box::new(refusal)) }
+        UserError { message: refusal.to_string(), refusal: Some(Box::new(refusal)), unavailable: None }
     }
 }
 
@@ -223,7 +263,12 @@ fn quoted(ids: &[String]) -> String {
 pub enum AgentRunError {
     /// A configuration mistake (see [`UserError`]).
     #[error(transparent)]
-    User(#[from] UserError),
+    User(UserError),
+    /// A toolset could not do its work (an MCP server that would not start or answer): which
+    /// toolset, and why. Mark a toolset [`optional`](crate::toolset::ToolsetExt::optional) for
+    /// the run to go on without it.
+    #[error(transparent)]
+    ToolsetUnavailable(ToolsetUnavailable),
     /// The model did something the run cannot recover from, such as exhausting a retry budget.
     ///
     /// ```
@@ -389,6 +434,7 @@ impl AgentRunError {
     pub fn kind(&self) -> &str {
         match self {
             AgentRunError::User(_) => "UserError",
+            AgentRunError::ToolsetUnavailable(_) => "ToolsetUnavailable",
             AgentRunError::UnexpectedModelBehavior { .. } => "UnexpectedModelBehavior",
             AgentRunError::UsageLimitExceeded { .. } => "UsageLimitExceeded",
             AgentRunError::ToolFailed { kind, .. } => kind,

@@ -5,9 +5,8 @@ use super::step::{Plan, Refusal, Step, duplicate_ids};
 use super::*;
 
 /// Phase: a call to a tool of a known kind (`search_tools`) carries that kind in the history
-/// from the start, whatever happens to the step, and so does its return or retry: when its
-/// arguments are valid, or still a JSON string (as Pydantic AI types a call: a string is left to
-/// validation, an object has to fit).
+/// from the start, whatever happens to the step: when its arguments are valid, or still a JSON
+/// string (as Pydantic AI types a call: a string is left to validation, an object has to fit).
 pub(super) fn mark_kinds<D: Clone + Send + Sync + 'static>(
     tools: &ToolIndex<D>,
     ctx: &RunContext<D>,
@@ -18,10 +17,17 @@ pub(super) fn mark_kinds<D: Clone + Send + Sync + 'static>(
     for call in calls {
         if let Some(kind) = tools.tool_kind(&call.tool_name)
             && let Some(tool) = tools.get(&call.tool_name)
-            && (call.args.is_string() || validate_args(tool, ctx, &call.args).is_ok())
         {
-            state.mark_call_kind(&call.tool_call_id, kind);
-            kinded.insert(call.tool_call_id.clone(), kind);
+            let valid = validate_args(tool, ctx, &call.args).is_ok();
+            if valid || call.args.is_string() {
+                state.mark_call_kind(&call.tool_call_id, kind);
+            }
+            // The answer of a valid call carries the kind once the call is validated again in
+            // its step (a call the step skips is answered without it); a string that fails
+            // validation gets its retry with the kind.
+            if !valid && call.args.is_string() {
+                kinded.insert(call.tool_call_id.clone(), kind);
+            }
         }
     }
     kinded
@@ -54,6 +60,7 @@ pub(super) fn plan_calls<'h, D: Clone + Send + Sync + 'static>(
     calls: Vec<Call<'h>>,
     resolutions: Option<&HashMap<String, Resolution>>,
     trusted: bool,
+    external: &HashSet<String>,
     output_tool: Option<&str>,
 ) -> Result<Vec<Plan<'h, D>>, AgentRunError> {
     let mut plans: Vec<Plan<'h, D>> = Vec::with_capacity(calls.len());
@@ -74,7 +81,9 @@ pub(super) fn plan_calls<'h, D: Clone + Send + Sync + 'static>(
                 // Only a decision answers a call to a tool that requires approval, unless the
                 // caller takes the results as given (`trust_history`).
                 Some(Resolution::External(_))
-                    if !trusted && tools.get(&call.tool_name).is_some_and(|t| t.def.kind == ToolKind::Unapproved) =>
+                    if !trusted
+                        && !external.contains(&call.tool_call_id)
+                        && tools.get(&call.tool_name).is_some_and(|t| t.def.kind == ToolKind::Unapproved) =>
                 {
                     let refusal = ResumeRefusal::ResultForApproval { tool_call_id: call.tool_call_id.clone() };
                     return Err(AgentRunError::User(refusal.into()));

@@ -85,6 +85,9 @@ pub(super) struct Settled {
     pub(super) consume: Option<ToConsume>,
     /// The results are matched by id alone, taken as given.
     pub(super) trusted: bool,
+    /// The calls the results were bound to as waiting for an outside result (a call approved
+    /// earlier whose tool then deferred it): a result answers them, whatever their tool.
+    pub(super) external: HashSet<String>,
 }
 
 /// The refusal of results that do not answer exactly the calls of the response: the ids of
@@ -114,7 +117,14 @@ pub(super) fn settle<D>(
     deferred: &mut DeferredToolRequests,
 ) -> Result<Settled, AgentRunError> {
     let Some(mut r) = resume else {
-        return Ok(Settled { resolutions: None, prompt: None, unverified: None, consume: None, trusted: false });
+        return Ok(Settled {
+            resolutions: None,
+            prompt: None,
+            unverified: None,
+            consume: None,
+            trusted: false,
+            external: HashSet::new(),
+        });
     };
     let pending_now: Vec<&ToolCallPart> = calls
         .iter()
@@ -149,6 +159,12 @@ pub(super) fn settle<D>(
         ResumeBinding::Trusted => (None, seen),
     };
     let unverified = (bound.is_none() && matches!(r.binding, ResumeBinding::Recorded(_))).then(|| expected.clone());
+    let external: HashSet<String> = bound
+        .iter()
+        .flat_map(|b| b.iter())
+        .filter(|p| p.kind == Some(DeferredKind::External))
+        .map(|p| p.id.clone())
+        .collect();
     if let Some(bound) = bound {
         let mut given: Vec<(String, DeferredKind)> = r
             .resolutions
@@ -179,5 +195,5 @@ pub(super) fn settle<D>(
         ToConsume { consume, id, ids: ids.collect() }
     });
     let trusted = matches!(r.binding, ResumeBinding::Trusted);
-    Ok(Settled { resolutions: Some(r.resolutions), prompt: r.prompt, unverified, consume, trusted })
+    Ok(Settled { resolutions: Some(r.resolutions), prompt: r.prompt, unverified, consume, trusted, external })
 }

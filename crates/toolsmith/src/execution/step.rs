@@ -461,7 +461,7 @@ async fn run_step<'h, D: Clone + Send + Sync + 'static>(
         output_problem: None,
     };
 
-    let Settled { resolutions, prompt: resume_prompt, unverified, consume, trusted } =
+    let Settled { resolutions, prompt: resume_prompt, unverified, consume, trusted, external } =
         resume::settle(resume, &calls, inner, &mut step.deferred)?;
 
     let output_tool = inner.output.output_tool().filter(|_| !tools.output_withdrawn).map(|t| t.name.clone());
@@ -477,6 +477,7 @@ async fn run_step<'h, D: Clone + Send + Sync + 'static>(
         calls,
         resolutions.as_ref(),
         trusted,
+        &external,
         output_tool.as_deref(),
     )?;
     check_call_limit(&plans, state, limits)?;

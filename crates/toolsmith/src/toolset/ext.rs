@@ -7,8 +7,8 @@ use serde_json::Value;
 use crate::context::RunContext;
 use crate::tool::ToolDefinition;
 use crate::toolset::{
-    ApprovalRequiredToolset, DeferredLoadingToolset, FilteredToolset, PrefixedToolset, PreparedToolset, RenamedToolset,
-    SetMetadataToolset, ToolSelector, Toolset,
+    ApprovalRequiredToolset, DeferredLoadingToolset, FilteredToolset, OptionalToolset, PrefixedToolset,
+    PreparedToolset, RenamedToolset, SetMetadataToolset, ToolSelector, Toolset,
 };
 
 /// Fluent adaptors that wrap a toolset, implemented for every [`Toolset`].
@@ -104,6 +104,12 @@ pub trait ToolsetExt<D: Clone + Send + Sync + 'static>: Toolset<D> + Sized {
         F: Fn(&RunContext<D>, &ToolDefinition, &Value) -> bool + Send + Sync + 'static,
     {
         ApprovalRequiredToolset::new(self).when(f)
+    }
+
+    /// The run goes on without this toolset's tools when it is unavailable (see
+    /// [`OptionalToolset`]).
+    fn optional(self) -> OptionalToolset<D, Self> {
+        OptionalToolset::new(self)
     }
 
     /// Hides every tool until it is found through tool search (see [`DeferredLoadingToolset`]).

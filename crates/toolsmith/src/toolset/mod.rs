@@ -17,6 +17,7 @@ mod filtered;
 mod function;
 #[cfg(feature = "mcp")]
 mod mcp;
+mod optional;
 mod prefixed;
 mod prepared;
 mod renamed;
@@ -44,6 +45,7 @@ pub use mcp::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, ElicitationHandler, McpCallResult, McpError, McpServerInfo,
     McpToolset, SamplingHandler, SessionMode,
 };
+pub use optional::OptionalToolset;
 pub use prefixed::PrefixedToolset;
 pub use prepared::{AsyncToolsPrepareFn, PreparedToolset, ToolsPrepareFn};
 pub use renamed::RenamedToolset;

@@ -299,7 +299,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                     ts.exit_boxed().await;
                 }
                 self.toolsets_entered = false;
-                return Err(AgentRunError::User(e));
+                return Err(e.into());
             }
         }
         self.toolsets_entered = true;

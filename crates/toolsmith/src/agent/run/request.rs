@@ -11,7 +11,9 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use crate::capability::{ModelRequestContext, OutputInfo, OutputKind};
-use crate::deferred::{Binding, DeferralId, DeferredToolRequests, DeferredToolResults, ResumeRefusal, ToolApproval};
+use crate::deferred::{
+    Binding, DeferralId, DeferredKind, DeferredToolRequests, DeferredToolResults, ResumeRefusal, ToolApproval,
+};
 use crate::error::{AgentRunError, UserError};
 use crate::execution::{self, Resolution, Resume, ResumeBinding, StepOutcome, ToolIndex};
 use crate::messages::{
@@ -163,7 +165,12 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             let given = given().cloned().chain(resolutions.keys().cloned());
             return Err(execution::results_mismatch(response.tool_calls(), given, &self.agent.inner.step));
         }
-        let answering: Vec<String> = results.approvals.keys().chain(results.calls.keys()).cloned().collect();
+        let answering: Vec<(String, DeferredKind)> = results
+            .approvals
+            .keys()
+            .map(|id| (id.clone(), DeferredKind::Approval))
+            .chain(results.calls.keys().map(|id| (id.clone(), DeferredKind::External)))
+            .collect();
         for (id, approval) in results.approvals {
             let r = match approval {
                 ToolApproval::Approved { override_args } => {
@@ -181,7 +188,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         // a deferral once.
         let consume = pending.is_none().then(|| execution::Consume {
             store: self.agent.inner.deferral_store.clone(),
-            seen: DeferralId::derive(response, answering.iter().map(String::as_str)),
+            seen: DeferralId::derive(response, answering.iter().map(|(id, kind)| (id.as_str(), Some(*kind)))),
             run_id: self.run_id.clone(),
         });
         let binding = match (pending, results.binding) {
@@ -601,7 +608,16 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                         if let Some(ModelMessage::Response(r)) =
                             self.state.messages.iter().rfind(|m| matches!(m, ModelMessage::Response(_)))
                         {
-                            let ids = requests.approvals.iter().chain(&requests.calls).map(|c| c.tool_call_id.as_str());
+                            let ids = requests
+                                .approvals
+                                .iter()
+                                .map(|c| (c.tool_call_id.as_str(), Some(DeferredKind::Approval)))
+                                .chain(
+                                    requests
+                                        .calls
+                                        .iter()
+                                        .map(|c| (c.tool_call_id.as_str(), Some(DeferredKind::External))),
+                                );
                             requests.set_id(DeferralId::derive(r, ids));
                         }
                         // Remembered, so that results made by hand for this history can be

@@ -9,7 +9,10 @@ use crate::tool::{ModelRetry, ToolError};
 
 /// What went wrong talking to an MCP server. Each message names the server and says what to do.
 ///
-/// In an agent run, an error while listing tools ends the run as a [`UserError`]; during a call,
+/// In an agent run, an error while connecting or listing tools ends the run as
+/// [`AgentRunError::ToolsetUnavailable`](crate::AgentRunError::ToolsetUnavailable) (a
+/// misconfiguration as a [`UserError`]), unless the toolset is
+/// [`optional`](crate::toolset::ToolsetExt::optional); during a call,
 /// a JSON-RPC error answered by the server is a retry for the model (the server's message is sent
 /// back, as Pydantic AI does), and every other error ends the run as a tool failure of kind
 /// `McpError`. After a lost connection or a timeout the session is dropped, and the next call or
@@ -174,9 +177,31 @@ impl McpError {
     }
 }
 
+impl McpError {
+    /// The server, as named in messages.
+    pub fn server(&self) -> &str {
+        match self {
+            McpError::Config { server, .. }
+            | McpError::Spawn { server, .. }
+            | McpError::Connect { server, .. }
+            | McpError::ConnectTimeout { server, .. }
+            | McpError::Timeout { server, .. }
+            | McpError::ConnectionLost { server, .. }
+            | McpError::MessageTooLarge { server, .. }
+            | McpError::Server { server, .. } => server,
+        }
+    }
+}
+
+/// A misconfigured server is a configuration mistake; a server that would not start, answer or
+/// stay connected is unavailable ([`AgentRunError::ToolsetUnavailable`](crate::AgentRunError::ToolsetUnavailable)
+/// in a run).
 impl From<McpError> for UserError {
     fn from(e: McpError) -> Self {
-        UserError::new(e.to_string())
+        match e {
+            McpError::Config { .. } => UserError::new(e.to_string()),
+            other => crate::error::ToolsetUnavailable::new(other.server(), other.to_string()).into(),
+        }
     }
 }
 

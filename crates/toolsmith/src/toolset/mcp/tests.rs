@@ -350,3 +350,22 @@ async fn an_http_result_past_the_limit_fails_at_once() {
     assert!(started.elapsed() < Duration::from_secs(10), "{:?}: {err}", started.elapsed());
     assert!(err.to_string().contains("65536"), "the error names the limit: {err}");
 }
+
+#[tokio::test]
+async fn a_server_that_will_not_start_is_unavailable_and_an_optional_one_is_left_out() {
+    use crate::prelude::*;
+    use crate::toolset::ToolsetExt;
+
+    let dead = || McpToolset::<()>::stdio("/nonexistent/toolsmith-mcp-server", Vec::<String>::new());
+    let agent = Agent::builder(TestModel::default()).toolset(dead()).build().unwrap();
+    match agent.run("hi").await.unwrap_err() {
+        AgentRunError::ToolsetUnavailable(e) => {
+            assert!(e.message.contains("could not start MCP server"), "{e}");
+            // The reason is said once.
+            assert_eq!(e.to_string().matches("could not start").count(), 1, "{e}");
+        }
+        other => panic!("expected ToolsetUnavailable, got {other:?}"),
+    }
+    let agent = Agent::builder(TestModel::default()).toolset(dead().optional()).build().unwrap();
+    assert_eq!(agent.run("hi").await.unwrap().output(), "success (no tool calls)");
+}
