@@ -795,8 +795,8 @@ fn spec_errors_name_the_offending_entry() {
     assert!(e.contains("unknown field `include_contents`"), "{e}");
     let e = err(r#"[{"Instrumentation": {"version": 7}}]"#);
     assert!(e.contains("the instrumentation version must be 2, 3, 4, 5 or 6, got 7"), "{e}");
-    let e = err(r#"[{"Instrumentation": {"event_mode": "logs"}}]"#);
-    assert!(e.contains("Instrumentation: event_mode \"logs\" is not supported"), "{e}");
+    let e = err(r#"[{"Instrumentation": {"event_mode": "log"}}]"#);
+    assert!(e.contains("unknown variant `log`, expected `attributes` or `logs`"), "{e}");
     let e = err(r#"[{"ProcessHistory": "squash"}]"#);
     assert!(
         e.contains("no ProcessHistory functions are registered; add it with `CapabilityRegistry::register_history_processor(\"squash\", ProcessHistory::new(..))`"),
@@ -1038,6 +1038,17 @@ async fn specs_take_the_seeds_forms_and_functions_by_registered_name() {
         }
     });
     assert_eq!(settings, Some(InstrumentationSettings::new().version(InstrumentationVersion::V2)));
+    // Pydantic AI's `event_mode: logs` is taken too.
+    let logs =
+        CapabilitySpec::from_json(r#"[{"Instrumentation": {"event_mode": "logs", "include_content": true}}]"#).unwrap();
+    let loaded = registry.load(&logs).unwrap();
+    let mut mode = None;
+    loaded.capabilities[0].apply(&mut |leaf| {
+        if let Some(i) = leaf.downcast_ref::<toolsmith::capability::Instrumentation>() {
+            mode = Some(i.settings().event_mode);
+        }
+    });
+    assert_eq!(mode, Some(toolsmith::capability::EventMode::Logs));
 
     // The registered function hides the toolset's tool from the model.
     let seen = Arc::new(Mutex::new(Vec::new()));

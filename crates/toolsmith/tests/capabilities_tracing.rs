@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use toolsmith::capability::{Hooks, Instrumentation, InstrumentationSettings, InstrumentationVersion};
+use toolsmith::capability::{EventMode, Hooks, Instrumentation, InstrumentationSettings, InstrumentationVersion};
 use toolsmith::messages::{ModelMessage, ModelRequestPart, ModelResponse, ModelResponsePart, ToolCallPart};
 use toolsmith::prelude::*;
 use tracing::field::{Field, Visit};
@@ -65,7 +65,12 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Capture {
         let mut store = self.0.lock().unwrap();
         let mut fields = BTreeMap::new();
         event.record(&mut Fields(&mut fields));
-        let message = fields.remove("message").unwrap_or_default();
+        // An event without a message (a `logs`-mode content event) is named by its `event.name`
+        // and the fields it carries.
+        let message = fields.remove("message").unwrap_or_else(|| {
+            let name = fields.remove("event.name").unwrap_or_default();
+            format!("{name}: {}", fields.keys().cloned().collect::<Vec<_>>().join(","))
+        });
         if let Some(span) = ctx.event_span(event)
             && let Some(&i) = store.by_id.get(&span.id().into_u64())
         {
@@ -379,4 +384,24 @@ fn a_blocking_tool_runs_inside_its_span_on_the_pool() {
     let tools = only(&spans, "execute_tool");
     assert_eq!(tools.len(), 1);
     assert_eq!(tools[0].1.events, ["adding on a pool thread"]);
+}
+
+#[test]
+fn in_logs_mode_message_content_goes_to_events_in_the_model_span() {
+    let settings = InstrumentationSettings::new().include_content(true).event_mode(EventMode::Logs);
+    let (spans, result) = capture(&agent(settings), "add 1 and 2");
+    result.unwrap();
+    let chats = only(&spans, "chat");
+    assert_eq!(chats.len(), 2);
+    for (_, chat) in &chats {
+        assert!(!chat.fields.contains_key("gen_ai.input.messages"), "{:?}", chat.fields);
+        assert!(!chat.fields.contains_key("gen_ai.output.messages"), "{:?}", chat.fields);
+        assert_eq!(
+            chat.events,
+            [
+                "gen_ai.client.inference.operation.details: gen_ai.input.messages",
+                "gen_ai.client.inference.operation.details: gen_ai.output.messages"
+            ]
+        );
+    }
 }

@@ -107,6 +107,25 @@ pub struct InstrumentationSettings {
     /// every tool definition: turn it off when large schemas make spans too big to export.
     #[serde(default = "yes")]
     pub include_model_request_parameters: bool,
+    /// Where message content goes (with `include_content`): span attributes (the default), or
+    /// `tracing` events (`logs`, Pydantic AI's older `event_mode`) inside the model span: one
+    /// event `gen_ai.client.inference.operation.details` with the input messages and one with
+    /// the output messages, which an OpenTelemetry logs bridge exports as log records.
+    #[serde(default)]
+    pub event_mode: EventMode,
+}
+
+/// Where [`Instrumentation`] records message content (see
+/// [`InstrumentationSettings::event_mode`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum EventMode {
+    /// Span attributes (`gen_ai.input.messages`, `gen_ai.output.messages`).
+    #[default]
+    Attributes,
+    /// `tracing` events inside the model span.
+    Logs,
 }
 
 impl Default for InstrumentationSettings {
@@ -117,6 +136,7 @@ impl Default for InstrumentationSettings {
             version: InstrumentationVersion::default(),
             use_aggregated_usage_attribute_names: true,
             include_model_request_parameters: true,
+            event_mode: EventMode::Attributes,
         }
     }
 }
@@ -156,6 +176,12 @@ impl InstrumentationSettings {
     /// [`InstrumentationSettings::include_model_request_parameters`]).
     pub fn include_model_request_parameters(mut self, include: bool) -> Self {
         self.include_model_request_parameters = include;
+        self
+    }
+
+    /// Where message content goes (see [`InstrumentationSettings::event_mode`]).
+    pub fn event_mode(mut self, mode: EventMode) -> Self {
+        self.event_mode = mode;
         self
     }
 }
@@ -415,7 +441,16 @@ impl<D: Clone + Send + Sync + 'static> Capability<D> for Instrumentation {
                     span.record("gen_ai.usage.input_tokens", response.usage.input_tokens);
                     span.record("gen_ai.usage.output_tokens", response.usage.output_tokens);
                     if let Some(out) = self.content(&output_messages(response, &self.settings)) {
-                        span.record("gen_ai.output.messages", out);
+                        match self.settings.event_mode {
+                            EventMode::Logs => tracing::info!(
+                                parent: &span,
+                                event.name = "gen_ai.client.inference.operation.details",
+                                gen_ai.output.messages = %out,
+                            ),
+                            _ => {
+                                span.record("gen_ai.output.messages", out);
+                            }
+                        }
                     }
                 }
                 Err(e) => record_error(&span, e.kind(), &e.to_string()),
@@ -516,7 +551,17 @@ impl Instrumentation {
             return;
         }
         let Some(span) = self.spans().model.clone() else { return };
-        span.record("gen_ai.input.messages", otel_messages(&request.messages, &self.settings).to_string());
+        let input = otel_messages(&request.messages, &self.settings).to_string();
+        match self.settings.event_mode {
+            EventMode::Logs => tracing::info!(
+                parent: &span,
+                event.name = "gen_ai.client.inference.operation.details",
+                gen_ai.input.messages = %input,
+            ),
+            _ => {
+                span.record("gen_ai.input.messages", input);
+            }
+        }
         if let Some(i) = &request.params.instructions {
             span.record("gen_ai.system_instructions", json!([{"type": "text", "content": i}]).to_string());
         }

@@ -89,7 +89,7 @@ pub use combined::CombinedCapability;
 pub use dynamic::DynamicCapability;
 pub use handle_deferred::HandleDeferredToolCalls;
 pub use hooks::{Hooks, OwnedOutput, OwnedToolCall};
-pub use instrumentation::{Instrumentation, InstrumentationSettings, InstrumentationVersion};
+pub use instrumentation::{EventMode, Instrumentation, InstrumentationSettings, InstrumentationVersion};
 pub use native_fallbacks::{CodeExecution, ImageGeneration, Mcp, WebFetch, WebSearch};
 pub use native_or_local::{LocalTool, NativeOrLocalTool};
 pub use next::{ModelRequestNext, NodeNext, OutputNext, RunNext, ToolExecuteNext, ToolValidateNext};

@@ -167,18 +167,8 @@ pub(super) fn register<D: Clone + Send + Sync + 'static>(registry: CapabilityReg
             Ok(BoxedCapability::new(Thinking::new(a.effort.unwrap_or_default()).format(format)))
         })
         .register("Instrumentation", |args| {
-            // `event_mode` (Pydantic AI's older option) names where content goes: toolsmith
-            // records it as span attributes.
-            let mut value = args.value().clone();
-            if let Value::Object(map) = &mut value
-                && let Some(mode) = map.remove("event_mode")
-                && mode != "attributes"
-            {
-                return Err(args.error(format!(
-                    "Instrumentation: event_mode {mode} is not supported: message content is recorded as span attributes (`event_mode: attributes`)"
-                )));
-            }
-            let settings: InstrumentationSettings = args.with_value(&value).parse()?;
+            // `event_mode` (Pydantic AI's older option): `attributes` or `logs`.
+            let settings: InstrumentationSettings = args.parse()?;
             Ok(BoxedCapability::new(Instrumentation::new(settings)))
         })
         .register("PrepareTools", |args| {

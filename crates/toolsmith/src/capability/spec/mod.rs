@@ -28,7 +28,7 @@
 //! | `IncludeToolReturnSchemas` | `tools`: `all` (the default) or a list of tool names | `tools` |
 //! | `ReinjectSystemPrompt` | `replace_existing`: bool | `replace_existing` |
 //! | `Thinking` | `effort`: `true`, `false`, `minimal` ... `xhigh` (default `true`); `format`: `auto`, `anthropic`, `gemini`, `openai_chat`, `openai_responses` | `effort` |
-//! | `Instrumentation` | `include_content`, `include_binary_content`, `use_aggregated_usage_attribute_names`, `include_model_request_parameters`: bool; `version`: 2 to 6; `event_mode`: `attributes` (the only mode) | — |
+//! | `Instrumentation` | `include_content`, `include_binary_content`, `use_aggregated_usage_attribute_names`, `include_model_request_parameters`: bool; `version`: 2 to 6; `event_mode`: `attributes` or `logs` | — |
 //! | `PrepareTools`, `PrepareOutputTools`, `ProcessHistory` | `function`: a name registered with [`CapabilityRegistry::register_prepare_tools`], [`register_prepare_output_tools`](CapabilityRegistry::register_prepare_output_tools), [`register_history_processor`](CapabilityRegistry::register_history_processor) | `function` |
 //! | `ThreadExecutor` | `max_threads`: integer | `max_threads` |
 //! | `ToolSearch` | `strategy`: absent (the provider's search where the model has one, else keywords), `keywords`, `bm25` / `regex` (the provider's, by name: Anthropic), `local_bm25` / `local_regex` (toolsmith's); `max_results`; `tool_description`; `parameter_description` | — |
