@@ -259,11 +259,6 @@ impl<'a, D: Clone + Send + Sync + 'static> SpecArgs<'a, D> {
         self.registry.build_entry(entry, &path)
     }
 
-    /// These arguments with another value (for a builder that rewrites them first).
-    fn with_value<'b>(&'b self, value: &'b Value) -> SpecArgs<'b, D> {
-        SpecArgs { name: self.name, value, path: self.path.clone(), registry: self.registry }
-    }
-
     /// The function capability of `kind` registered as `name` (see
     /// [`CapabilityRegistry::register_prepare_tools`]).
     fn function(&self, kind: &'static str, name: &str) -> Result<BoxedCapability<D>, SpecError> {
