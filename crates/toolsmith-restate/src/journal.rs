@@ -295,6 +295,7 @@ pub(crate) async fn drive<'ctx, F: Future>(
     let mut pending: Option<Pending<'ctx>> = None;
     loop {
         if let Poll::Ready(output) = futures::poll!(run.as_mut()) {
+            settle(pending).await;
             return output;
         }
         while let Ok(request) = requests.try_recv() {
@@ -332,7 +333,22 @@ pub(crate) async fn drive<'ctx, F: Future>(
                     }
                 }
             }
-            output = &mut run => return output,
+            output = &mut run => {
+                settle(pending).await;
+                return output;
+            }
+        }
+    }
+}
+
+/// Completes the entry being made when the run ends (a step the run dropped, say), so that the
+/// journal holds no `ctx.run` without its result: a replay of a journal with one in the middle
+/// cannot go on.
+async fn settle(pending: Option<Pending<'_>>) {
+    if let Some(Pending { entry, acks }) = pending {
+        let outcome = entry.await.map(|_| ());
+        for ack in acks {
+            let _ = ack.send(outcome.clone());
         }
     }
 }

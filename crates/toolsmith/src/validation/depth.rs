@@ -8,12 +8,29 @@ use super::LocItem;
 /// Where a value first nests deeper than a limit: the location of the first array or object
 /// past it, from the root.
 pub(crate) fn too_deep(value: &Value, max: usize) -> Option<Vec<LocItem>> {
+    // The common case, a value well within the limit, without the walk's allocations.
+    if within(value, max.min(SHALLOW)) {
+        return None;
+    }
     let mut first = None;
     walk(value, max, &mut |loc| {
         first = Some(loc.to_vec());
         false
     });
     first
+}
+
+/// How deep [`within`] looks before the walk takes over (its recursion is bounded by it).
+const SHALLOW: usize = 64;
+
+/// Whether `value` nests arrays and objects at most `budget` levels (`budget` bounds the
+/// recursion: a deeper value answers `false` at that depth, and the caller walks it).
+fn within(value: &Value, budget: usize) -> bool {
+    match value {
+        Value::Array(items) => budget > 0 && items.iter().all(|v| within(v, budget - 1)),
+        Value::Object(map) => budget > 0 && map.values().all(|v| within(v, budget - 1)),
+        _ => true,
+    }
 }
 
 /// The locations of every array or object that nests deeper than `max` (none inside another).
