@@ -387,6 +387,28 @@ fn families_that_refuse_a_forced_tool_get_auto_with_the_allowed_tools() {
     }
 }
 
+#[test]
+fn a_default_max_tokens_leaves_room_beyond_the_thinking_budget() {
+    // As the reference's `_default_max_tokens`: with no max_tokens set, the default rises to the
+    // budget plus 4,096 when the budget leaves it no room; a set max_tokens is sent as it is.
+    let m = AnthropicModel::builder("claude-sonnet-4-0").api_key("key").build().unwrap();
+    for (budget, expected) in [(1024, 5120), (10_000, 14_096), (32_768, 36_864)] {
+        let mut s = ModelSettings::new();
+        s.extra = Some(Box::new(json!({"thinking": {"type": "enabled", "budget_tokens": budget}})));
+        let body = m.request_body(&user("hi"), Some(&s), &ModelRequestParameters::default(), false).unwrap();
+        assert_eq!(body["max_tokens"], expected, "budget {budget}");
+        assert_eq!(body["thinking"]["budget_tokens"], budget);
+        s.max_tokens = Some(20_000);
+        let body = m.request_body(&user("hi"), Some(&s), &ModelRequestParameters::default(), false).unwrap();
+        assert_eq!(body["max_tokens"], 20_000, "budget {budget}");
+    }
+    // Thinking off (or adaptive) leaves the default alone.
+    let mut s = ModelSettings::new();
+    s.extra = Some(Box::new(json!({"thinking": {"type": "disabled"}})));
+    let body = m.request_body(&user("hi"), Some(&s), &ModelRequestParameters::default(), false).unwrap();
+    assert_eq!(body["max_tokens"], 4096);
+}
+
 #[tokio::test]
 async fn claude_max_tokens_are_capped_at_the_models_maximum_output() {
     let mut s = ModelSettings::new();

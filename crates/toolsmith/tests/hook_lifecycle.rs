@@ -7,7 +7,7 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 use toolsmith::agent::{AgentEvent, RunOutput};
 use toolsmith::capability::{
-    AgentNode, BoxedCapability, Capability, Hooks, NodeResult, OutputKind, ProcessEventStream, Toolset,
+    AgentNode, BoxedCapability, Capability, EventBoxStream, Hooks, NodeResult, OutputKind, ProcessEventStream, Toolset,
 };
 use toolsmith::messages::{ModelMessage, ModelRequestPart, ModelResponse, ModelResponsePart, ToolCallPart};
 use toolsmith::model::ModelError;
@@ -540,6 +540,54 @@ async fn event_stream_capabilities_nest_and_work_without_an_event_handler() {
     assert_eq!(counted.load(Ordering::SeqCst), 1);
 }
 
+/// Logs each stream it is given: the run step it was given at, and how many events it carried.
+struct CountStreams(Log);
+
+impl Capability<()> for CountStreams {
+    fn wraps_event_stream(&self) -> bool {
+        true
+    }
+
+    fn wrap_event_stream(&self, ctx: &RunContext<()>, events: EventBoxStream) -> EventBoxStream {
+        let (log, step) = (self.0.clone(), ctx.run_step);
+        let seen = Arc::new(AtomicUsize::new(0));
+        let counted = seen.clone();
+        let line = push_on_drop(log, move || format!("step {step}: {} events", counted.load(Ordering::SeqCst)));
+        events
+            .map(move |e| {
+                let _keep = &line;
+                seen.fetch_add(1, Ordering::SeqCst);
+                e
+            })
+            .boxed()
+    }
+}
+
+/// Pushes `line()` to `log` when dropped (when the stream it lives in ends).
+fn push_on_drop(log: Log, line: impl Fn() -> String + Send + Sync + 'static) -> impl Send + Sync {
+    struct OnDrop<F: Fn() -> String>(Log, F);
+    impl<F: Fn() -> String> Drop for OnDrop<F> {
+        fn drop(&mut self) {
+            push(&self.0, (self.1)());
+        }
+    }
+    OnDrop(log, line)
+}
+
+#[tokio::test]
+async fn the_event_stream_is_wrapped_for_each_model_request_and_call_tools_node() {
+    // As the reference: one stream for each ModelRequest and CallTools node (none for the
+    // UserPrompt node), each ended before the next node starts.
+    let streams = log();
+    let agent = Agent::builder(add_then_text()).tool(add).capability(CountStreams(streams.clone())).build().unwrap();
+    assert_eq!(agent.run("add").await.unwrap().output(), "done");
+    assert_eq!(
+        entries(&streams),
+        // request + response; call + result; request + response; the final result.
+        ["step 1: 2 events", "step 1: 2 events", "step 2: 2 events", "step 2: 1 events"]
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // Per-run instances bring their toolsets
 
@@ -641,6 +689,100 @@ async fn wrapper_toolsets_nest_with_the_first_capability_outermost() {
     assert_eq!(entries(&offered), ["ns_add"]);
     let returned = result.all_messages()[2].as_request().unwrap();
     assert!(matches!(&returned.parts[0], ModelRequestPart::ToolReturn(t) if t.content_text() == "5"), "{returned:?}");
+}
+
+/// Keeps the tools whose name is not `dropped` (in `prepare_tools`) and logs what it saw.
+struct DropInPrepare(&'static str, Log);
+
+impl Capability<()> for DropInPrepare {
+    async fn prepare_tools(
+        &self,
+        _ctx: &RunContext<()>,
+        tools: Vec<ToolDefinition>,
+    ) -> Result<Vec<ToolDefinition>, AgentRunError> {
+        push(&self.1, tools.iter().map(|t| t.name.clone()).collect::<Vec<_>>().join(","));
+        Ok(tools.into_iter().filter(|t| t.name != self.0).collect())
+    }
+}
+
+/// Logs the names the run's toolset lists to the wrapper, and prefixes them.
+struct Spy(Log);
+
+impl Capability<()> for Spy {
+    fn wrapper_toolset(&self, toolset: BoxedToolset) -> Option<BoxedToolset> {
+        let seen = self.0.clone();
+        Some(BoxedToolset::new(
+            toolset
+                .filtered(move |_ctx: &RunContext<()>, def: &ToolDefinition| {
+                    push(&seen, def.name.clone());
+                    true
+                })
+                .prefixed("ns"),
+        ))
+    }
+}
+
+#[tokio::test]
+async fn a_wrapper_toolset_wraps_what_prepare_tools_left() {
+    // As the reference assembles a run's toolset: the wrapper wraps the prepared toolset, so
+    // `prepare_tools` sees the tools' own names and the wrapper never sees (or runs) what it removed.
+    let (prepared, wrapped, offered) = (log(), log(), log());
+    let o = offered.clone();
+    let model = FunctionModel::sync(move |messages, info| {
+        push(&o, info.function_tools.iter().map(|t| t.name.clone()).collect::<Vec<_>>().join(","));
+        match messages.iter().filter(|m| matches!(m, ModelMessage::Response(_))).count() {
+            0 => call("ns_mul", json!({"a": 2, "b": 3}), "c1"),
+            1 => call("ns_add", json!({"a": 2, "b": 3}), "c2"),
+            _ => ModelResponse::text("done"),
+        }
+    });
+    let agent = Agent::builder(model)
+        .tool(add)
+        .toolset(FunctionToolset::new().with_tool(mul))
+        .capability(Spy(wrapped.clone()))
+        .capability(DropInPrepare("mul", prepared.clone()))
+        .build()
+        .unwrap();
+    let result = agent.run("go").await.unwrap();
+    assert_eq!(entries(&prepared), ["add,mul"; 3]);
+    assert_eq!(entries(&wrapped), ["add"; 3]);
+    assert_eq!(entries(&offered), ["ns_add"; 3]);
+    // The removed tool is unknown to the run: its call gets a retry, the other one runs.
+    let retry = result.all_messages()[2].as_request().unwrap();
+    assert!(
+        matches!(&retry.parts[0], ModelRequestPart::ToolReturn(t) if t.content_text() == "Unknown tool name: 'ns_mul'. Available tools: 'ns_add'"),
+        "{retry:?}"
+    );
+    let returned = result.all_messages()[4].as_request().unwrap();
+    assert!(matches!(&returned.parts[0], ModelRequestPart::ToolReturn(t) if t.content_text() == "5"), "{returned:?}");
+}
+
+/// Fails in `prepare_tools`.
+struct FailInPrepare;
+
+impl Capability<()> for FailInPrepare {
+    async fn prepare_tools(
+        &self,
+        _ctx: &RunContext<()>,
+        _tools: Vec<ToolDefinition>,
+    ) -> Result<Vec<ToolDefinition>, AgentRunError> {
+        Err(AgentRunError::UnexpectedModelBehavior { message: "no tools today".into(), detail: None })
+    }
+}
+
+#[tokio::test]
+async fn a_prepare_tools_error_under_a_wrapper_ends_the_run_as_it_was() {
+    let agent = Agent::builder(TestModel::default())
+        .tool(add)
+        .capability(Spy(log()))
+        .capability(FailInPrepare)
+        .build()
+        .unwrap();
+    let err = agent.run("go").await.unwrap_err();
+    assert!(
+        matches!(&err, AgentRunError::UnexpectedModelBehavior { message, .. } if message == "no tools today"),
+        "{err:?}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -19,7 +19,8 @@ type Processor = Arc<dyn Fn(EventBoxStream) -> EventBoxStream + Send + Sync>;
 ///   handler) all see the same stream. The next event waits until the handler returns.
 /// - a **processor** ([`ProcessEventStream::processor`]): a function from the stream to another
 ///   stream, which replaces it for the capabilities outside this one and for the run's event
-///   handler: it may change, drop or add events.
+///   handler: it may change, drop or add events. It is called for each ModelRequest and
+///   CallTools node with that node's events, and the node waits for its stream to end.
 ///
 /// With this capability a run produces its events even without an event handler of its own.
 ///

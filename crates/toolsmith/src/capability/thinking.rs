@@ -28,6 +28,9 @@ pub enum ThinkingEffort {
     XHigh,
 }
 
+/// The smallest `budget_tokens` Anthropic's extended thinking takes.
+const ANTHROPIC_MIN_BUDGET: u32 = 1024;
+
 impl ThinkingEffort {
     fn level(self) -> Option<&'static str> {
         match self {
@@ -46,7 +49,7 @@ impl ThinkingEffort {
             ThinkingEffort::Disabled => 0,
             ThinkingEffort::Minimal => 1024,
             ThinkingEffort::Low => 2048,
-            ThinkingEffort::Enabled | ThinkingEffort::Medium => 8192,
+            ThinkingEffort::Enabled | ThinkingEffort::Medium => 10_000,
             ThinkingEffort::High => 16384,
             ThinkingEffort::XHigh => 32768,
         }
@@ -114,12 +117,12 @@ pub enum ThinkingFormat {
 ///
 /// | provider | setting |
 /// |---|---|
-/// | `anthropic` | `thinking: {"type": "enabled", "budget_tokens": N}` (`{"type": "disabled"}` when off); `max_tokens` is raised above the budget when no `max_tokens` is set |
+/// | `anthropic` | `thinking: {"type": "enabled", "budget_tokens": N}` (`{"type": "disabled"}` when off); with no `max_tokens` set, one 4,096 tokens above the budget; with a smaller one, the budget is lowered below it (a `max_tokens` of 1,024 or less, under Anthropic's smallest budget, is raised to 1,025) |
 /// | `google` | `generationConfig.thinkingConfig: {"thinkingBudget": N, "includeThoughts": true}` (budget `0` when off, `-1` for the default effort) |
 /// | OpenAI Chat and compatible | `reasoning_effort: "low"` ... (`"medium"` for the default effort; nothing when off) |
 /// | OpenAI Responses (`Model::api` `"openai-responses"`) | `reasoning: {"effort": "low"}` ... |
 ///
-/// Budgets: minimal 1024, low 2048, medium (and the default) 8192, high 16384, xhigh 32768
+/// Budgets: minimal 1024, low 2048, medium (and the default) 10000, high 16384, xhigh 32768
 /// tokens. A provider setting already present in the agent's or the run's model settings takes
 /// precedence: the capability leaves it alone.
 ///
@@ -194,7 +197,18 @@ impl Thinking {
                 } else {
                     let mut budget = effort.budget();
                     match current.and_then(|s| s.max_tokens) {
-                        Some(max) if max <= budget => budget = max.saturating_sub(1).max(1024),
+                        // The budget must stay below `max_tokens`, and Anthropic takes no budget
+                        // under 1,024 tokens: a smaller `max_tokens` is raised just above it.
+                        Some(max) if max <= ANTHROPIC_MIN_BUDGET => {
+                            tracing::warn!(
+                                max_tokens = max,
+                                "extended thinking needs a max_tokens above its minimum budget of {ANTHROPIC_MIN_BUDGET} tokens; sending {}",
+                                ANTHROPIC_MIN_BUDGET + 1
+                            );
+                            budget = ANTHROPIC_MIN_BUDGET;
+                            max_tokens = Some(ANTHROPIC_MIN_BUDGET + 1);
+                        }
+                        Some(max) if max <= budget => budget = max - 1,
                         Some(_) => {}
                         None => max_tokens = Some(budget + 4096),
                     }
@@ -326,5 +340,24 @@ mod tests {
             Some(Box::new(json!({"metadata": {"user": "u1"}, "thinking": {"type": "enabled", "budget_tokens": 1499}})))
         );
         assert_eq!(s.max_tokens, None);
+    }
+
+    #[test]
+    fn the_anthropic_budget_always_fits_below_max_tokens() {
+        // Every effort against every max_tokens around the limits: the request Anthropic gets has a
+        // budget of at least 1,024 tokens and a max_tokens above it.
+        for effort in [ThinkingEffort::Minimal, ThinkingEffort::Low, ThinkingEffort::Enabled, ThinkingEffort::XHigh] {
+            for max in [None, Some(1), Some(1000), Some(1024), Some(1025), Some(2048), Some(10_000), Some(40_000)] {
+                let current = max.map(|m| ModelSettings::new().max_tokens(m));
+                let s = Thinking::new(effort).settings_for("", "anthropic", "claude", current.as_ref()).unwrap();
+                let budget = s.extra.as_ref().and_then(|e| e.pointer("/thinking/budget_tokens")).unwrap();
+                let budget = u32::try_from(budget.as_u64().unwrap()).unwrap();
+                let sent = s.max_tokens.or(max).unwrap();
+                assert!(budget >= 1024 && sent > budget, "{effort:?} {max:?}: budget {budget}, max_tokens {sent}");
+                if let Some(m) = max.filter(|m| *m > 1024) {
+                    assert!(s.max_tokens.is_none(), "an explicit max_tokens above the minimum is kept: {m}");
+                }
+            }
+        }
     }
 }

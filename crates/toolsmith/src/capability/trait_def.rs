@@ -215,10 +215,12 @@ pub trait Capability<D>: Send + Sync + 'static {
         false
     }
 
-    /// Wraps the run's event stream: observe events, or change, drop or add them. Capabilities
-    /// nest as for the other `wrap_*` hooks: the first one sees the stream the others made,
-    /// and the run's event handler sees the first one's. Events reach the handler in order; the
-    /// run waits for the last one before it returns. See [`ProcessEventStream`](super::ProcessEventStream).
+    /// Wraps the run's event stream: observe events, or change, drop or add them. Called once
+    /// for each ModelRequest and CallTools node with that node's events (`ctx.run_step` is the
+    /// node's step); the node's stream ends before the next node starts. Capabilities nest as
+    /// for the other `wrap_*` hooks: the first one sees the stream the others made, and the
+    /// run's event handler sees the first one's. Events reach the handler in order; the run
+    /// waits for a node's last event before it goes on. See [`ProcessEventStream`](super::ProcessEventStream).
     fn wrap_event_stream(&self, ctx: &RunContext<D>, events: EventBoxStream) -> EventBoxStream {
         let _ = ctx;
         events

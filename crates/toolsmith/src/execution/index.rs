@@ -63,14 +63,23 @@ pub(super) fn duplicate_error(new_label: &str, old_label: &str, name: &str) -> A
 impl<D: Clone + Send + Sync + 'static> ToolIndex<D> {
     /// The tools of every toolset (agent tools first), after each tool's `prepare` and the
     /// capabilities' `prepare_tools`, with tool search and bridge mode applied.
+    ///
+    /// `prepared` is set when the toolsets apply `prepare_tools` themselves (a capability's
+    /// `wrapper_toolset` wraps the prepared toolset): the capability's error, if it failed.
     pub(crate) async fn collect(
         inner: &StepConfig<D>,
         toolsets: &[Arc<dyn DynToolset<D>>],
         caps: &Capabilities<D>,
         ctx: &RunContext<D>,
+        prepared: Option<&PrepareFailure>,
     ) -> Result<Self, AgentRunError> {
-        let mut lists = Self::collect_toolsets(inner, toolsets, ctx).await?;
-        if caps.has_prepare_tools()? {
+        let listed = Self::collect_toolsets(inner, toolsets, ctx).await;
+        let mut lists = match (listed, prepared) {
+            (Ok(lists), _) => lists,
+            (Err(e), Some(failure)) => return Err(failure.explain(e)),
+            (Err(e), None) => return Err(e),
+        };
+        if prepared.is_none() && caps.has_prepare_tools()? {
             let tools = lists.iter().flat_map(|l| l.iter().cloned()).collect();
             lists = vec![Self::prepared(tools, caps, ctx).await?.into()];
         }
@@ -80,7 +89,7 @@ impl<D: Clone + Send + Sync + 'static> ToolIndex<D> {
 
     /// The capabilities' `prepare_tools` over the toolsets' tools (the search and bridge tools,
     /// added after, wrap everything else and are not shown to it).
-    pub(super) async fn prepared(
+    pub(crate) async fn prepared(
         tools: Vec<ToolsetTool<D>>,
         caps: &Capabilities<D>,
         ctx: &RunContext<D>,

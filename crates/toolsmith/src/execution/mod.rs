@@ -37,6 +37,7 @@ mod join;
 mod layout;
 mod output;
 mod plan;
+mod prepared_toolset;
 mod prompted;
 mod resume;
 mod step;
@@ -53,6 +54,7 @@ pub(crate) use config::StepConfig;
 pub use config::{EndStrategy, ParallelMode};
 pub(crate) use layout::LayoutCache;
 pub(crate) use output::{describe_refusal, output_budget_exceeded, output_failure, settle_output};
+pub(crate) use prepared_toolset::{CapabilityPrepared, PrepareFailure};
 pub(crate) use prompted::{explain_forced_output, join_instructions};
 
 const FINAL_PROCESSED: &str = "Final result processed.";

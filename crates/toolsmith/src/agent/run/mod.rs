@@ -104,15 +104,34 @@ struct Extras<D> {
     finished: Option<RunOutput>,
     /// The toolsets of this run, when its capabilities' `for_run` instances bring their own.
     toolsets: Option<Vec<Arc<dyn DynToolset<D>>>>,
-    /// The task passing the run's events through the capabilities' `wrap_event_stream`.
-    event_drain: Option<tokio::task::JoinHandle<()>>,
+    /// The run's events through the capabilities' `wrap_event_stream`, one stream a node.
+    node_events: Option<NodeEvents>,
     /// The run's own model settings, for a run with capabilities (layered after theirs).
     run_settings: Option<ModelSettings>,
+    /// Set when the run's toolset applies the capabilities' `prepare_tools` itself (under their
+    /// `wrapper_toolset`): where a failure of theirs waits.
+    prepared_in_toolset: Option<crate::execution::PrepareFailure>,
+}
+
+/// The run's own event handler, behind the capabilities' `wrap_event_stream`, and the task
+/// delivering the current node's events to it.
+struct NodeEvents {
+    runtime: tokio::runtime::Handle,
+    handler: Option<crate::run::EventSink>,
+    drain: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl<D> Default for Extras<D> {
     fn default() -> Self {
-        Extras { metadata: None, deferred: None, finished: None, toolsets: None, event_drain: None, run_settings: None }
+        Extras {
+            metadata: None,
+            deferred: None,
+            finished: None,
+            toolsets: None,
+            node_events: None,
+            run_settings: None,
+            prepared_in_toolset: None,
+        }
     }
 }
 
@@ -284,13 +303,34 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             self.extras().toolsets = Some(toolsets);
         }
         if !self.caps.is_empty() {
-            let combined = crate::toolset::CombinedToolset::from_dyn(self.run_toolsets().to_vec());
-            if let Some(wrapped) = self.caps.wrap_toolset(crate::toolset::BoxedToolset::new(combined))? {
+            let combined = crate::toolset::BoxedToolset::new(crate::toolset::CombinedToolset::from_dyn(
+                self.run_toolsets().to_vec(),
+            ));
+            // A wrapper wraps the toolset `prepare_tools` has already prepared (it neither lists
+            // nor runs a tool that `prepare_tools` removed).
+            let failure = crate::execution::PrepareFailure::default();
+            let prepares = self.caps.has_prepare_tools()?;
+            let base = if prepares {
+                let prepared = crate::execution::CapabilityPrepared::new(combined, self.caps.clone(), failure.clone());
+                crate::toolset::BoxedToolset::new(prepared)
+            } else {
+                combined
+            };
+            if let Some(wrapped) = self.caps.wrap_toolset(base)? {
                 self.extras().toolsets = Some(vec![wrapped.0]);
+                if prepares {
+                    self.extras().prepared_in_toolset = Some(failure);
+                }
             }
         }
         if self.caps.wraps_event_stream()? {
-            self.start_event_stream(&ctx)?;
+            let runtime = tokio::runtime::Handle::try_current().map_err(|_| {
+                AgentRunError::User(UserError::new(
+                    "a capability wraps the event stream, which needs a Tokio runtime: run the agent inside one (or with `run_sync`)",
+                ))
+            })?;
+            let handler = self.state.events.take();
+            self.extras().node_events = Some(NodeEvents { runtime, handler, drain: None });
         }
         let toolsets = self.run_toolsets().to_vec();
         for (entered, ts) in toolsets.iter().enumerate() {
@@ -328,7 +368,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                 }
             }
         }
-        self.end_event_stream().await;
+        self.end_node_events().await;
         // Calls a failed run leaves unanswered are remembered as the agent left them: results
         // given for them later are checked against them, as for calls a run ended deferred with.
         // Only a response the model gave in this run: a given history's calls were never checked.
@@ -354,19 +394,16 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         self.extras.get_or_insert_with(Default::default)
     }
 
-    /// Passes the run's events through the capabilities' `wrap_event_stream` on their way to
-    /// the run's handler (if it has one), in a task of the current runtime.
-    fn start_event_stream(&mut self, ctx: &RunContext<D>) -> Result<(), AgentRunError> {
+    /// Opens the node's event stream: the events the node emits pass through the capabilities'
+    /// `wrap_event_stream` (called for each node, as the reference calls its handlers with
+    /// each node's stream) on their way to the run's handler, in a task of the run's runtime.
+    fn start_node_events(&mut self, ctx: &RunContext<D>) -> Result<(), AgentRunError> {
         use futures::StreamExt;
-        let runtime = tokio::runtime::Handle::try_current().map_err(|_| {
-            AgentRunError::User(UserError::new(
-                "a capability wraps the event stream, which needs a Tokio runtime: run the agent inside one (or with `run_sync`)",
-            ))
-        })?;
+        let Some(node) = self.extras.as_mut().and_then(|e| e.node_events.as_mut()) else { return Ok(()) };
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         let mut events = self.caps.wrap_event_stream(ctx, EventStream { rx }.boxed())?;
-        let handler = self.state.events.take();
-        self.extras().event_drain = Some(runtime.spawn(async move {
+        let handler = node.handler.clone();
+        node.drain = Some(node.runtime.spawn(async move {
             while let Some(event) = events.next().await {
                 if let Some(handler) = &handler {
                     handler(event);
@@ -379,9 +416,9 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         Ok(())
     }
 
-    /// Waits until the wrapped event stream has delivered its last event.
-    async fn end_event_stream(&mut self) {
-        if let Some(drain) = self.extras.as_mut().and_then(|e| e.event_drain.take()) {
+    /// Closes the node's event stream and waits until it has delivered its last event.
+    async fn end_node_events(&mut self) {
+        if let Some(drain) = self.extras.as_mut().and_then(|e| e.node_events.as_mut()).and_then(|n| n.drain.take()) {
             self.state.events = None;
             let _ = drain.await;
         }
@@ -400,6 +437,33 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
     /// The node through the node hooks when a capability has them (boxed), else the transition
     /// itself. Not an async fn: no layer of its own in the state of a waiting run.
     fn advance_node(&mut self) -> impl Future<Output = Result<Option<RunOutput>, AgentRunError>> + Send + '_ {
+        // The UserPrompt node emits nothing: its own stream would be empty (the reference makes
+        // streams for ModelRequest and CallTools nodes).
+        if !matches!(self.next, Pending::Start) && self.extras.as_ref().is_some_and(|e| e.node_events.is_some()) {
+            futures::future::Either::Left(Box::pin(self.advance_node_with_events()))
+        } else {
+            futures::future::Either::Right(self.advance_node_plain())
+        }
+    }
+
+    /// [`AgentRun::advance_node`] with the node's own event stream around it. A panic while the
+    /// stream was processed ends the run: the node's events were lost.
+    async fn advance_node_with_events(&mut self) -> Result<Option<RunOutput>, AgentRunError> {
+        let mut ctx = self.context();
+        // A ModelRequest node's stream belongs to the step its request opens.
+        if matches!(self.next, Pending::Request) {
+            ctx.run_step = ctx.run_step.saturating_add(1);
+        }
+        self.start_node_events(&ctx)?;
+        let advanced = self.advance_node_plain().await;
+        self.end_node_events().await;
+        match self.caps.stream_panic() {
+            Some(e) => Err(e),
+            None => advanced,
+        }
+    }
+
+    fn advance_node_plain(&mut self) -> impl Future<Output = Result<Option<RunOutput>, AgentRunError>> + Send + '_ {
         if self.caps.hooks(crate::capability::HookStage::Node) {
             futures::future::Either::Left(Box::pin(self.advance_hooked_node()))
         } else {

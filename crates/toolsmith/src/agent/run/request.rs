@@ -211,7 +211,8 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         let mut ctx = self.context();
         ctx.run_step = step;
         let toolsets = self.run_toolsets();
-        let index = ToolIndex::collect(&self.agent.inner.step, toolsets, &self.caps, &ctx).await?;
+        let prepared = self.extras.as_ref().and_then(|e| e.prepared_in_toolset.as_ref());
+        let index = ToolIndex::collect(&self.agent.inner.step, toolsets, &self.caps, &ctx, prepared).await?;
         // At the run's start, the toolsets' tools (known only now) are checked as `build()`
         // checks the agent's own: those offered (a deferred tool hidden behind tool search may
         // never be found).

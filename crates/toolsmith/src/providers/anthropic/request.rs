@@ -15,6 +15,9 @@ use crate::providers::wire::{self, put};
 use crate::search::SEARCH_TOOL_KIND;
 use crate::tool::ToolDefinition;
 
+/// The room a default `max_tokens` leaves beyond an extended thinking `budget_tokens`.
+const MIN_TOKENS_AFTER_THINKING: u32 = 4096;
+
 impl AnthropicModel {
     /// The request body for these messages and parameters (what is POSTed).
     pub fn request_body(
@@ -28,7 +31,19 @@ impl AnthropicModel {
         let native_search = self.uses_tool_search(params);
         let mut body = Map::new();
         body.insert("model".into(), self.name.clone().into());
-        let mut max_tokens = settings.and_then(|s| s.max_tokens).unwrap_or(self.default_max_tokens);
+        // Extended thinking's `budget_tokens` counts toward `max_tokens`, which must exceed it: a
+        // default leaves room for an answer beyond a large budget. A `max_tokens` the settings set
+        // is sent as it is.
+        let thinking_budget = settings
+            .and_then(|s| s.extra.as_deref())
+            .and_then(|e| e.get("thinking"))
+            .filter(|t| t.get("type").and_then(Value::as_str) == Some("enabled"))
+            .and_then(|t| t.get("budget_tokens"))
+            .and_then(Value::as_u64)
+            .map_or(0, |b| u32::try_from(b).unwrap_or(u32::MAX));
+        let mut max_tokens = settings
+            .and_then(|s| s.max_tokens)
+            .unwrap_or_else(|| self.default_max_tokens.max(thinking_budget.saturating_add(MIN_TOKENS_AFTER_THINKING)));
         // Above the model's maximum output the API refuses the request; the model cannot write
         // more anyway (unless an `output-...` beta raises the maximum).
         if let Some(most) = wire::anthropic_max_output_tokens(&self.name)
