@@ -297,6 +297,47 @@ async fn sampling_and_elicitation_handlers_answer_server_everything() {
     assert!(elicited.text().to_lowercase().contains("decline"), "{elicited:?}");
 }
 
+/// Echo a text.
+#[tool]
+fn echo_text(text: String) -> String {
+    text
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_behind_tool_search_starts_at_the_first_search_not_before() {
+    // The everything server, started through a shell that leaves a mark when it runs.
+    let mark = temp_dir("lazy").join("started");
+    let script = format!("touch '{}'; exec '{}' '{}' stdio", mark.display(), node(), everything_js());
+    let server = || {
+        McpToolset::<()>::stdio("sh", ["-c".to_string(), script.clone()])
+            .name("everything")
+            .defer_loading()
+            .connect_on_search()
+    };
+    // A run that does not search: the server is never started.
+    let agent = Agent::builder(scripted(vec![vec![("echo_text", json!({"text": "hi"}))]]))
+        .tool(echo_text)
+        .toolset(server())
+        .build()
+        .unwrap();
+    agent.run("hi").await.unwrap();
+    assert!(!mark.exists(), "the server was started before any search");
+
+    // A run that searches: started then, its tool found and called.
+    let agent = Agent::builder(scripted(vec![
+        vec![("search_tools", json!({"queries": ["echo message"]}))],
+        vec![("echo", json!({"message": "from a lazy server"}))],
+    ]))
+    .toolset(server())
+    .build()
+    .unwrap();
+    let result = agent.run("echo").await.unwrap();
+    assert!(mark.exists());
+    let returns = tool_returns(result.all_messages());
+    assert!(returns[0].content_text().contains("echo"), "{:?}", returns[0]);
+    assert_eq!(returns[1].content_text(), "Echo: from a lazy server");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Failures: a dead server, a bad command
 // ---------------------------------------------------------------------------------------------

@@ -66,25 +66,55 @@ impl<D: Clone + Send + Sync + 'static> ToolIndex<D> {
     ///
     /// `prepared` is set when the toolsets apply `prepare_tools` themselves (a capability's
     /// `wrapper_toolset` wraps the prepared toolset): the capability's error, if it failed.
+    ///
+    /// `reload` makes, when a toolset waits for the first search
+    /// ([`connect_on_search`](crate::toolset::DeferredLoadingToolset::connect_on_search)), what
+    /// the step's search tool lists them with: the step's catalogue made again.
     pub(crate) async fn collect(
         inner: &StepConfig<D>,
         toolsets: &[Arc<dyn DynToolset<D>>],
         caps: &Capabilities<D>,
         ctx: &RunContext<D>,
         prepared: Option<&PrepareFailure>,
+        reload: Option<&(dyn Fn() -> Reload<D> + Send + Sync)>,
     ) -> Result<Self, AgentRunError> {
-        let listed = Self::collect_toolsets(inner, toolsets, ctx).await;
-        let mut lists = match (listed, prepared) {
-            (Ok(lists), _) => lists,
-            (Err(e), Some(failure)) => return Err(failure.explain(e)),
-            (Err(e), None) => return Err(e),
+        let (mut lists, unlisted) = Self::list(inner, toolsets, ctx, prepared).await?;
+        let lazy = match reload {
+            _ if unlisted.is_empty() => None,
+            Some(reload) if layout::searches_locally(inner, ctx) => Some(layout::Lazy { unlisted, reload: reload() }),
+            // A provider's search or the bridge needs every tool now.
+            _ => {
+                unlisted.list_from_now();
+                lists = Self::list(inner, toolsets, ctx, prepared).await?.0;
+                None
+            }
         };
         if prepared.is_none() && caps.has_prepare_tools()? {
             let tools = lists.iter().flat_map(|l| l.iter().cloned()).collect();
             lists = vec![Self::prepared(tools, caps, ctx).await?.into()];
         }
-        let index = Self::with_tool_search(lists, inner, ctx)?;
+        let index = Self::with_tool_search(lists, inner, ctx, lazy)?;
         index.with_bridge(inner, ctx)
+    }
+
+    /// The toolsets' lists, and the toolsets that wait for the first search.
+    async fn list(
+        inner: &StepConfig<D>,
+        toolsets: &[Arc<dyn DynToolset<D>>],
+        ctx: &RunContext<D>,
+        prepared: Option<&PrepareFailure>,
+    ) -> Result<(layout::Lists<D>, Unlisted), AgentRunError> {
+        let (listed, unlisted) = crate::toolset::listing(Self::collect_toolsets(inner, toolsets, ctx)).await;
+        match (listed, prepared) {
+            (Ok(lists), _) => Ok((lists, unlisted)),
+            (Err(e), Some(failure)) => Err(failure.explain(e)),
+            (Err(e), None) => Err(e),
+        }
+    }
+
+    /// The step's deferred catalogue, if it has one.
+    pub(crate) fn catalogue(&self) -> Option<Arc<search::Catalogue>> {
+        self.deferred.as_ref().map(|shape| shape.catalogue())
     }
 
     /// The capabilities' `prepare_tools` over the toolsets' tools (the search and bridge tools,

@@ -27,6 +27,32 @@ use crate::validation::Validator;
 /// The tools of every toolset for one step, one shared list per toolset.
 pub(crate) type Lists<D> = Vec<Arc<[ToolsetTool<D>]>>;
 
+/// The step's deferred catalogue made again, with the toolsets that waited for the first search
+/// listed (`None`: still no deferred tool).
+pub(crate) type Reload<D> = Arc<
+    dyn Fn(RunContext<D>) -> futures::future::BoxFuture<'static, Result<Option<Arc<Catalogue>>, AgentRunError>>
+        + Send
+        + Sync,
+>;
+
+/// Toolsets that wait for the step's first search, and how to list them then.
+pub(super) struct Lazy<D> {
+    pub(super) unlisted: crate::toolset::Unlisted,
+    pub(super) reload: Reload<D>,
+}
+
+/// Whether the step's search is the library's own `search_tools` (not a provider's, nor bridge
+/// mode's).
+pub(super) fn searches_locally<D>(inner: &StepConfig<D>, ctx: &RunContext<D>) -> bool {
+    let strategy = inner.tool_search.as_ref().map(|c| &c.strategy);
+    let native = match strategy {
+        None | Some(SearchStrategy::PydanticAi) => ctx.model.tool_search != ToolSearchSupport::None,
+        Some(SearchStrategy::NativeBm25 | SearchStrategy::NativeRegex) => true,
+        Some(_) => false,
+    };
+    !native && inner.bridge.is_none()
+}
+
 /// Whether two steps got exactly the same lists.
 fn same_lists<D>(a: &[Arc<[ToolsetTool<D>]>], b: &[Arc<[ToolsetTool<D>]>]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| Arc::ptr_eq(x, y))
@@ -107,14 +133,21 @@ impl<D> LayoutCache<D> {
 
     /// The shape of these lists: the previous step's when the lists are the same, or hold the
     /// same tools; `None` when no tool is deferred.
-    fn shape(&self, inner: &StepConfig<D>, lists: &Lists<D>) -> Result<Option<Arc<Shape>>, AgentRunError> {
+    /// With `waiting`, toolsets wait for the first search: there is a shape (and a search tool)
+    /// even when no listed tool is deferred.
+    fn shape(
+        &self,
+        inner: &StepConfig<D>,
+        lists: &Lists<D>,
+        waiting: bool,
+    ) -> Result<Option<Arc<Shape>>, AgentRunError> {
         let mut slot = self.layout.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(layout) = slot.as_ref()
             && same_lists(&layout.lists, lists)
         {
             return Ok(Some(layout.shape.clone()));
         }
-        if !lists.iter().flat_map(|l| l.iter()).any(|t| t.def.defer_loading) {
+        if !waiting && !lists.iter().flat_map(|l| l.iter()).any(|t| t.def.defer_loading) {
             return Ok(None);
         }
         let shape = match slot.as_ref() {
@@ -197,8 +230,9 @@ impl<D: Clone + Send + Sync + 'static> ToolIndex<D> {
         lists: Lists<D>,
         inner: &StepConfig<D>,
         ctx: &RunContext<D>,
+        lazy: Option<Lazy<D>>,
     ) -> Result<Self, AgentRunError> {
-        let Some(shape) = inner.tool_layout.shape(inner, &lists)? else {
+        let Some(shape) = inner.tool_layout.shape(inner, &lists, lazy.is_some())? else {
             return Ok(ToolIndex { tools: flatten(&lists), ..ToolIndex::default() });
         };
         let config = inner.tool_search.clone().unwrap_or_default();
@@ -221,9 +255,12 @@ impl<D: Clone + Send + Sync + 'static> ToolIndex<D> {
         tools.extend(shape.ordinary.iter().map(|&p| tool(&lists, p).clone()));
         tools.extend(found.iter().map(|&i| tool(&lists, shape.deferred[i as usize]).clone()));
         let catalogue = shape.catalogue.clone();
-        let handler = crate::tool::Handler::contextual(move |ctx, args: std::borrow::Cow<'_, serde_json::Value>| {
-            search::search_invocation(&config, &catalogue, &discovered, ctx, &args)
-        });
+        let handler = match lazy {
+            None => crate::tool::Handler::contextual(move |ctx, args: std::borrow::Cow<'_, serde_json::Value>| {
+                search::search_invocation(&config, &catalogue, &discovered, ctx, &args)
+            }),
+            Some(lazy) => lazy_search(config, discovered, lazy),
+        };
         tools.push(ToolsetTool {
             def: shape.search_def.clone(),
             max_retries: None,
@@ -235,6 +272,38 @@ impl<D: Clone + Send + Sync + 'static> ToolIndex<D> {
             handler,
         });
         Ok(ToolIndex { tools: tools.into(), deferred: Some(shape), search: true, ..ToolIndex::default() })
+    }
+}
+
+/// The search tool of a step with toolsets that wait for the first search: they list their
+/// tools from now on, and the search runs over the catalogue made again with them.
+fn lazy_search<D: Clone + Send + Sync + 'static>(
+    config: search::ToolSearch,
+    discovered: Arc<std::collections::HashSet<String>>,
+    lazy: Lazy<D>,
+) -> crate::tool::Handler<D> {
+    use crate::tool::{Invocation, ToolError};
+    crate::tool::Handler::contextual(move |ctx, args: std::borrow::Cow<'_, serde_json::Value>| {
+        let (config, discovered, args) = (config.clone(), discovered.clone(), args.into_owned());
+        lazy.unlisted.list_from_now();
+        let reload = lazy.reload.clone();
+        Invocation::Async(Box::pin(async move {
+            let catalogue = match reload(ctx.clone()).await {
+                Ok(catalogue) => catalogue.unwrap_or_else(|| Arc::new(Catalogue::build_after(&[], None))),
+                Err(e) => return Err(ToolError::caused_by(e)),
+            };
+            match search::search_invocation(&config, &catalogue, &discovered, ctx, &args) {
+                Invocation::Ready(result) => result,
+                Invocation::Async(search) => search.await,
+                Invocation::Blocking(search) => search(),
+            }
+        }))
+    })
+}
+
+impl Shape {
+    pub(super) fn catalogue(&self) -> Arc<Catalogue> {
+        self.catalogue.clone()
     }
 }
 

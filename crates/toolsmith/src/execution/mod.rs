@@ -26,7 +26,7 @@ use crate::run::{AgentEvent, RunOutput, RunState};
 use crate::search::{self, SEARCH_TOOL_NAME, bridge};
 use crate::tool::pool::PoolTimeout;
 use crate::tool::{ArgsCheck, Invocation, ModelRetry, ToolDefinition, ToolError, ToolKind, ToolOutput, ToolReturn};
-use crate::toolset::{DynToolset, ToolsetTool};
+use crate::toolset::{DynToolset, ToolsetTool, Unlisted};
 use crate::usage::UsageLimits;
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -46,6 +46,7 @@ use call::*;
 pub(crate) use index::ToolIndex;
 use index::*;
 use join::join_in_order;
+pub(crate) use layout::Reload;
 use resume::Settled;
 pub(crate) use resume::{Consume, Resolution, Resume, ResumeBinding, results_mismatch};
 pub(crate) use step::{CallSource, process_tool_calls, repeated_ids};

@@ -35,6 +35,7 @@ pub use approval_required::{ApprovalRequiredFn, ApprovalRequiredToolset};
 pub use boxed::BoxedToolset;
 pub use combined::CombinedToolset;
 pub use deferred_loading::DeferredLoadingToolset;
+pub(crate) use deferred_loading::{Unlisted, exiting, listing};
 pub use dynamic::DynamicToolset;
 pub use ext::ToolsetExt;
 pub use external::ExternalToolset;

@@ -361,7 +361,8 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         let mut outcome = outcome;
         if std::mem::take(&mut self.toolsets_entered) {
             for ts in self.run_toolsets().iter().rev() {
-                if let Err(p) = AssertUnwindSafe(ts.exit_boxed()).catch_unwind().await
+                let exit = crate::toolset::exiting(self.run_id.clone(), ts.exit_boxed());
+                if let Err(p) = AssertUnwindSafe(exit).catch_unwind().await
                     && outcome.is_ok()
                 {
                     outcome = Err(panicked("a toolset's exit at the end of the run", p));

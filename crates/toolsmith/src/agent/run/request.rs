@@ -212,7 +212,22 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         ctx.run_step = step;
         let toolsets = self.run_toolsets();
         let prepared = self.extras.as_ref().and_then(|e| e.prepared_in_toolset.as_ref());
-        let index = ToolIndex::collect(&self.agent.inner.step, toolsets, &self.caps, &ctx, prepared).await?;
+        // Made only for a step with toolsets that wait for the first search.
+        let reload = || -> crate::execution::Reload<D> {
+            let (agent, toolsets, caps) = (self.agent.inner.clone(), toolsets.to_vec(), self.caps.clone());
+            let prepared = prepared.cloned();
+            Arc::new(move |ctx| {
+                let (agent, toolsets, caps, prepared) =
+                    (agent.clone(), toolsets.clone(), caps.clone(), prepared.clone());
+                Box::pin(async move {
+                    let index =
+                        ToolIndex::collect(&agent.step, &toolsets, &caps, &ctx, prepared.as_ref(), None).await?;
+                    Ok(index.catalogue())
+                })
+            })
+        };
+        let index =
+            ToolIndex::collect(&self.agent.inner.step, toolsets, &self.caps, &ctx, prepared, Some(&reload)).await?;
         // At the run's start, the toolsets' tools (known only now) are checked as `build()`
         // checks the agent's own: those offered (a deferred tool hidden behind tool search may
         // never be found).
