@@ -120,9 +120,12 @@ async fn dynamic(
     if !status.is_success() {
         return Err(endpoint_error("the registration endpoint", status.as_u16(), &bytes));
     }
-    let registered: RegistrationResponse = serde_json::from_slice(&bytes).map_err(|e| {
-        McpAuthError::InvalidMetadata { url: endpoint.to_string(), reason: format!("not a client registration: {e}") }
-    })?;
+    let registered: RegistrationResponse =
+        serde_json::from_slice(&bytes).map_err(|_| McpAuthError::InvalidMetadata {
+            url: endpoint.to_string(),
+            // serde's message could quote the secret: say only what is wrong.
+            reason: "the answer is not a client registration (JSON with a string client_id)".into(),
+        })?;
     let auth_method = secret_method(
         registered.client_secret.is_some(),
         &discovered.metadata,
