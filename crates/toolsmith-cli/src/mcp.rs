@@ -63,6 +63,18 @@ struct ServerArgs {
     /// A bearer token, sent as 'Authorization: Bearer TOKEN' (--url only).
     #[arg(long, value_name = "TOKEN")]
     bearer_token: Option<String>,
+    /// Log in with OAuth when the server asks (--url only): prints the URL to open in a browser,
+    /// receives the answer on 127.0.0.1:--auth-port, and keeps the tokens in --token-file for the
+    /// next runs.
+    #[arg(long, conflicts_with = "bearer_token")]
+    auth: bool,
+    /// The loopback port the browser is sent back to (--auth).
+    #[arg(long, value_name = "PORT", default_value_t = 33418, requires = "auth")]
+    auth_port: u16,
+    /// Where --auth keeps tokens (default: $XDG_CONFIG_HOME/toolsmith/mcp-tokens.json, else
+    /// ~/.config/toolsmith/mcp-tokens.json).
+    #[arg(long, value_name = "FILE", requires = "auth")]
+    token_file: Option<std::path::PathBuf>,
     /// How long connecting may take, in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
     connect_timeout: f64,
@@ -106,7 +118,7 @@ mod imp {
     use serde_json::{Value, json};
     use toolsmith::ToolDefinition;
     use toolsmith::search::tokens::{self as token_count, Encoding, TokenCount};
-    use toolsmith::toolset::{McpCallResult, McpToolset};
+    use toolsmith::toolset::{FileTokenStore, LoopbackAuthorizer, McpAuth, McpCallResult, McpToolset};
 
     use super::*;
 
@@ -156,6 +168,29 @@ mod imp {
         })
     }
 
+    /// OAuth from the terminal: the URL printed, the code received on the loopback port, the
+    /// tokens kept in a file.
+    fn login(server: &ServerArgs) -> Result<McpAuth, ExitCode> {
+        let file = match &server.token_file {
+            Some(file) => file.clone(),
+            None => {
+                let config = std::env::var_os("XDG_CONFIG_HOME")
+                    .filter(|d| !d.is_empty())
+                    .map(std::path::PathBuf::from)
+                    .or_else(|| std::env::var_os("HOME").map(|home| std::path::PathBuf::from(home).join(".config")));
+                match config {
+                    Some(dir) => dir.join("toolsmith").join("mcp-tokens.json"),
+                    None => {
+                        return Err(usage_error("--auth needs --token-file (neither XDG_CONFIG_HOME nor HOME is set)"));
+                    }
+                }
+            }
+        };
+        let authorizer = LoopbackAuthorizer::new(server.auth_port)
+            .on_url(|url| eprintln!("The server asks you to log in. Open this URL in a browser:\n\n  {url}\n"));
+        Ok(McpAuth::oauth().client_name("toolsmith-cli").authorizer(authorizer).token_store(FileTokenStore::new(file)))
+    }
+
     fn seconds(value: f64, option: &str) -> Result<Duration, ExitCode> {
         if value.is_finite() && value > 0.0 {
             Ok(Duration::from_secs_f64(value))
@@ -185,11 +220,14 @@ mod imp {
                 if let Some(token) = &server.bearer_token {
                     mcp = mcp.bearer_token(token.clone());
                 }
+                if server.auth {
+                    mcp = mcp.auth(login(server)?);
+                }
                 mcp
             }
             (None, Some((command, args))) => {
-                if !server.headers.is_empty() || server.bearer_token.is_some() {
-                    return Err(usage_error("--header and --bearer-token apply only to --url servers"));
+                if !server.headers.is_empty() || server.bearer_token.is_some() || server.auth {
+                    return Err(usage_error("--header, --bearer-token and --auth apply only to --url servers"));
                 }
                 McpToolset::stdio(command.clone(), args.iter().cloned()).inherit_stderr(server.show_stderr)
             }

@@ -10,6 +10,12 @@
 //!   `{"a": 5, "b": 3}` through the toolset (validation, call, result mapping).
 //! - `sse-retry`: call `test_reconnection`, whose SSE stream the server closes early; the answer
 //!   arrives after the client reconnects with `Last-Event-ID`, after the server's `retry` delay.
+//! - `auth/*`: the same session (list the tools, call each) against a server that requires OAuth:
+//!   `McpAuth` discovers, registers (pre-registered credentials from `MCP_CONFORMANCE_CONTEXT`, a
+//!   client ID metadata document, or dynamic registration), authorizes, steps up and refreshes.
+//!   The harness's authorization servers approve at once, so the example's authorizer is
+//!   headless: it requests the authorization URL without following the redirect and reads the
+//!   code from its `Location`.
 //!
 //! ```text
 //! cargo build -p toolsmith --features mcp --example mcp_conformance_client
@@ -25,7 +31,12 @@ use std::time::Duration;
 use serde_json::json;
 use toolsmith::messages::{ModelRequestPart, ModelResponsePart, ToolCallPart};
 use toolsmith::prelude::*;
-use toolsmith::toolset::McpToolset;
+use toolsmith::toolset::{AuthorizationRequest, AuthorizationResponse, McpAuth, McpAuthError, McpToolset};
+
+/// The client ID metadata document the `auth/basic-cimd` scenario expects.
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+/// The redirect URI registered: nothing listens there, the headless authorizer reads the redirect.
+const REDIRECT_URI: &str = "http://localhost:3000/callback";
 
 fn toolset(url: &str) -> McpToolset {
     McpToolset::http(url)
@@ -92,6 +103,55 @@ async fn sse_retry(url: &str) -> Result<(), String> {
     if result.is_error { Err(result.error_message()) } else { Ok(()) }
 }
 
+/// Pre-registered client credentials the harness gives some scenarios.
+#[derive(Default, serde::Deserialize)]
+struct Context {
+    client_id: Option<String>,
+    client_secret: Option<String>,
+}
+
+/// Approves without a user: requests the authorization URL without following its redirect and
+/// reads the code and state from the `Location` header.
+async fn headless_authorize(request: AuthorizationRequest) -> Result<AuthorizationResponse, McpAuthError> {
+    let failed = |message: String| McpAuthError::Authorizer { message };
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| failed(e.to_string()))?;
+    let response = http.get(&request.url).send().await.map_err(|e| failed(e.to_string()))?;
+    let location =
+        response.headers().get(reqwest::header::LOCATION).and_then(|v| v.to_str().ok()).ok_or_else(|| {
+            failed(format!("the authorization endpoint answered {} without a redirect", response.status()))
+        })?;
+    AuthorizationResponse::from_redirect(location)
+}
+
+/// Every `auth/*` scenario: connect with OAuth, list the tools and call each of them.
+async fn auth(url: &str) -> Result<(), String> {
+    let context: Context = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or_default();
+    let mut auth = McpAuth::oauth()
+        .client_name("toolsmith-conformance")
+        .client_metadata_url(CLIENT_METADATA_URL)
+        .authorize_with(REDIRECT_URI, headless_authorize);
+    if let Some(id) = context.client_id {
+        auth = auth.client_id(id);
+    }
+    if let Some(secret) = context.client_secret {
+        auth = auth.client_secret(secret);
+    }
+    let mcp = toolset(url).auth(auth);
+    let tools = mcp.list_tools().await.map_err(|e| e.to_string())?;
+    for tool in &tools {
+        let result = mcp.call_tool(&tool.name, json!({})).await.map_err(|e| e.to_string())?;
+        println!("{}: {}", tool.name, result.text());
+    }
+    mcp.close().await;
+    Ok(())
+}
+
 fn main() -> ExitCode {
     // The harness appends the server's URL to the command line.
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -100,6 +160,9 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     };
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    // The headless authorizer's own HTTP client needs a TLS crypto provider installed (the
+    // library's clients bring theirs).
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
@@ -112,6 +175,7 @@ fn main() -> ExitCode {
             "initialize" => Some(initialize(&url).await),
             "tools_call" => Some(tools_call(&url).await),
             "sse-retry" => Some(sse_retry(&url).await),
+            name if name.starts_with("auth/") => Some(auth(&url).await),
             _ => None,
         }
     });
@@ -122,7 +186,7 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
         None => {
-            eprintln!("unknown scenario '{scenario}': this client knows initialize, tools_call and sse-retry");
+            eprintln!("unknown scenario '{scenario}': this client knows initialize, tools_call, sse-retry and auth/*");
             ExitCode::from(2)
         }
     }

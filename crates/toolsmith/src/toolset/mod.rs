@@ -43,8 +43,9 @@ pub use filtered::{FilterFn, FilteredToolset};
 pub use function::FunctionToolset;
 #[cfg(feature = "mcp")]
 pub use mcp::{
-    DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, ElicitationHandler, McpCallResult, McpError, McpServerInfo,
-    McpToolset, SamplingHandler, SessionMode,
+    AuthorizationRequest, AuthorizationResponse, Authorizer, DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT,
+    ElicitationHandler, FileTokenStore, InMemoryTokenStore, LoopbackAuthorizer, McpAuth, McpAuthError, McpCallResult,
+    McpError, McpServerInfo, McpToolset, SamplingHandler, SessionMode, StoredAuth, TokenEndpointAuthMethod, TokenStore,
 };
 pub use optional::OptionalToolset;
 pub use prefixed::PrefixedToolset;

@@ -54,6 +54,8 @@ pub(crate) struct HttpConfig {
     pub(super) url: String,
     pub(super) headers: Vec<(String, String)>,
     pub(super) bearer_token: Option<String>,
+    /// OAuth authorization, shared by the toolset's sessions (and clones).
+    pub(crate) auth: Option<Arc<auth::AuthSession>>,
 }
 
 #[derive(Clone)]
@@ -116,6 +118,15 @@ impl Settings {
                 Redactor::new(http.headers.iter().map(|(_, v)| v.as_str()).chain(http.bearer_token.as_deref()))
             }
             _ => Redactor::none(),
+        }
+    }
+
+    /// How much longer than their timeouts connecting and requests may take: the time an
+    /// authorization (the user in a browser) may take, for an HTTP server with [`McpAuth`].
+    pub(crate) fn auth_allowance(&self) -> Duration {
+        match &self.transport {
+            TransportConfig::Http(HttpConfig { auth: Some(auth), .. }) => auth.config().authorize_timeout,
+            _ => Duration::ZERO,
         }
     }
 

@@ -75,7 +75,7 @@ impl Inner {
     {
         let server = &self.settings.server;
         let result = tokio::select! {
-            answer = tokio::time::timeout(self.settings.request_timeout, fut) => match answer {
+            answer = tokio::time::timeout(self.settings.request_timeout + self.settings.auth_allowance(), fut) => match answer {
                 Ok(Ok(v)) => return Ok(v),
                 Ok(Err(e)) => session.error(server, method, e).await,
                 Err(_) => McpError::Timeout {

@@ -100,6 +100,15 @@ pub enum McpError {
         /// The limit, in bytes.
         max_bytes: usize,
     },
+    /// Authorizing with the server (OAuth, see [`McpAuth`](super::McpAuth)) failed.
+    #[error("could not authorize with MCP server '{server}': {error}")]
+    Auth {
+        /// The server, as named in messages.
+        server: String,
+        /// What failed.
+        #[source]
+        error: super::McpAuthError,
+    },
     /// The server answered a request with a JSON-RPC error.
     #[error("MCP server '{server}' answered {method} with error {code}: {message}")]
     Server {
@@ -188,7 +197,8 @@ impl McpError {
             | McpError::Timeout { server, .. }
             | McpError::ConnectionLost { server, .. }
             | McpError::MessageTooLarge { server, .. }
-            | McpError::Server { server, .. } => server,
+            | McpError::Server { server, .. }
+            | McpError::Auth { server, .. } => server,
         }
     }
 }

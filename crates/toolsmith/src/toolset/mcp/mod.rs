@@ -1,6 +1,7 @@
 //! [`McpToolset`]: the tools of an MCP server (feature `mcp`), through the official Rust SDK
 //! `rmcp`.
 
+mod auth;
 mod config;
 mod connection;
 mod convert;
@@ -25,6 +26,10 @@ use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 use tokio::io::{AsyncRead, AsyncWrite};
 
+pub use auth::{
+    AuthorizationRequest, AuthorizationResponse, Authorizer, FileTokenStore, InMemoryTokenStore, LoopbackAuthorizer,
+    McpAuth, McpAuthError, StoredAuth, TokenEndpointAuthMethod, TokenStore,
+};
 pub use config::{DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, SessionMode};
 pub(crate) use config::{HttpConfig, Settings, StdioConfig, TransportConfig};
 use config::{IoConnector, McpIo};
@@ -185,7 +190,7 @@ impl<D> McpToolset<D> {
         let url = url.into();
         let mut settings = Settings::new(
             short(&url, 80),
-            TransportConfig::Http(HttpConfig { url: url.clone(), headers: Vec::new(), bearer_token: None }),
+            TransportConfig::Http(HttpConfig { url: url.clone(), headers: Vec::new(), bearer_token: None, auth: None }),
         );
         if !(url.starts_with("http://") || url.starts_with("https://")) {
             settings
@@ -292,6 +297,15 @@ impl<D> McpToolset<D> {
     pub fn bearer_token(self, token: impl Into<String>) -> Self {
         let token = token.into();
         self.http_option("bearer_token", |http, _| http.bearer_token = Some(token))
+    }
+
+    /// Authorizes with the HTTP server by OAuth when it asks (see [`McpAuth`]); the token then
+    /// replaces any [`bearer_token`](Self::bearer_token).
+    pub fn auth(self, auth: McpAuth) -> Self {
+        self.http_option("auth", |http, problems| match auth::AuthSession::new(auth, &http.url) {
+            Ok(session) => http.auth = Some(Arc::new(session)),
+            Err(e) => problems.push(e.to_string()),
+        })
     }
 
     /// How long connecting may take (spawning or reaching the server, and the `initialize`

@@ -47,6 +47,8 @@ pub(crate) struct SessionNotes {
     /// The limit, once the server sent a message larger than it (the session is then unusable).
     oversized: Mutex<Option<usize>>,
     oversized_notify: tokio::sync::Notify,
+    /// Why authorization failed, for the request (or the connection) it failed.
+    auth_failure: Mutex<Option<super::McpAuthError>>,
 }
 
 impl SessionNotes {
@@ -71,6 +73,15 @@ impl SessionNotes {
             }
             notified.await;
         }
+    }
+
+    fn mark_auth_failure(&self, error: super::McpAuthError) {
+        *self.auth_failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(error);
+    }
+
+    fn take_auth_failure(&self, server: &str) -> Option<McpError> {
+        let error = self.auth_failure.lock().unwrap_or_else(|p| p.into_inner()).take()?;
+        Some(McpError::Auth { server: server.to_string(), error })
     }
 
     fn push_stderr(&self, line: String) {
@@ -239,6 +250,9 @@ impl Session {
             // reports for the requests it cut off.
             return McpError::MessageTooLarge { server: server.to_string(), method: method.to_string(), max_bytes };
         }
+        if let Some(auth) = self.notes.take_auth_failure(server) {
+            return auth;
+        }
         match e {
             ServiceError::McpError(data) => McpError::Server {
                 server: server.to_string(),
@@ -360,7 +374,7 @@ pub(crate) async fn connect(settings: &Settings, id: u64) -> Result<Session, Mcp
                 if let Some(token) = &http.bearer_token {
                     config = config.auth_header(token.clone());
                 }
-                let client = LimitedHttp { client, notes: notes.clone() };
+                let client = LimitedHttp { client, notes: notes.clone(), auth: http.auth.clone() };
                 state.serve(StreamableHttpClientTransport::with_client(client, config)).await
             }
             TransportConfig::Io(connector) => {
@@ -375,6 +389,9 @@ pub(crate) async fn connect(settings: &Settings, id: u64) -> Result<Session, Mcp
         match started {
             Ok(service) => Ok(service),
             Err(e) => {
+                if let Some(auth) = notes.take_auth_failure(&server) {
+                    return Err(auth);
+                }
                 notes.settle_stderr().await;
                 let message = match &e {
                     ClientInitializeError::TransportError { error, context } => {
@@ -389,7 +406,7 @@ pub(crate) async fn connect(settings: &Settings, id: u64) -> Result<Session, Mcp
             }
         }
     };
-    let service = match tokio::time::timeout(settings.connect_timeout, connecting).await {
+    let service = match tokio::time::timeout(settings.connect_timeout + settings.auth_allowance(), connecting).await {
         Ok(result) => result?,
         Err(_) => {
             return Err(McpError::ConnectTimeout {
@@ -590,6 +607,8 @@ impl Drop for ChildTransport {
 struct LimitedHttp {
     client: reqwest::Client,
     notes: Arc<SessionNotes>,
+    /// OAuth: the token each request carries, and what a 401 or 403 leads to.
+    auth: Option<Arc<super::auth::AuthSession>>,
 }
 
 type SseEvents = futures::stream::BoxStream<'static, Result<sse_stream::Sse, sse_stream::Error>>;
@@ -651,17 +670,34 @@ impl rmcp::transport::streamable_http_client::StreamableHttpClient for LimitedHt
         max_sse_event_size: usize,
     ) -> Result<rmcp::transport::streamable_http_client::StreamableHttpPostResponse, HttpError> {
         use rmcp::transport::streamable_http_client::StreamableHttpPostResponse;
-        let response = self
-            .client
-            .post_message_with_max_sse_event_size(
-                uri,
-                message,
-                session_id,
-                auth_header,
-                custom_headers,
-                max_sse_event_size,
-            )
-            .await;
+        let response = match &self.auth {
+            Some(auth) => {
+                let failed = |e| self.notes.mark_auth_failure(e);
+                super::auth::send(auth, failed, |token| {
+                    self.client.post_message_with_max_sse_event_size(
+                        uri.clone(),
+                        message.clone(),
+                        session_id.clone(),
+                        token,
+                        custom_headers.clone(),
+                        max_sse_event_size,
+                    )
+                })
+                .await
+            }
+            None => {
+                self.client
+                    .post_message_with_max_sse_event_size(
+                        uri,
+                        message,
+                        session_id,
+                        auth_header,
+                        custom_headers,
+                        max_sse_event_size,
+                    )
+                    .await
+            }
+        };
         match self.check(response)? {
             StreamableHttpPostResponse::Sse(events, session) => {
                 Ok(StreamableHttpPostResponse::Sse(self.watch(events, max_sse_event_size), session))
@@ -677,6 +713,7 @@ impl rmcp::transport::streamable_http_client::StreamableHttpClient for LimitedHt
         auth_header: Option<String>,
         custom_headers: HashMap<http::HeaderName, http::HeaderValue>,
     ) -> Result<(), HttpError> {
+        let auth_header = super::auth::token(self.auth.as_deref(), auth_header).await;
         self.client.delete_session(uri, session_id, auth_header, custom_headers).await
     }
 
@@ -708,6 +745,7 @@ impl rmcp::transport::streamable_http_client::StreamableHttpClient for LimitedHt
         custom_headers: HashMap<http::HeaderName, http::HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<SseEvents, HttpError> {
+        let auth_header = super::auth::token(self.auth.as_deref(), auth_header).await;
         let events = self
             .client
             .get_stream_with_max_sse_event_size(
