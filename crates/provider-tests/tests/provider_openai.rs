@@ -933,16 +933,16 @@ async fn responses_tool_choice_uses_allowed_tools_and_native_search() {
 }
 
 /// Against a real OpenAI-compatible server (llama-cpp-python with SmolLM2-135M, set up by
-/// `scripts/local-llm.sh`): a forced call comes back as real `tool_calls`, and the tool's return
-/// gets an answer. The model is tiny: the exchange is asserted, not its wisdom.
+/// `scripts/local-llm.sh`) through the llama.cpp preset: a forced call (named, as the server
+/// takes it) comes back as real `tool_calls`, and the tool's return gets an answer. The model is tiny: the exchange is asserted, not its wisdom.
 #[tokio::test]
 #[ignore = "needs a local OpenAI-compatible server: run scripts/local-llm.sh"]
 async fn local_llm_forced_tool_call_exchange() {
     let base = std::env::var("TOOLSMITH_LOCAL_LLM_BASE_URL")
         .expect("set TOOLSMITH_LOCAL_LLM_BASE_URL to the server's URL with its /v1 (scripts/local-llm.sh does)");
     let model = OpenAIChatModel::builder("smollm2")
+        .preset(toolsmith::providers::Preset::LlamaCpp)
         .base_url(base)
-        .max_tokens_field(toolsmith::providers::MaxTokensField::MaxTokens)
         .build()
         .unwrap();
     let mut params = ModelRequestParameters::default();
@@ -958,7 +958,7 @@ async fn local_llm_forced_tool_call_exchange() {
     let call = response.tool_calls().next().cloned().expect("the server answers a forced call with tool_calls");
     assert_eq!(call.tool_name, "get_weather");
     assert!(call.args_as_object().is_ok(), "arguments are a JSON object: {:?}", call.args);
-    assert_eq!(response.provider_name.as_deref(), Some("openai"));
+    assert_eq!(response.provider_name.as_deref(), Some("llamacpp"));
     history.push(response.into());
     history.push(
         ModelRequest::new(vec![ModelRequestPart::ToolReturn(ToolReturnPart::success(
@@ -982,8 +982,8 @@ async fn local_llm_streams_a_forced_tool_call() {
     let base = std::env::var("TOOLSMITH_LOCAL_LLM_BASE_URL")
         .expect("set TOOLSMITH_LOCAL_LLM_BASE_URL to the server's URL with its /v1 (scripts/local-llm.sh does)");
     let model = OpenAIChatModel::builder("smollm2")
+        .preset(toolsmith::providers::Preset::LlamaCpp)
         .base_url(base)
-        .max_tokens_field(toolsmith::providers::MaxTokensField::MaxTokens)
         .build()
         .unwrap();
     let mut params = ModelRequestParameters::default();

@@ -88,6 +88,7 @@ async fn local_presets_default_to_localhost_and_send_no_key() {
         (Preset::Ollama, "http://localhost:11434/v1"),
         (Preset::Vllm, "http://localhost:8000/v1"),
         (Preset::LmStudio, "http://localhost:1234/v1"),
+        (Preset::LlamaCpp, "http://localhost:8080/v1"),
     ] {
         let m = OpenAIChatModel::builder("m").preset(p).build().unwrap();
         assert_eq!(m.base_url(), default);
@@ -129,7 +130,7 @@ fn a_missing_key_names_the_variable_and_the_builder_method() {
         let blank = OpenAIChatModel::builder("vendor/model").preset(p).api_key("  ").build();
         assert!(blank.is_err(), "{p}: a blank key is no key");
     }
-    for p in [Preset::Ollama, Preset::Vllm, Preset::LmStudio] {
+    for p in [Preset::Ollama, Preset::Vllm, Preset::LmStudio, Preset::LlamaCpp] {
         assert!(!p.requires_api_key());
     }
 }
@@ -232,6 +233,35 @@ async fn models_that_refuse_a_forced_tool_get_auto_with_that_tool() {
     assert_eq!(body["tool_choice"], json!({"type": "function", "function": {"name": "get_time"}}));
     let body = m.request_body(&user("hi"), Some(&required), &tools(), false).unwrap();
     assert_eq!(body["tool_choice"], "required");
+}
+
+#[tokio::test]
+async fn llama_cpp_forces_a_tool_by_name_or_not_at_all() {
+    // llama.cpp's servers take `auto` or a named function, not `required` (they answer 500).
+    let server = MockServer::start().await;
+    answering(&server).await;
+    let m = preset(&server, Preset::LlamaCpp, "smollm2", "/v1").build().unwrap();
+    let forced = ModelSettings::new().tool_choice(ToolChoice::Tools(vec!["get_time".into()]));
+    let required = ModelSettings::new().tool_choice(ToolChoice::Required);
+    let named = json!({"type": "function", "function": {"name": "get_time"}});
+    // One tool forced: named, whatever the OpenAI form would be.
+    m.request(&user("hi"), Some(&forced), &tools()).await.unwrap();
+    let body = bodies(&server).await.pop().unwrap();
+    assert_eq!(body["tool_choice"], named);
+    assert!(tool_names(&body).contains(&"get_time"));
+    // `required` among one tool: named; among several: `auto`, every tool kept.
+    let mut one = tools();
+    one.function_tools.truncate(1);
+    let body = m.request_body(&user("hi"), Some(&required), &one, false).unwrap();
+    assert_eq!(body["tool_choice"], json!({"type": "function", "function": {"name": "get_weather"}}));
+    let body = m.request_body(&user("hi"), Some(&required), &tools(), false).unwrap();
+    assert_eq!(body["tool_choice"], "auto");
+    assert_eq!(tool_names(&body), ["get_weather", "get_time"]);
+    // The token limit goes in `max_tokens`.
+    let body = m.request_body(&user("hi"), Some(&ModelSettings::new().max_tokens(64)), &tools(), false).unwrap();
+    assert_eq!(body["max_tokens"], 64);
+    assert!(body.get("max_completion_tokens").is_none());
+    assert_eq!("llama.cpp".parse::<Preset>().unwrap(), Preset::LlamaCpp);
 }
 
 #[tokio::test]

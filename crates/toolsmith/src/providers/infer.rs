@@ -21,6 +21,7 @@ use crate::model::{AnyModel, TestModel};
 /// | `ollama:llama3.2` | `Preset::Ollama` | `OLLAMA_BASE_URL` (default `http://localhost:11434/v1`), optional `OLLAMA_API_KEY` |
 /// | `vllm:Qwen/Qwen3-8B` | `Preset::Vllm` | `VLLM_BASE_URL` (default `http://localhost:8000/v1`), optional `VLLM_API_KEY` |
 /// | `lmstudio:qwen3-8b` | `Preset::LmStudio` | `LMSTUDIO_BASE_URL` (default `http://localhost:1234/v1`) |
+/// | `llamacpp:smollm2` | `Preset::LlamaCpp` | `LLAMACPP_BASE_URL` (default `http://localhost:8080/v1`) |
 /// | `azure:DEPLOYMENT` | [`OpenAIChatModel::azure`](crate::providers::OpenAIChatModel::azure) | `AZURE_OPENAI_ENDPOINT`, `AZURE_OPENAI_API_KEY`, `OPENAI_API_VERSION` |
 /// | `bedrock:anthropic.claude-3-5-sonnet-20240620-v1:0` | [`BedrockModel`](crate::providers::BedrockModel) | `AWS_REGION` (or `AWS_DEFAULT_REGION`); `AWS_BEARER_TOKEN_BEDROCK`, or `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN` |
 /// | `test` | [`TestModel`] | none |
@@ -70,7 +71,7 @@ pub fn infer_model(name: &str) -> Result<AnyModel, UserError> {
 
 /// The OpenAI-compatible providers of [`Preset`](crate::providers::Preset), by name.
 pub(crate) const OPENAI_COMPATIBLE: &[&str] =
-    &["openrouter", "deepseek", "mistral", "groq", "together", "fireworks", "ollama", "vllm", "lmstudio"];
+    &["openrouter", "deepseek", "mistral", "groq", "together", "fireworks", "ollama", "vllm", "lmstudio", "llamacpp"];
 
 #[allow(unused_variables)]
 fn build(provider: &str, model: &str) -> Result<AnyModel, UserError> {

@@ -18,6 +18,10 @@
 //!   `auto`, with the tool list cut to the forced tool: DeepSeek's `deepseek-reasoner` and its
 //!   Flash and V4 models (which think by default), Together's DeepSeek V4 models, and gpt-oss
 //!   (OpenAI's Harmony format) on Together, Ollama and vLLM;
+//! - llama.cpp's servers (`llama-server`, llama-cpp-python's) force a tool only by name: a single
+//!   tool required (`tool_choice: "required"`, as a forced tool resolves) is named instead, and
+//!   a choice among several becomes `auto`, the tools kept (the model is asked, not forced; the
+//!   agent's retry prompts carry on from there); they read `max_tokens`;
 //! - OpenRouter model names must name the upstream provider (`openai/gpt-4o`): a name without it
 //!   is refused when the model is built.
 
@@ -47,6 +51,7 @@ use crate::providers::http::header;
 /// | `Ollama` | `ollama` | `http://localhost:11434/v1` | optional `OLLAMA_API_KEY` | `OLLAMA_BASE_URL` |
 /// | `Vllm` | `vllm` | `http://localhost:8000/v1` | optional `VLLM_API_KEY` | `VLLM_BASE_URL` |
 /// | `LmStudio` | `lmstudio` | `http://localhost:1234/v1` | none | `LMSTUDIO_BASE_URL` |
+/// | `LlamaCpp` | `llamacpp` | `http://localhost:8080/v1` | optional `LLAMACPP_API_KEY` | `LLAMACPP_BASE_URL` |
 ///
 /// The environment is read only by [`OpenAIChatModel::from_preset`] and
 /// [`OpenAIChatModelBuilder::from_env`]; the builder's `.base_url(...)` and `.api_key(...)` come
@@ -94,6 +99,9 @@ pub enum Preset {
     Vllm,
     /// A local [LM Studio](https://lmstudio.ai) server.
     LmStudio,
+    /// A local [llama.cpp](https://github.com/ggml-org/llama.cpp) server (`llama-server`, or
+    /// llama-cpp-python's `llama_cpp.server`).
+    LlamaCpp,
 }
 
 impl Preset {
@@ -108,6 +116,7 @@ impl Preset {
         Preset::Ollama,
         Preset::Vllm,
         Preset::LmStudio,
+        Preset::LlamaCpp,
     ];
 
     /// The provider's name: what the model reports as its system, and the prefix of
@@ -123,6 +132,7 @@ impl Preset {
             Preset::Ollama => "ollama",
             Preset::Vllm => "vllm",
             Preset::LmStudio => "lmstudio",
+            Preset::LlamaCpp => "llamacpp",
         }
     }
 
@@ -137,6 +147,7 @@ impl Preset {
             Preset::Ollama => "Ollama",
             Preset::Vllm => "Vllm",
             Preset::LmStudio => "LmStudio",
+            Preset::LlamaCpp => "LlamaCpp",
         }
     }
 
@@ -152,6 +163,7 @@ impl Preset {
             Preset::Ollama => "http://localhost:11434/v1",
             Preset::Vllm => "http://localhost:8000/v1",
             Preset::LmStudio => "http://localhost:1234/v1",
+            Preset::LlamaCpp => "http://localhost:8080/v1",
         }
     }
 
@@ -167,6 +179,7 @@ impl Preset {
             Preset::Ollama => "OLLAMA_BASE_URL",
             Preset::Vllm => "VLLM_BASE_URL",
             Preset::LmStudio => "LMSTUDIO_BASE_URL",
+            Preset::LlamaCpp => "LLAMACPP_BASE_URL",
         }
     }
 
@@ -182,13 +195,14 @@ impl Preset {
             Preset::Ollama => Some("OLLAMA_API_KEY"),
             Preset::Vllm => Some("VLLM_API_KEY"),
             Preset::LmStudio => None,
+            Preset::LlamaCpp => Some("LLAMACPP_API_KEY"),
         }
     }
 
     /// Whether a request needs an API key (the hosted providers), or a local server takes one
     /// only when it was set up to.
     pub fn requires_api_key(self) -> bool {
-        !matches!(self, Preset::Ollama | Preset::Vllm | Preset::LmStudio)
+        !matches!(self, Preset::Ollama | Preset::Vllm | Preset::LmStudio | Preset::LlamaCpp)
     }
 
     /// The field the provider reads the token limit from (see the module notes).
@@ -199,7 +213,8 @@ impl Preset {
             | Preset::Mistral
             | Preset::Groq
             | Preset::Ollama
-            | Preset::LmStudio => MaxTokensField::MaxTokens,
+            | Preset::LmStudio
+            | Preset::LlamaCpp => MaxTokensField::MaxTokens,
             Preset::Together | Preset::Fireworks | Preset::Vllm => MaxTokensField::MaxCompletionTokens,
         }
     }
@@ -232,6 +247,7 @@ impl Preset {
                 q.single_system_message = true;
                 q.no_forced_tool_choice = harmony;
             }
+            Preset::LlamaCpp => q.forces_by_name_only = true,
             Preset::OpenRouter | Preset::Groq | Preset::Fireworks | Preset::LmStudio => {}
         }
         q
@@ -247,10 +263,15 @@ impl fmt::Display for Preset {
 impl FromStr for Preset {
     type Err = UserError;
 
-    /// A preset by its [name](Preset::name) (`lm-studio` is also accepted).
+    /// A preset by its [name](Preset::name) (`lm-studio`, `llama.cpp` and `llama-cpp` are also
+    /// accepted).
     fn from_str(s: &str) -> Result<Self, UserError> {
         let s = s.trim().to_ascii_lowercase();
-        let s = if s == "lm-studio" { "lmstudio" } else { s.as_str() };
+        let s = match s.as_str() {
+            "lm-studio" => "lmstudio",
+            "llama.cpp" | "llama-cpp" | "llama_cpp" => "llamacpp",
+            s => s,
+        };
         Preset::ALL.iter().copied().find(|p| p.name() == s).ok_or_else(|| {
             let names: Vec<&str> = Preset::ALL.iter().map(|p| p.name()).collect();
             UserError::new(format!("unknown preset `{s}`: `Preset` knows {}", names.join(", ")))
@@ -265,6 +286,9 @@ pub(super) struct Quirks {
     pub(super) no_strict_tools: bool,
     /// A forced tool choice becomes `auto`, with the tools cut to the forced one.
     pub(super) no_forced_tool_choice: bool,
+    /// A tool is forced only by name: `required` with one tool names it, with several becomes
+    /// `auto`.
+    pub(super) forces_by_name_only: bool,
     /// The leading system messages are joined into one.
     pub(super) single_system_message: bool,
     /// The seed goes in `random_seed`.
@@ -279,6 +303,8 @@ impl Quirks {
         let Some(map) = body.as_object_mut() else { return };
         if self.no_forced_tool_choice {
             unforce_tool_choice(map);
+        } else if self.forces_by_name_only {
+            force_by_name(map);
         }
         if self.single_system_message {
             join_leading_system_messages(map);
@@ -308,6 +334,24 @@ fn unforce_tool_choice(map: &mut Map<String, Value>) {
         tools.retain(|t| t.pointer("/function/name").and_then(Value::as_str) == Some(name.as_str()));
     }
     map.insert("tool_choice".into(), "auto".into());
+}
+
+/// `tool_choice: "required"` names the tool when there is one, else becomes `auto`.
+fn force_by_name(map: &mut Map<String, Value>) {
+    if map.get("tool_choice").and_then(Value::as_str) != Some("required") {
+        return;
+    }
+    let only = match map.get("tools") {
+        Some(Value::Array(tools)) if tools.len() == 1 => {
+            tools[0].pointer("/function/name").and_then(Value::as_str).map(str::to_string)
+        }
+        _ => None,
+    };
+    let choice = match only {
+        Some(name) => serde_json::json!({"type": "function", "function": {"name": name}}),
+        None => "auto".into(),
+    };
+    map.insert("tool_choice".into(), choice);
 }
 
 /// Joins the system messages at the start of `messages` (text ones) with a blank line.
