@@ -2,6 +2,7 @@
 //! listed before the model searches, listed and searched with the others when it does, and a
 //! failure to list it confined to the search that needed it.
 
+use std::future::IntoFuture;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -193,4 +194,35 @@ async fn outside_a_run_the_toolset_lists_its_tools() {
         tools.iter().map(|t| (t.def.name.as_str(), t.def.defer_loading)).collect::<Vec<_>>(),
         [("weather_forecast", true)]
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_runs_enter_and_exit_it_each_for_itself_in_any_order() {
+    // Runs that search and runs that do not, overlapping: every entry has its exit, whichever
+    // run ends first.
+    for searching_first in [true, false] {
+        let server = Server::default();
+        let model = FunctionModel::sync(|messages, info: &AgentInfo| {
+            let prompt = messages[0].as_request().map(|r| format!("{:?}", r.parts)).unwrap_or_default();
+            let answered = messages.iter().filter(|m| matches!(m, ModelMessage::Response(_))).count();
+            if prompt.contains("search") && answered == 0 {
+                return call("search_tools", json!({"queries": ["weather"]}), "s1");
+            }
+            ModelResponse::text(format!("{} tools", info.function_tools.len()))
+        });
+        let agent = Agent::builder(model).toolset(server.clone().defer_loading().connect_on_search()).build().unwrap();
+        let searching = agent.run("search");
+        let quiet = agent.run("quiet");
+        let (a, b) = if searching_first {
+            tokio::join!(searching.into_future(), quiet.into_future())
+        } else {
+            let (b, a) = tokio::join!(quiet.into_future(), searching.into_future());
+            (a, b)
+        };
+        a.unwrap();
+        b.unwrap();
+        let (entered, exited) = (server.entered.load(Ordering::SeqCst), server.exited.load(Ordering::SeqCst));
+        assert!(entered >= 1, "the searching run entered it");
+        assert_eq!(entered, exited, "searching first: {searching_first}");
+    }
 }
