@@ -43,7 +43,7 @@ pub(crate) async fn settle_output<D: Send + Sync + 'static>(
                 Ok(v) => spec.validate_parsed(&v),
                 Err(e) => Err(vec![ErrorDetail::json_invalid(text, &e)]),
             },
-            _ => spec.validate(&raw),
+            _ => spec.validate_owned(raw),
         }));
         Box::pin(async move {
             match result {

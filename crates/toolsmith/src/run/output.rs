@@ -183,6 +183,18 @@ impl OutputSpec {
         }
     }
 
+    /// [`validate`](Self::validate) of owned arguments: moved through when valid as they are.
+    pub(crate) fn validate_owned(&self, args: Value) -> Result<Value, Vec<ErrorDetail>> {
+        match self.base() {
+            OutputSpec::Structured { validator, wrapped, .. } => match args {
+                Value::String(raw) => validator.validate_str(&raw),
+                other => validator.validate_owned(other),
+            }
+            .map(|v| unwrap(v, *wrapped)),
+            _ => Ok(args),
+        }
+    }
+
     pub(crate) fn validate(&self, args: &Value) -> Result<Value, Vec<ErrorDetail>> {
         match self.base() {
             OutputSpec::Structured { validator, wrapped, .. } => match args {

@@ -364,6 +364,16 @@ impl Validator {
         check::validate(&self.inner, inner, false).map(std::borrow::Cow::Owned)
     }
 
+    /// [`validate`](Self::validate) of an owned value: `input` itself when it is valid as it
+    /// is (nothing coerced, filled in or dropped), without a copy.
+    pub(crate) fn validate_owned(&self, input: Value) -> Result<Value, Vec<ErrorDetail>> {
+        let inner = self.unwrap(&input);
+        if self.unchanged(inner) {
+            return Ok(if std::ptr::eq(inner, &input) { input } else { inner.clone() });
+        }
+        check::validate(&self.inner, inner, false)
+    }
+
     /// Whether validating `input` (unwrapped) would give it back as it is. Deep input is left
     /// to the validation, which refuses it.
     fn unchanged(&self, input: &Value) -> bool {

@@ -23,9 +23,10 @@ pub(super) struct PartialOutput<'a, D> {
     text: String,
     /// How long the arguments or text were when last read.
     read_len: usize,
-    /// What the last event gave (raw), and the last output shown.
+    /// What the last reading gave (raw), and a fingerprint of the last output shown (outputs
+    /// are compared without keeping a copy of each).
     last_raw: Option<Value>,
-    last: Option<RunOutput>,
+    last: Option<(OutputKind, u64)>,
 }
 
 impl<'a, D: Clone + Send + Sync + 'static> PartialOutput<'a, D> {
@@ -91,30 +92,61 @@ impl<'a, D: Clone + Send + Sync + 'static> PartialOutput<'a, D> {
         };
         // Structured text that reads as the same partial JSON as before has nothing new.
         let key = match kind {
-            OutputKind::StructuredText => parse_partial(&self.text)?,
-            _ => raw.clone(),
+            OutputKind::StructuredText => Some(parse_partial(&self.text)?),
+            _ => None,
         };
-        if self.last_raw.as_ref() == Some(&key) {
+        if self.last_raw.as_ref() == Some(key.as_ref().unwrap_or(&raw)) {
             return None;
         }
-        self.last_raw = Some(key);
-        let call = match (&self.tool, output_tool) {
+        let mut call = match (&self.tool, output_tool) {
             (Some((_, id)), Some(def)) if kind == OutputKind::Tool => {
                 Some(ToolCallPart::new(def.name.clone(), raw.clone(), id.clone()))
             }
             _ => None,
         };
         let info = OutputInfo { kind, call: call.as_ref(), def: output_tool };
-        let settled = crate::execution::settle_output(self.spec, self.caps, &self.ctx, info, raw).await.ok()?;
-        let output = match (kind, settled) {
+        let settled = crate::execution::settle_output(self.spec, self.caps, &self.ctx, info, raw).await;
+        // The reading is kept whether it validated or not: the call's arguments are the raw
+        // output (no second copy), the text's reading is the key.
+        self.last_raw = key.or_else(|| call.take().map(|c| c.args));
+        let settled = settled.ok()?;
+        let fingerprint = (kind, fingerprint(&settled));
+        if self.last == Some(fingerprint) {
+            return None;
+        }
+        self.last = Some(fingerprint);
+        Some(match (kind, settled) {
             (OutputKind::Text, Value::String(s)) => RunOutput::Text(s),
             (OutputKind::Text, other) => RunOutput::Text(other.to_string()),
             (_, value) => RunOutput::Structured(value),
-        };
-        if self.last.as_ref() == Some(&output) {
-            return None;
-        }
-        self.last = Some(output.clone());
-        Some(output)
+        })
     }
+}
+
+/// A 64-bit fingerprint of `value` (its structure and contents, object keys in order), made
+/// without recursion.
+fn fingerprint(value: &Value) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = rustc_hash::FxHasher::default();
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Null => 0u8.hash(&mut h),
+            Value::Bool(b) => (1u8, *b).hash(&mut h),
+            Value::Number(n) => (2u8, n.as_f64().map(f64::to_bits), n.as_i64(), n.as_u64()).hash(&mut h),
+            Value::String(s) => (3u8, s).hash(&mut h),
+            Value::Array(items) => {
+                (4u8, items.len()).hash(&mut h);
+                stack.extend(items.iter().rev());
+            }
+            Value::Object(map) => {
+                (5u8, map.len()).hash(&mut h);
+                for (k, v) in map.iter().rev() {
+                    k.hash(&mut h);
+                    stack.push(v);
+                }
+            }
+        }
+    }
+    h.finish()
 }
