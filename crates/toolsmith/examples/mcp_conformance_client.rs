@@ -10,6 +10,9 @@
 //!   `{"a": 5, "b": 3}` through the toolset (validation, call, result mapping).
 //! - `sse-retry`: call `test_reconnection`, whose SSE stream the server closes early; the answer
 //!   arrives after the client reconnects with `Last-Event-ID`, after the server's `retry` delay.
+//! - `elicitation-sep1034-client-defaults`: call `test_client_elicitation_defaults`, whose server
+//!   asks for a form of fields with defaults; the handler accepts without filling any in, and the
+//!   toolset applies the schema's defaults (SEP-1034).
 //!
 //! ```text
 //! cargo build -p toolsmith --features mcp --example mcp_conformance_client
@@ -25,7 +28,7 @@ use std::time::Duration;
 use serde_json::json;
 use toolsmith::messages::{ModelRequestPart, ModelResponsePart, ToolCallPart};
 use toolsmith::prelude::*;
-use toolsmith::toolset::McpToolset;
+use toolsmith::toolset::{ElicitationMode, ElicitationResponse, McpToolset};
 
 fn toolset(url: &str) -> McpToolset {
     McpToolset::http(url)
@@ -92,6 +95,20 @@ async fn sse_retry(url: &str) -> Result<(), String> {
     if result.is_error { Err(result.error_message()) } else { Ok(()) }
 }
 
+async fn elicitation_defaults(url: &str) -> Result<(), String> {
+    // Accept every form as it comes: the toolset fills in the requested schema's defaults.
+    let mcp = toolset(url).elicitation_handler(|request| async move {
+        match request.mode {
+            ElicitationMode::Form { .. } => ElicitationResponse::accept_defaults(),
+            _ => ElicitationResponse::Decline,
+        }
+    });
+    let result = mcp.call_tool("test_client_elicitation_defaults", json!({})).await.map_err(|e| e.to_string())?;
+    println!("{}", result.text());
+    mcp.close().await;
+    if result.is_error { Err(result.error_message()) } else { Ok(()) }
+}
+
 fn main() -> ExitCode {
     // The harness appends the server's URL to the command line.
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -112,6 +129,7 @@ fn main() -> ExitCode {
             "initialize" => Some(initialize(&url).await),
             "tools_call" => Some(tools_call(&url).await),
             "sse-retry" => Some(sse_retry(&url).await),
+            "elicitation-sep1034-client-defaults" => Some(elicitation_defaults(&url).await),
             _ => None,
         }
     });
@@ -122,7 +140,9 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
         None => {
-            eprintln!("unknown scenario '{scenario}': this client knows initialize, tools_call and sse-retry");
+            eprintln!(
+                "unknown scenario '{scenario}': this client knows initialize, tools_call, sse-retry and elicitation-sep1034-client-defaults"
+            );
             ExitCode::from(2)
         }
     }

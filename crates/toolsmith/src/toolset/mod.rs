@@ -42,8 +42,8 @@ pub use filtered::{FilterFn, FilteredToolset};
 pub use function::FunctionToolset;
 #[cfg(feature = "mcp")]
 pub use mcp::{
-    DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, ElicitationHandler, McpCallResult, McpError, McpServerInfo,
-    McpToolset, SamplingHandler, SessionMode,
+    DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, Elicitation, ElicitationMode, ElicitationResponse, McpCallResult,
+    McpError, McpServerInfo, McpToolset, SamplingHandler, SessionMode,
 };
 pub use optional::OptionalToolset;
 pub use prefixed::PrefixedToolset;

@@ -1,0 +1,92 @@
+//! The client side of MCP through the public API: elicitation, sampling with a model, roots,
+//! notifications (logs, progress, resource updates, list changes), cancellation, structured
+//! results checked against their output schema, resources and prompts, the protocol revision.
+//! Against server-everything where it has the feature, and the in-process edge server for the
+//! bad cases.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use toolsmith::toolset::{ElicitationMode, ElicitationResponse, McpToolset};
+
+use super::edge_server::edge_toolset;
+use super::eventually;
+use super::support::*;
+
+// ---------------------------------------------------------------------------------------------
+// Elicitation
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn elicitation_forms_get_the_schemas_defaults_from_server_everything() {
+    let asked: Arc<Mutex<Vec<String>>> = Arc::default();
+    let record = asked.clone();
+    let mcp: McpToolset = everything_stdio().elicitation_handler(move |request| {
+        record.lock().unwrap().push(request.message.clone());
+        async move {
+            let ElicitationMode::Form { schema } = &request.mode else { return ElicitationResponse::Decline };
+            assert!(schema["properties"]["firstLine"].is_object(), "{schema}");
+            // Only the fields without a default; the toolset fills in the rest.
+            ElicitationResponse::accept(json!({"name": "Ada Lovelace", "check": true}))
+        }
+    });
+    let result = mcp.call_tool("trigger-elicitation-request", json!({})).await.unwrap();
+    let text = result.text();
+    assert!(text.contains("Ada Lovelace"), "{text}");
+    assert!(text.contains("It was a dark and stormy night."), "{text}");
+    assert!(text.contains("\"integer\": 42"), "{text}");
+    assert!(text.contains("\"untitledSingleSelectEnum\": \"Monica\""), "{text}");
+    assert_eq!(asked.lock().unwrap().len(), 1);
+    mcp.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn url_elicitation_reaches_the_handler_and_its_answer_the_server() {
+    let urls: Arc<Mutex<Vec<String>>> = Arc::default();
+    let record = urls.clone();
+    let mcp: McpToolset = everything_stdio().elicitation_handler(move |request| {
+        if let Some(url) = request.url() {
+            record.lock().unwrap().push(url.to_string());
+        }
+        async { ElicitationResponse::accept_defaults() }
+    });
+    let result = mcp.call_tool("trigger-url-elicitation", json!({"url": "https://example.com/sign-in"})).await.unwrap();
+    assert!(result.text().contains("completed the URL elicitation"), "{result:?}");
+    assert_eq!(*urls.lock().unwrap(), vec!["https://example.com/sign-in".to_string()]);
+    let declining: McpToolset = everything_stdio().elicitation_handler(|_| async { ElicitationResponse::Cancel });
+    let result =
+        declining.call_tool("trigger-url-elicitation", json!({"url": "https://example.com/sign-in"})).await.unwrap();
+    assert!(result.text().contains("cancelled the URL elicitation"), "{result:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn elicitation_without_a_handler_is_refused_at_once() {
+    let (mcp, _state) = edge_toolset::<()>();
+    let started = Instant::now();
+    let result = mcp.call_tool("elicit", json!({})).await.unwrap();
+    assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+    assert!(result.text().starts_with("elicitation failed"), "{result:?}");
+    assert!(result.text().contains("does not support elicitation"), "{result:?}");
+
+    // With a handler: accepted, and the default filled in.
+    let (mcp, _state) = edge_toolset::<()>();
+    let mcp = mcp.elicitation_handler(|_| async { ElicitationResponse::accept(json!({"name": "Ada"})) });
+    let answered: Value = serde_json::from_str(&mcp.call_tool("elicit", json!({})).await.unwrap().text()).unwrap();
+    assert_eq!(answered, json!({"action": "accept", "content": {"name": "Ada", "team": "maths"}}));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_elicitation_handler_that_never_answers_is_bounded_by_the_request_timeout() {
+    let (mcp, state) = edge_toolset::<()>();
+    let mcp = mcp
+        .request_timeout(Duration::from_secs(1))
+        .elicitation_handler(|_| std::future::pending::<ElicitationResponse>());
+    assert_eq!(mcp.call_tool("elicit_later", json!({})).await.unwrap().text(), "asked");
+    let started = Instant::now();
+    eventually("the server got an answer", || !state.elicited.lock().unwrap().is_empty()).await;
+    let elapsed = started.elapsed();
+    assert!(elapsed > Duration::from_millis(700) && elapsed < Duration::from_secs(3), "{elapsed:?}");
+    let outcome = state.elicited.lock().unwrap()[0].clone();
+    assert!(outcome.contains("did not answer within 1 s"), "{outcome}");
+}

@@ -1,0 +1,66 @@
+//! The client side of MCP: what a server may ask of the client (sampling, elicitation, roots),
+//! what it tells it (logs, progress, changes), and the server's resources and prompts.
+
+pub(crate) mod elicitation;
+pub(crate) mod handler;
+pub(crate) mod sampling;
+
+use std::future::Future;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+pub use elicitation::{Elicitation, ElicitationMode, ElicitationResponse};
+pub use sampling::SamplingHandler;
+
+use super::McpToolset;
+
+/// What answers the server's requests and hears its notifications.
+#[derive(Clone, Default)]
+pub(crate) struct ClientOptions {
+    pub(crate) sampling: Option<SamplingHandler>,
+    pub(crate) elicitation: Option<elicitation::ElicitationFn>,
+}
+
+impl<D> McpToolset<D> {
+    /// Answers the server's sampling requests (`sampling/createMessage`) with `handler`, which
+    /// receives the request's params and returns the result, both as MCP JSON (an `Err` is sent
+    /// to the server as an error). The client then advertises the `sampling` capability;
+    /// without a handler, it does not, and sampling requests are refused with an error.
+    pub fn sampling_handler<F, Fut>(self, handler: F) -> Self
+    where
+        F: Fn(Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, String>> + Send + 'static,
+    {
+        let handler: SamplingHandler = Arc::new(move |params| Box::pin(handler(params)));
+        self.configure(|s| s.client.sampling = Some(handler))
+    }
+
+    /// Answers the server's elicitation requests (`elicitation/create`, a form to fill in or a
+    /// URL to visit) with `handler`. An accepted form gets the requested schema's defaults for
+    /// the fields the answer leaves out (SEP-1034). The client then advertises the
+    /// `elicitation` capability (form and URL); without a handler it does not, and elicitation
+    /// requests are refused at once with an error. A handler that does not answer within the
+    /// [request timeout](McpToolset::request_timeout) is answered for, with an error.
+    ///
+    /// ```
+    /// use toolsmith::toolset::{ElicitationMode, ElicitationResponse, McpToolset};
+    ///
+    /// let mcp: McpToolset = McpToolset::http("http://127.0.0.1:3001/mcp").elicitation_handler(|request| async move {
+    ///     println!("{}: {}", request.server, request.message);
+    ///     match request.mode {
+    ///         // Take the form's defaults, with a name of our own.
+    ///         ElicitationMode::Form { .. } => ElicitationResponse::accept(serde_json::json!({"name": "Ada"})),
+    ///         _ => ElicitationResponse::Decline,
+    ///     }
+    /// });
+    /// ```
+    pub fn elicitation_handler<F, Fut>(self, handler: F) -> Self
+    where
+        F: Fn(Elicitation) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ElicitationResponse> + Send + 'static,
+    {
+        let handler = elicitation::boxed(handler);
+        self.configure(|s| s.client.elicitation = Some(handler))
+    }
+}
