@@ -8,11 +8,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use toolsmith::messages::ToolOutcome;
+use toolsmith::prelude::*;
 use toolsmith::toolset::{ElicitationMode, ElicitationResponse, McpToolset};
 
 use super::edge_server::edge_toolset;
-use super::eventually;
 use super::support::*;
+use super::{eventually, scripted, tool_returns, user_contents};
 
 // ---------------------------------------------------------------------------------------------
 // Elicitation
@@ -89,4 +91,38 @@ async fn an_elicitation_handler_that_never_answers_is_bounded_by_the_request_tim
     assert!(elapsed > Duration::from_millis(700) && elapsed < Duration::from_secs(3), "{elapsed:?}");
     let outcome = state.elicited.lock().unwrap()[0].clone();
     assert!(outcome.contains("did not answer within 1 s"), "{outcome}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Structured results and resources in results
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_structured_result_that_breaks_its_output_schema_is_a_retry() {
+    let (mcp, _state) = edge_toolset::<()>();
+    let model = scripted(vec![vec![("weather", json!({"broken": true}))], vec![("weather", json!({}))]]);
+    let agent = Agent::builder(model).toolset(mcp.clone()).build().unwrap();
+    let result = agent.run("weather?").await.unwrap();
+    let returns = tool_returns(result.all_messages());
+    assert_eq!(returns.len(), 2, "{returns:?}");
+    assert_eq!(returns[0].outcome, ToolOutcome::Retried, "{returns:?}");
+    let message = returns[0].content_text();
+    assert!(message.contains("does not match the tool's output schema"), "{message}");
+    assert!(message.contains("temperature"), "{message}");
+    // The valid one: the structured content is the value, and the resources still reach the model.
+    assert_eq!(returns[1].content, json!({"temperature": 21.5}));
+    let sent: Vec<String> = user_contents(result.all_messages()).iter().map(|c| format!("{c:?}")).collect();
+    assert!(sent.iter().any(|c| c.contains("Station 7, on the hill")), "{sent:?}");
+    assert!(sent.iter().any(|c| c.contains("test://forecast")), "{sent:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn everythings_structured_content_is_the_tools_value() {
+    let mcp: McpToolset = everything_stdio();
+    let model = scripted(vec![vec![("get-structured-content", json!({"location": "New York"}))]]);
+    let agent = Agent::builder(model).toolset(mcp.clone()).build().unwrap();
+    let result = agent.run("weather?").await.unwrap();
+    let returns = tool_returns(result.all_messages());
+    assert_eq!(returns[0].outcome, ToolOutcome::Success, "{returns:?}");
+    assert!(returns[0].content["temperature"].is_number(), "{:?}", returns[0].content);
 }

@@ -4,6 +4,7 @@
 pub(crate) mod elicitation;
 pub(crate) mod handler;
 pub(crate) mod sampling;
+pub(crate) mod structured;
 
 use std::future::Future;
 use std::sync::Arc;
