@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use toolsmith::messages::ToolOutcome;
 use toolsmith::prelude::*;
-use toolsmith::toolset::{ElicitationMode, ElicitationResponse, McpToolset};
+use toolsmith::toolset::{ElicitationMode, ElicitationResponse, McpResourceContents, McpToolset};
 
 use super::edge_server::edge_toolset;
 use super::support::*;
@@ -125,4 +125,34 @@ async fn everythings_structured_content_is_the_tools_value() {
     let returns = tool_returns(result.all_messages());
     assert_eq!(returns[0].outcome, ToolOutcome::Success, "{returns:?}");
     assert!(returns[0].content["temperature"].is_number(), "{:?}", returns[0].content);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Resources and prompts
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resources_and_prompts_of_server_everything() {
+    let mcp: McpToolset = everything_stdio();
+    let resources = mcp.list_resources().await.unwrap();
+    assert!(resources.iter().any(|r| r.uri.starts_with("demo://resource/")), "{resources:?}");
+    let templates = mcp.list_resource_templates().await.unwrap();
+    assert!(templates.iter().any(|t| t.uri_template == "demo://resource/dynamic/text/{resourceId}"), "{templates:?}");
+
+    let text = mcp.read_resource("demo://resource/dynamic/text/1").await.unwrap();
+    assert!(matches!(&text[0], McpResourceContents::Text { text, .. } if !text.is_empty()), "{text:?}");
+    let blob = mcp.read_resource("demo://resource/dynamic/blob/2").await.unwrap();
+    assert!(matches!(&blob[0], McpResourceContents::Blob { data, .. } if !data.is_empty()), "{blob:?}");
+    let err = mcp.read_resource("demo://nothing/here").await.unwrap_err();
+    assert!(err.to_string().contains("resources/read 'demo://nothing/here'"), "{err}");
+    mcp.subscribe_resource("demo://resource/dynamic/text/1").await.unwrap();
+    mcp.unsubscribe_resource("demo://resource/dynamic/text/1").await.unwrap();
+
+    let prompts = mcp.list_prompts().await.unwrap();
+    let args = prompts.iter().find(|p| p.name == "args-prompt").expect("args-prompt");
+    assert!(args.arguments.iter().any(|a| a.name == "city" && a.required), "{args:?}");
+    let messages = mcp.get_prompt("args-prompt", [("city", "Paris")]).await.unwrap();
+    assert_eq!(messages[0].role, "user");
+    assert!(messages[0].text().unwrap_or_default().contains("Paris"), "{messages:?}");
+    mcp.close().await;
 }

@@ -43,7 +43,8 @@ pub use function::FunctionToolset;
 #[cfg(feature = "mcp")]
 pub use mcp::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, Elicitation, ElicitationMode, ElicitationResponse, McpCallResult,
-    McpError, McpServerInfo, McpToolset, SamplingHandler, SessionMode,
+    McpError, McpPrompt, McpPromptArgument, McpPromptMessage, McpResource, McpResourceContents, McpResourceTemplate,
+    McpServerInfo, McpToolset, SamplingHandler, SessionMode,
 };
 pub use optional::OptionalToolset;
 pub use prefixed::PrefixedToolset;

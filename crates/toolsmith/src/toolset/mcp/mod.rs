@@ -26,7 +26,10 @@ use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 use tokio::io::{AsyncRead, AsyncWrite};
 
-pub use client::{Elicitation, ElicitationMode, ElicitationResponse, SamplingHandler};
+pub use client::{
+    Elicitation, ElicitationMode, ElicitationResponse, McpPrompt, McpPromptArgument, McpPromptMessage, McpResource,
+    McpResourceContents, McpResourceTemplate, SamplingHandler,
+};
 pub use config::{DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, SessionMode};
 pub(crate) use config::{HttpConfig, Settings, StdioConfig, TransportConfig};
 use config::{IoConnector, McpIo};
@@ -80,7 +83,9 @@ use crate::toolset::{Toolset, ToolsetTool};
 /// elicitation requests (a form, with the schema's defaults applied, or a URL) to
 /// [`McpToolset::elicitation_handler`]; the client advertises each capability only when it is
 /// given, and refuses the request at once with an error otherwise. A handler that does not answer
-/// within the request timeout is answered for with an error.
+/// within the request timeout is answered for with an error. The server's resources and prompts
+/// are on the toolset's API ([`McpToolset::list_resources`], [`McpToolset::read_resource`],
+/// [`McpToolset::get_prompt`]...).
 ///
 /// The client speaks protocol revision 2025-11-25 (the newest with the `initialize`
 /// handshake) and accepts the older revision a server answers with (2025-06-18...). The

@@ -3,6 +3,7 @@
 
 pub(crate) mod elicitation;
 pub(crate) mod handler;
+pub(crate) mod resources;
 pub(crate) mod sampling;
 pub(crate) mod structured;
 
@@ -12,6 +13,9 @@ use std::sync::Arc;
 use serde_json::Value;
 
 pub use elicitation::{Elicitation, ElicitationMode, ElicitationResponse};
+pub use resources::{
+    McpPrompt, McpPromptArgument, McpPromptMessage, McpResource, McpResourceContents, McpResourceTemplate,
+};
 pub use sampling::SamplingHandler;
 
 use super::McpToolset;
