@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use toolsmith::messages::ToolOutcome;
+use toolsmith::messages::{ModelMessage, ModelRequestPart, ToolOutcome};
 use toolsmith::prelude::*;
 use toolsmith::toolset::{ElicitationMode, ElicitationResponse, McpResourceContents, McpToolset};
 
@@ -155,4 +155,43 @@ async fn resources_and_prompts_of_server_everything() {
     assert_eq!(messages[0].role, "user");
     assert!(messages[0].text().unwrap_or_default().contains("Paris"), "{messages:?}");
     mcp.close().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sampling
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sampling_requests_go_to_the_named_model() {
+    let asked: Arc<Mutex<Vec<Vec<ModelMessage>>>> = Arc::default();
+    let record = asked.clone();
+    let model = FunctionModel::sync(move |messages, _info| {
+        record.lock().unwrap().push(messages.to_vec());
+        ModelResponse::text("Bonjour from the client's model")
+    });
+    let mcp: McpToolset = everything_stdio().sampling_model(model);
+    let listed: Vec<String> = mcp.list_tools().await.unwrap().into_iter().map(|d| d.name).collect();
+    assert!(listed.contains(&"trigger-sampling-request".to_string()), "{listed:?}");
+    let result =
+        mcp.call_tool("trigger-sampling-request", json!({"prompt": "Say hello", "maxTokens": 50})).await.unwrap();
+    assert!(result.text().contains("Bonjour from the client's model"), "{result:?}");
+    let asked = asked.lock().unwrap();
+    let request = asked[0].last().and_then(ModelMessage::as_request).unwrap();
+    let prompt = request.parts.iter().find_map(|p| match p {
+        ModelRequestPart::UserPrompt(u) => Some(format!("{:?}", u.content)),
+        _ => None,
+    });
+    assert!(prompt.unwrap_or_default().contains("Say hello"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sampling_without_a_model_is_an_error_to_the_server_at_once() {
+    let (mcp, _state) = edge_toolset::<()>();
+    let started = Instant::now();
+    let refused = mcp.call_tool("sample", json!({})).await.unwrap();
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert!(refused.text().contains("does not support sampling"), "{refused:?}");
+    let (mcp, _state) = edge_toolset::<()>();
+    let mcp = mcp.sampling_model(TestModel::new().custom_output_text("hi there"));
+    assert_eq!(mcp.call_tool("sample", json!({})).await.unwrap().text(), "the model said: hi there");
 }

@@ -97,10 +97,10 @@ impl ClientHandler for ClientState {
         _context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
         let Some(handler) = &self.options.sampling else {
-            tracing::info!(server = %self.server, "refused a sampling request: no sampling handler was given");
+            tracing::info!(server = %self.server, "refused a sampling request: no sampling model or handler was given");
             return Err(ErrorData::new(
                 ErrorCode::METHOD_NOT_FOUND,
-                "This client does not support sampling: no sampling handler was configured.",
+                "This client does not support sampling: no sampling model or handler was configured.",
                 None,
             ));
         };

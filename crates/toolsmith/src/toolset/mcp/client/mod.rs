@@ -19,6 +19,7 @@ pub use resources::{
 pub use sampling::SamplingHandler;
 
 use super::McpToolset;
+use crate::model::Model;
 
 /// What answers the server's requests and hears its notifications.
 #[derive(Clone, Default)]
@@ -28,10 +29,28 @@ pub(crate) struct ClientOptions {
 }
 
 impl<D> McpToolset<D> {
+    /// Answers the server's sampling requests (`sampling/createMessage`) with `model`: the
+    /// request's messages (text, images, audio), system prompt, `maxTokens` and `temperature`
+    /// become one model request, and the model's text is the answer. The client then
+    /// advertises the `sampling` capability; without a model or a
+    /// [handler](McpToolset::sampling_handler), it does not, and sampling requests are refused
+    /// with an error.
+    ///
+    /// ```
+    /// use toolsmith::prelude::*;
+    /// use toolsmith::toolset::McpToolset;
+    ///
+    /// let everything: McpToolset = McpToolset::stdio("npx", ["-y", "@modelcontextprotocol/server-everything"])
+    ///     .sampling_model(TestModel::new().custom_output_text("a summary"));
+    /// ```
+    pub fn sampling_model<M: Model>(self, model: M) -> Self {
+        let handler = sampling::model_handler(model);
+        self.configure(|s| s.client.sampling = Some(handler))
+    }
+
     /// Answers the server's sampling requests (`sampling/createMessage`) with `handler`, which
     /// receives the request's params and returns the result, both as MCP JSON (an `Err` is sent
-    /// to the server as an error). The client then advertises the `sampling` capability;
-    /// without a handler, it does not, and sampling requests are refused with an error.
+    /// to the server as an error). See [`McpToolset::sampling_model`] to answer with a model.
     pub fn sampling_handler<F, Fut>(self, handler: F) -> Self
     where
         F: Fn(Value) -> Fut + Send + Sync + 'static,
