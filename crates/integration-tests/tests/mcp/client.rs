@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use toolsmith::messages::{ModelMessage, ModelRequestPart, ToolOutcome};
 use toolsmith::prelude::*;
-use toolsmith::toolset::{ElicitationMode, ElicitationResponse, McpResourceContents, McpToolset};
+use toolsmith::toolset::{ElicitationMode, ElicitationResponse, McpResourceContents, McpRoot, McpToolset};
 
 use super::edge_server::edge_toolset;
 use super::support::*;
@@ -194,4 +194,34 @@ async fn sampling_without_a_model_is_an_error_to_the_server_at_once() {
     let (mcp, _state) = edge_toolset::<()>();
     let mcp = mcp.sampling_model(TestModel::new().custom_output_text("hi there"));
     assert_eq!(mcp.call_tool("sample", json!({})).await.unwrap().text(), "the model said: hi there");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Roots
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn roots_are_listed_and_their_changes_announced() {
+    let mcp: McpToolset = everything_stdio().roots([McpRoot::new("file:///srv/data").name("data")]);
+    let listed = mcp.call_tool("get-roots-list", json!({})).await.unwrap();
+    assert!(listed.text().contains("file:///srv/data"), "{listed:?}");
+    mcp.set_roots([McpRoot::new("file:///srv/other").name("other")]).await;
+    // The server lists the roots again when told they changed.
+    let started = Instant::now();
+    loop {
+        let text = mcp.call_tool("get-roots-list", json!({})).await.unwrap().text();
+        if text.contains("file:///srv/other") {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(5), "the new roots were not listed: {text}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    let (edge, _state) = edge_toolset::<()>();
+    let edge = edge.roots([McpRoot::new("file:///tmp")]);
+    let roots: Value = serde_json::from_str(&edge.call_tool("roots", json!({})).await.unwrap().text()).unwrap();
+    assert_eq!(roots, json!({"roots": [{"uri": "file:///tmp"}]}));
+    let (without, _state) = edge_toolset::<()>();
+    let refused = without.call_tool("roots", json!({})).await.unwrap().text();
+    assert!(refused.starts_with("roots failed") && refused.contains("does not offer roots"), "{refused}");
 }

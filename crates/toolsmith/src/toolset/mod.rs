@@ -44,7 +44,7 @@ pub use function::FunctionToolset;
 pub use mcp::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, Elicitation, ElicitationMode, ElicitationResponse, McpCallResult,
     McpError, McpPrompt, McpPromptArgument, McpPromptMessage, McpResource, McpResourceContents, McpResourceTemplate,
-    McpServerInfo, McpToolset, SamplingHandler, SessionMode,
+    McpRoot, McpServerInfo, McpToolset, SamplingHandler, SessionMode,
 };
 pub use optional::OptionalToolset;
 pub use prefixed::PrefixedToolset;

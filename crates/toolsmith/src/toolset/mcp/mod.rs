@@ -28,7 +28,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 pub use client::{
     Elicitation, ElicitationMode, ElicitationResponse, McpPrompt, McpPromptArgument, McpPromptMessage, McpResource,
-    McpResourceContents, McpResourceTemplate, SamplingHandler,
+    McpResourceContents, McpResourceTemplate, McpRoot, SamplingHandler,
 };
 pub use config::{DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, SessionMode};
 pub(crate) use config::{HttpConfig, Settings, StdioConfig, TransportConfig};
@@ -81,11 +81,12 @@ use crate::toolset::{Toolset, ToolsetTool};
 ///
 /// A server's sampling requests go to a model ([`McpToolset::sampling_model`]) or a handler
 /// ([`McpToolset::sampling_handler`]), its elicitation requests (a form, with the schema's
-/// defaults applied, or a URL) to [`McpToolset::elicitation_handler`]; the client advertises each
-/// capability only when it is given, and refuses the request at once with an error otherwise. A
-/// handler that does not answer within the request timeout is answered for with an error. The
-/// server's resources and prompts are on the toolset's API ([`McpToolset::list_resources`],
-/// [`McpToolset::read_resource`], [`McpToolset::get_prompt`]...).
+/// defaults applied, or a URL) to [`McpToolset::elicitation_handler`], and `roots/list` is
+/// answered from [`McpToolset::roots`]; the client advertises each capability only when it is
+/// given, and refuses the request at once with an error otherwise. A handler that does not answer
+/// within the request timeout is answered for with an error. The server's resources and prompts
+/// are on the toolset's API ([`McpToolset::list_resources`], [`McpToolset::read_resource`],
+/// [`McpToolset::get_prompt`]...).
 ///
 /// The client speaks protocol revision 2025-11-25 (the newest with the `initialize`
 /// handshake) and accepts the older revision a server answers with (2025-06-18...). The

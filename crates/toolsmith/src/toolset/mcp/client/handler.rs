@@ -17,7 +17,8 @@ use futures::FutureExt;
 use rmcp::ClientHandler;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
-    ElicitResult, ErrorCode, ErrorData, Implementation, LoggingMessageNotificationParam, ProtocolVersion,
+    ElicitResult, ErrorCode, ErrorData, Implementation, ListRootsResult, LoggingMessageNotificationParam,
+    ProtocolVersion,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use serde_json::{Value, json};
@@ -77,6 +78,9 @@ fn client_info(settings: &Settings) -> ClientConfig {
     if settings.client.elicitation.is_some() {
         caps.insert("elicitation".into(), json!({"form": {}, "url": {}}));
     }
+    if settings.client.roots.is_some() {
+        caps.insert("roots".into(), json!({"listChanged": true}));
+    }
     let capabilities: ClientCapabilities = serde_json::from_value(Value::Object(caps)).unwrap_or_default();
     ClientConfig::new(capabilities, Implementation::new(settings.client_name.clone(), settings.client_version.clone()))
         .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
@@ -131,6 +135,18 @@ impl ClientHandler for ClientState {
         let response = self.bounded("elicitation", handler(elicitation.clone())).await?;
         serde_json::from_value(elicitation::to_result(&elicitation, response))
             .map_err(|e| internal(format!("the client's elicitation answer cannot be sent: {e}")))
+    }
+
+    async fn list_roots(&self, _context: RequestContext<RoleClient>) -> Result<ListRootsResult, ErrorData> {
+        let Some(roots) = &self.options.roots else {
+            return Err(ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                "This client does not offer roots: none were configured.",
+                None,
+            ));
+        };
+        let roots: Vec<Value> = roots.read().unwrap_or_else(|p| p.into_inner()).iter().map(|r| r.to_json()).collect();
+        serde_json::from_value(json!({ "roots": roots })).map_err(|e| internal(e.to_string()))
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {

@@ -4,6 +4,7 @@
 pub(crate) mod elicitation;
 pub(crate) mod handler;
 pub(crate) mod resources;
+pub(crate) mod roots;
 pub(crate) mod sampling;
 pub(crate) mod structured;
 
@@ -16,6 +17,7 @@ pub use elicitation::{Elicitation, ElicitationMode, ElicitationResponse};
 pub use resources::{
     McpPrompt, McpPromptArgument, McpPromptMessage, McpResource, McpResourceContents, McpResourceTemplate,
 };
+pub use roots::McpRoot;
 pub use sampling::SamplingHandler;
 
 use super::McpToolset;
@@ -26,6 +28,7 @@ use crate::model::Model;
 pub(crate) struct ClientOptions {
     pub(crate) sampling: Option<SamplingHandler>,
     pub(crate) elicitation: Option<elicitation::ElicitationFn>,
+    pub(crate) roots: Option<roots::SharedRoots>,
 }
 
 impl<D> McpToolset<D> {
