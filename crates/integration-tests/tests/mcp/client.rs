@@ -4,17 +4,27 @@
 //! Against server-everything where it has the feature, and the in-process edge server for the
 //! bad cases.
 
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use toolsmith::messages::{ModelMessage, ModelRequestPart, ToolOutcome};
 use toolsmith::prelude::*;
-use toolsmith::toolset::{ElicitationMode, ElicitationResponse, McpResourceContents, McpRoot, McpToolset};
+use toolsmith::toolset::{
+    ElicitationMode, ElicitationResponse, McpNotification, McpResourceContents, McpRoot, McpToolset,
+};
 
 use super::edge_server::edge_toolset;
 use super::support::*;
 use super::{eventually, scripted, tool_returns, user_contents};
+
+/// A callback that keeps every notification, and what it keeps.
+fn recorder() -> (Arc<Mutex<Vec<McpNotification>>>, impl Fn(McpNotification) + Send + Sync + 'static) {
+    let seen: Arc<Mutex<Vec<McpNotification>>> = Arc::default();
+    let record = seen.clone();
+    (seen, move |note| record.lock().unwrap().push(note))
+}
 
 // ---------------------------------------------------------------------------------------------
 // Elicitation
@@ -91,6 +101,16 @@ async fn an_elicitation_handler_that_never_answers_is_bounded_by_the_request_tim
     assert!(elapsed > Duration::from_millis(700) && elapsed < Duration::from_secs(3), "{elapsed:?}");
     let outcome = state.elicited.lock().unwrap()[0].clone();
     assert!(outcome.contains("did not answer within 1 s"), "{outcome}");
+
+    // A handler that panics is answered for, and so is a notification callback that panics.
+    let (mcp, _state) = edge_toolset::<()>();
+    let mcp = mcp
+        .elicitation_handler(|_| async { panic!("the form broke") })
+        .on_notification(|_| panic!("the callback broke"));
+    let result = mcp.call_tool("elicit", json!({})).await.unwrap();
+    assert!(result.text().contains("the client's elicitation handler failed"), "{result:?}");
+    assert_eq!(mcp.call_tool("report", json!({})).await.unwrap().text(), "reported");
+    assert_eq!(mcp.call_tool("late", json!({})).await.unwrap().text(), "I am new");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -224,4 +244,112 @@ async fn roots_are_listed_and_their_changes_announced() {
     let (without, _state) = edge_toolset::<()>();
     let refused = without.call_tool("roots", json!({})).await.unwrap().text();
     assert!(refused.starts_with("roots failed") && refused.contains("does not offer roots"), "{refused}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Notifications, cancellation, the protocol revision
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subscribed_resource_updates_reach_the_callback() {
+    let (seen, record) = recorder();
+    let mcp: McpToolset = everything_stdio().on_notification(record);
+    let uri = "demo://resource/dynamic/text/1";
+    mcp.subscribe_resource(uri).await.unwrap();
+    mcp.call_tool("toggle-subscriber-updates", json!({})).await.unwrap();
+    eventually("a resource update", || {
+        seen.lock().unwrap().iter().any(|n| matches!(n, McpNotification::ResourceUpdated { uri: u, .. } if u == uri))
+    })
+    .await;
+    mcp.unsubscribe_resource(uri).await.unwrap();
+    mcp.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn logs_and_progress_reach_the_application() {
+    let (seen, record) = recorder();
+    let (mcp, _state) = edge_toolset::<()>();
+    let mcp = mcp.on_notification(record);
+    assert_eq!(mcp.call_tool("report", json!({})).await.unwrap().text(), "reported");
+    let progress = |seen: &Mutex<Vec<McpNotification>>| {
+        seen.lock().unwrap().iter().filter(|n| matches!(n, McpNotification::Progress { .. })).count()
+    };
+    eventually("two progress notifications", || progress(&seen) == 2).await;
+    eventually("a log message", || {
+        seen.lock().unwrap().iter().any(|n| {
+            matches!(n, McpNotification::Log { level, data, .. } if level == "warning" && data == "disk almost full")
+        })
+    })
+    .await;
+    let notes = seen.lock().unwrap().clone();
+    assert!(
+        notes
+            .iter()
+            .any(|n| matches!(n, McpNotification::Progress { progress, total: Some(total), message: Some(m), .. }
+            if *progress == 2.0 && *total == 2.0 && m == "step 2")),
+        "{notes:?}"
+    );
+
+    // server-everything: progress of a long operation, and its simulated logging.
+    let (seen, record) = recorder();
+    let mcp: McpToolset = everything_stdio().on_notification(record);
+    mcp.call_tool("trigger-long-running-operation", json!({"duration": 0.2, "steps": 2})).await.unwrap();
+    eventually("progress from server-everything", || progress(&seen) >= 2).await;
+    mcp.call_tool("toggle-simulated-logging", json!({})).await.unwrap();
+    eventually("a log message from server-everything", || {
+        seen.lock().unwrap().iter().any(|n| matches!(n, McpNotification::Log { .. }))
+    })
+    .await;
+    mcp.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_call_is_cancelled_on_the_server() {
+    // The tool timeout drops the call: the server hears of it.
+    let (mcp, state) = edge_toolset::<()>();
+    let mcp = mcp.timeout(Duration::from_millis(300));
+    let model = scripted(vec![vec![("cancellable", json!({}))]]);
+    let agent = Agent::builder(model).toolset(mcp.clone()).build().unwrap();
+    let result = agent.run("go").await.unwrap();
+    assert_eq!(tool_returns(result.all_messages())[0].outcome, ToolOutcome::Retried);
+    eventually("the server saw the cancellation", || state.cancelled.load(Ordering::SeqCst) == 1).await;
+
+    // A direct call whose future is dropped.
+    let (mcp, state) = edge_toolset::<()>();
+    mcp.list_tools().await.unwrap();
+    let dropped = tokio::time::timeout(Duration::from_millis(200), mcp.call_tool("cancellable", json!({}))).await;
+    assert!(dropped.is_err());
+    eventually("the server saw the cancellation", || state.cancelled.load(Ordering::SeqCst) == 1).await;
+    // The session is still usable.
+    assert_eq!(mcp.call_tool("late", json!({})).await.unwrap().text(), "I am new");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_list_change_is_announced() {
+    let (seen, record) = recorder();
+    let (mcp, _state) = edge_toolset::<()>();
+    let mcp = mcp.on_notification(record);
+    mcp.call_tool("add_tool", json!({})).await.unwrap();
+    eventually("tools changed", || {
+        seen.lock().unwrap().iter().any(|n| matches!(n, McpNotification::ToolsChanged { server } if server == "edge"))
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_protocol_revision_is_the_newest_with_a_handshake() {
+    let mcp: McpToolset = everything_stdio();
+    let info = mcp.server_info().await.unwrap();
+    assert_eq!(info.protocol_version, "2025-11-25");
+    mcp.close().await;
+    let server = everything_http();
+    let mcp: McpToolset = McpToolset::http(&server.url);
+    assert_eq!(mcp.server_info().await.unwrap().protocol_version, "2025-11-25");
+    mcp.close().await;
+
+    // A server on an older revision answers with it, and the session goes on in it.
+    let (mcp, state) = edge_toolset::<()>();
+    state.legacy.store(true, Ordering::SeqCst);
+    assert_eq!(mcp.server_info().await.unwrap().protocol_version, "2025-06-18");
+    assert_eq!(mcp.call_tool("late", json!({})).await.unwrap().text(), "I am new");
 }

@@ -27,8 +27,8 @@ use serde_json::{Map, Value};
 use tokio::io::{AsyncRead, AsyncWrite};
 
 pub use client::{
-    Elicitation, ElicitationMode, ElicitationResponse, McpPrompt, McpPromptArgument, McpPromptMessage, McpResource,
-    McpResourceContents, McpResourceTemplate, McpRoot, SamplingHandler,
+    Elicitation, ElicitationMode, ElicitationResponse, McpNotification, McpPrompt, McpPromptArgument, McpPromptMessage,
+    McpResource, McpResourceContents, McpResourceTemplate, McpRoot, SamplingHandler,
 };
 pub use config::{DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, SessionMode};
 pub(crate) use config::{HttpConfig, Settings, StdioConfig, TransportConfig};
@@ -84,9 +84,11 @@ use crate::toolset::{Toolset, ToolsetTool};
 /// defaults applied, or a URL) to [`McpToolset::elicitation_handler`], and `roots/list` is
 /// answered from [`McpToolset::roots`]; the client advertises each capability only when it is
 /// given, and refuses the request at once with an error otherwise. A handler that does not answer
-/// within the request timeout is answered for with an error. The server's resources and prompts
-/// are on the toolset's API ([`McpToolset::list_resources`], [`McpToolset::read_resource`],
-/// [`McpToolset::get_prompt`]...).
+/// within the request timeout is answered for with an error. Log messages, progress, resource
+/// updates and list changes go to [`McpToolset::on_notification`] (log messages also to the
+/// `tracing` log). A call dropped before its answer (the run cancelled, the tool timeout) sends
+/// `notifications/cancelled` for it. The server's resources and prompts are on the toolset's API
+/// ([`McpToolset::list_resources`], [`McpToolset::read_resource`], [`McpToolset::get_prompt`]...).
 ///
 /// The client speaks protocol revision 2025-11-25 (the newest with the `initialize`
 /// handshake) and accepts the older revision a server answers with (2025-06-18...). The

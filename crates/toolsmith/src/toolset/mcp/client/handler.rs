@@ -1,6 +1,6 @@
 //! rmcp's `ClientHandler` for a session: the capabilities the client advertises, and the
-//! server's requests (sampling, elicitation, roots) routed to what the application gave the
-//! toolset, and its notifications. Every handler the application gave is bounded by the request
+//! server's requests (sampling, elicitation, roots) and notifications routed to what the
+//! application gave the toolset. Every handler the application gave is bounded by the request
 //! timeout, so that a server is never left waiting for an answer that does not come.
 
 // Sampling, roots and logging are deprecated in the newest protocol revision (SEP-2577) but still
@@ -18,13 +18,14 @@ use rmcp::ClientHandler;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
     ElicitResult, ErrorCode, ErrorData, Implementation, ListRootsResult, LoggingMessageNotificationParam,
-    ProtocolVersion,
+    ProgressNotificationParam, ProtocolVersion, ResourceUpdatedNotificationParam,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use serde_json::{Value, json};
 
 use super::super::Settings;
 use super::super::session::SessionNotes;
+use super::notifications::{McpNotification, trace_log};
 use super::{ClientOptions, elicitation};
 
 /// The client side of a session.
@@ -45,6 +46,16 @@ impl ClientState {
             notes,
             options: settings.client.clone(),
             timeout: settings.request_timeout,
+        }
+    }
+
+    /// Gives a notification to the application's callback; a panic there is logged, and the
+    /// session goes on.
+    fn notify(&self, notification: McpNotification) {
+        if let Some(callback) = &self.options.notifications
+            && std::panic::catch_unwind(AssertUnwindSafe(|| callback(notification))).is_err()
+        {
+            tracing::error!(server = %self.server, "the MCP notification callback panicked");
         }
     }
 
@@ -152,6 +163,33 @@ impl ClientHandler for ClientState {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         tracing::debug!(server = %self.server, "the server's tool list changed");
         self.notes.tools_changed.store(true, Ordering::Release);
+        self.notify(McpNotification::ToolsChanged { server: self.server.to_string() });
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.notify(McpNotification::ResourcesChanged { server: self.server.to_string() });
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.notify(McpNotification::PromptsChanged { server: self.server.to_string() });
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.notify(McpNotification::ResourceUpdated { server: self.server.to_string(), uri: params.uri });
+    }
+
+    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
+        self.notify(McpNotification::Progress {
+            server: self.server.to_string(),
+            token: serde_json::to_value(&params.progress_token).unwrap_or(Value::Null),
+            progress: params.progress,
+            total: params.total,
+            message: params.message,
+        });
     }
 
     async fn on_logging_message(
@@ -160,14 +198,13 @@ impl ClientHandler for ClientState {
         _context: NotificationContext<RoleClient>,
     ) {
         let level = serde_json::to_value(params.level).ok().and_then(|v| v.as_str().map(str::to_string));
-        let logger = params.logger.as_deref().unwrap_or("");
-        let data = &params.data;
-        let server = &*self.server;
-        match level.as_deref().unwrap_or("info") {
-            "debug" => tracing::debug!(server, logger, data = %data, "MCP server log"),
-            "info" | "notice" => tracing::info!(server, logger, data = %data, "MCP server log"),
-            "warning" => tracing::warn!(server, logger, data = %data, "MCP server log"),
-            _ => tracing::error!(server, logger, data = %data, "MCP server log"),
-        }
+        let level = level.unwrap_or_else(|| "info".to_string());
+        trace_log(&self.server, &level, params.logger.as_deref().unwrap_or(""), &params.data);
+        self.notify(McpNotification::Log {
+            server: self.server.to_string(),
+            level,
+            logger: params.logger,
+            data: params.data,
+        });
     }
 }

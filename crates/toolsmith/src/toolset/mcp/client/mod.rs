@@ -3,6 +3,7 @@
 
 pub(crate) mod elicitation;
 pub(crate) mod handler;
+pub(crate) mod notifications;
 pub(crate) mod resources;
 pub(crate) mod roots;
 pub(crate) mod sampling;
@@ -14,6 +15,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 pub use elicitation::{Elicitation, ElicitationMode, ElicitationResponse};
+pub use notifications::McpNotification;
 pub use resources::{
     McpPrompt, McpPromptArgument, McpPromptMessage, McpResource, McpResourceContents, McpResourceTemplate,
 };
@@ -28,6 +30,7 @@ use crate::model::Model;
 pub(crate) struct ClientOptions {
     pub(crate) sampling: Option<SamplingHandler>,
     pub(crate) elicitation: Option<elicitation::ElicitationFn>,
+    pub(crate) notifications: Option<notifications::NotificationFn>,
     pub(crate) roots: Option<roots::SharedRoots>,
 }
 
@@ -89,5 +92,26 @@ impl<D> McpToolset<D> {
     {
         let handler = elicitation::boxed(handler);
         self.configure(|s| s.client.elicitation = Some(handler))
+    }
+
+    /// Gives the server's notifications to `callback`: log messages, progress of requests,
+    /// updated resources and changed lists (see [`McpNotification`]). It is called on the
+    /// session's task: it should return quickly (send the notification on a channel).
+    ///
+    /// ```
+    /// use toolsmith::toolset::{McpNotification, McpToolset};
+    ///
+    /// let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<McpNotification>();
+    /// let mcp: McpToolset = McpToolset::stdio("npx", ["-y", "@modelcontextprotocol/server-everything"])
+    ///     .on_notification(move |note| {
+    ///         let _ = tx.send(note);
+    ///     });
+    /// ```
+    pub fn on_notification<F>(self, callback: F) -> Self
+    where
+        F: Fn(McpNotification) + Send + Sync + 'static,
+    {
+        let callback: notifications::NotificationFn = Arc::new(callback);
+        self.configure(|s| s.client.notifications = Some(callback))
     }
 }

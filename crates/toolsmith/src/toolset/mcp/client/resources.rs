@@ -252,8 +252,9 @@ impl<D> McpToolset<D> {
         Ok(items.iter().filter_map(McpResourceContents::from_json).collect())
     }
 
-    /// Subscribes to a resource's updates (`resources/subscribe`). Subscriptions last as long
-    /// as the session.
+    /// Subscribes to a resource's updates (`resources/subscribe`): each arrives as
+    /// [`McpNotification::ResourceUpdated`](super::McpNotification::ResourceUpdated) (see
+    /// [`McpToolset::on_notification`]). Subscriptions last as long as the session.
     pub async fn subscribe_resource(&self, uri: &str) -> Result<(), McpError> {
         self.config_error()?;
         let session = self.inner.session().await?;
