@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use toolsmith::messages::{ModelMessage, ModelRequestPart, ToolOutcome};
 use toolsmith::prelude::*;
 use toolsmith::toolset::{
-    ElicitationMode, ElicitationResponse, McpNotification, McpResourceContents, McpRoot, McpToolset,
+    ElicitationMode, ElicitationResponse, McpLogLevel, McpNotification, McpResourceContents, McpRoot, McpToolset,
 };
 
 use super::edge_server::edge_toolset;
@@ -268,16 +268,17 @@ async fn subscribed_resource_updates_reach_the_callback() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn logs_and_progress_reach_the_application() {
     let (seen, record) = recorder();
-    let (mcp, _state) = edge_toolset::<()>();
-    let mcp = mcp.on_notification(record);
+    let (mcp, state) = edge_toolset::<()>();
+    let mcp = mcp.on_notification(record).log_level(McpLogLevel::Warning);
     assert_eq!(mcp.call_tool("report", json!({})).await.unwrap().text(), "reported");
+    assert_eq!(state.log_level.lock().unwrap().as_deref(), Some("warning"), "logging/setLevel was sent");
     let progress = |seen: &Mutex<Vec<McpNotification>>| {
         seen.lock().unwrap().iter().filter(|n| matches!(n, McpNotification::Progress { .. })).count()
     };
     eventually("two progress notifications", || progress(&seen) == 2).await;
     eventually("a log message", || {
         seen.lock().unwrap().iter().any(|n| {
-            matches!(n, McpNotification::Log { level, data, .. } if level == "warning" && data == "disk almost full")
+            matches!(n, McpNotification::Log { level: McpLogLevel::Warning, data, .. } if data == "disk almost full")
         })
     })
     .await;

@@ -32,6 +32,8 @@ pub struct EdgeState {
     pub legacy: AtomicBool,
     /// How many calls saw their cancellation (`notifications/cancelled`).
     pub cancelled: AtomicUsize,
+    /// The log level the client asked for (`logging/setLevel`).
+    pub log_level: Mutex<Option<String>>,
     /// What the client answered to the elicitations asked by `elicit_later`.
     pub elicited: Mutex<Vec<String>>,
     /// The sessions' cancellation tokens, to kill the server.
@@ -65,7 +67,7 @@ impl ServerHandler for EdgeServer {
         let version = if self.state.legacy.load(Ordering::SeqCst) { "2025-06-18" } else { "2025-11-25" };
         from_json(json!({
             "protocolVersion": version,
-            "capabilities": {"tools": {"listChanged": true}},
+            "capabilities": {"tools": {"listChanged": true}, "logging": {}},
             "serverInfo": {"name": "edge", "version": "1.0.0"},
             "instructions": "A server for edge cases."
         }))
@@ -79,6 +81,17 @@ impl ServerHandler for EdgeServer {
             ProtocolVersion::V_2025_11_25
         };
         std::borrow::Cow::Borrowed(ProtocolVersion::known_up_to(&newest))
+    }
+
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let level = serde_json::to_value(request.level).unwrap_or_default();
+        *self.state.log_level.lock().unwrap() = level.as_str().map(str::to_string);
+        Ok(())
     }
 
     async fn list_tools(

@@ -43,8 +43,8 @@ pub use function::FunctionToolset;
 #[cfg(feature = "mcp")]
 pub use mcp::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, Elicitation, ElicitationMode, ElicitationResponse, McpCallResult,
-    McpError, McpNotification, McpPrompt, McpPromptArgument, McpPromptMessage, McpResource, McpResourceContents,
-    McpResourceTemplate, McpRoot, McpServerInfo, McpToolset, SamplingHandler, SessionMode,
+    McpError, McpLogLevel, McpNotification, McpPrompt, McpPromptArgument, McpPromptMessage, McpResource,
+    McpResourceContents, McpResourceTemplate, McpRoot, McpServerInfo, McpToolset, SamplingHandler, SessionMode,
 };
 pub use optional::OptionalToolset;
 pub use prefixed::PrefixedToolset;

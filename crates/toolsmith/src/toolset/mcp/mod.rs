@@ -27,8 +27,8 @@ use serde_json::{Map, Value};
 use tokio::io::{AsyncRead, AsyncWrite};
 
 pub use client::{
-    Elicitation, ElicitationMode, ElicitationResponse, McpNotification, McpPrompt, McpPromptArgument, McpPromptMessage,
-    McpResource, McpResourceContents, McpResourceTemplate, McpRoot, SamplingHandler,
+    Elicitation, ElicitationMode, ElicitationResponse, McpLogLevel, McpNotification, McpPrompt, McpPromptArgument,
+    McpPromptMessage, McpResource, McpResourceContents, McpResourceTemplate, McpRoot, SamplingHandler,
 };
 pub use config::{DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, SessionMode};
 pub(crate) use config::{HttpConfig, Settings, StdioConfig, TransportConfig};

@@ -310,6 +310,9 @@ pub(crate) async fn connect(settings: &Settings, id: u64) -> Result<Session, Mcp
     if notes.http_session.load(Ordering::Acquire) {
         let _ = tokio::time::timeout(STANDALONE_STREAM_WAIT, notes.wait_standalone()).await;
     }
+    if let Some(level) = settings.client.log_level {
+        super::client::notifications::set_level(&service, &settings.server, level, settings.request_timeout).await;
+    }
     // The toolset keeps its own tool list (refreshed on `list_changed`); rmcp's response cache
     // would also serve stale lists when the server is gone, hiding a dead connection.
     service.peer().set_response_cache_config(rmcp::ClientCacheConfig::disabled()).await;

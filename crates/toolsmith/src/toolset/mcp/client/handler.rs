@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 
 use super::super::Settings;
 use super::super::session::SessionNotes;
-use super::notifications::{McpNotification, trace_log};
+use super::notifications::{McpLogLevel, McpNotification, trace_log};
 use super::{ClientOptions, elicitation};
 
 /// The client side of a session.
@@ -197,9 +197,10 @@ impl ClientHandler for ClientState {
         params: LoggingMessageNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        let level = serde_json::to_value(params.level).ok().and_then(|v| v.as_str().map(str::to_string));
-        let level = level.unwrap_or_else(|| "info".to_string());
-        trace_log(&self.server, &level, params.logger.as_deref().unwrap_or(""), &params.data);
+        let level = serde_json::to_value(params.level).ok();
+        let level =
+            level.as_ref().and_then(Value::as_str).and_then(McpLogLevel::from_name).unwrap_or(McpLogLevel::Info);
+        trace_log(&self.server, level, params.logger.as_deref().unwrap_or(""), &params.data);
         self.notify(McpNotification::Log {
             server: self.server.to_string(),
             level,

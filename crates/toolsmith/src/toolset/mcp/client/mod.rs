@@ -15,7 +15,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 pub use elicitation::{Elicitation, ElicitationMode, ElicitationResponse};
-pub use notifications::McpNotification;
+pub use notifications::{McpLogLevel, McpNotification};
 pub use resources::{
     McpPrompt, McpPromptArgument, McpPromptMessage, McpResource, McpResourceContents, McpResourceTemplate,
 };
@@ -31,6 +31,7 @@ pub(crate) struct ClientOptions {
     pub(crate) sampling: Option<SamplingHandler>,
     pub(crate) elicitation: Option<elicitation::ElicitationFn>,
     pub(crate) notifications: Option<notifications::NotificationFn>,
+    pub(crate) log_level: Option<McpLogLevel>,
     pub(crate) roots: Option<roots::SharedRoots>,
 }
 
@@ -113,5 +114,12 @@ impl<D> McpToolset<D> {
     {
         let callback: notifications::NotificationFn = Arc::new(callback);
         self.configure(|s| s.client.notifications = Some(callback))
+    }
+
+    /// Asks the server to send log messages from `level` up (`logging/setLevel`, once each
+    /// session is open, when the server has the `logging` capability); by default the server
+    /// chooses. The messages go to [`McpToolset::on_notification`] and the `tracing` log.
+    pub fn log_level(self, level: McpLogLevel) -> Self {
+        self.configure(|s| s.client.log_level = Some(level))
     }
 }

@@ -15,9 +15,8 @@ pub enum McpNotification {
     Log {
         /// The server, as named in messages.
         server: String,
-        /// The severity: `debug`, `info`, `notice`, `warning`, `error`, `critical`, `alert` or
-        /// `emergency`.
-        level: String,
+        /// The severity.
+        level: McpLogLevel,
         /// The logger that wrote it, if named.
         logger: Option<String>,
         /// The message (any JSON).
@@ -61,15 +60,112 @@ pub enum McpNotification {
     },
 }
 
+/// The severity of a server's log message (RFC 5424's levels, as MCP names them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum McpLogLevel {
+    /// `debug`
+    Debug,
+    /// `info`
+    Info,
+    /// `notice`
+    Notice,
+    /// `warning`
+    Warning,
+    /// `error`
+    Error,
+    /// `critical`
+    Critical,
+    /// `alert`
+    Alert,
+    /// `emergency`
+    Emergency,
+}
+
+impl McpLogLevel {
+    const ALL: [McpLogLevel; 8] = [
+        McpLogLevel::Debug,
+        McpLogLevel::Info,
+        McpLogLevel::Notice,
+        McpLogLevel::Warning,
+        McpLogLevel::Error,
+        McpLogLevel::Critical,
+        McpLogLevel::Alert,
+        McpLogLevel::Emergency,
+    ];
+
+    /// The level's name in MCP (`debug`, `info`...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            McpLogLevel::Debug => "debug",
+            McpLogLevel::Info => "info",
+            McpLogLevel::Notice => "notice",
+            McpLogLevel::Warning => "warning",
+            McpLogLevel::Error => "error",
+            McpLogLevel::Critical => "critical",
+            McpLogLevel::Alert => "alert",
+            McpLogLevel::Emergency => "emergency",
+        }
+    }
+
+    /// The level named `name`, if it is one.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|l| l.as_str() == name)
+    }
+}
+
+impl std::fmt::Display for McpLogLevel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The application's notification callback, as the toolset keeps it.
 pub(crate) type NotificationFn = Arc<dyn Fn(McpNotification) + Send + Sync>;
 
 /// Writes a server's log message to the `tracing` log at its level.
-pub(crate) fn trace_log(server: &str, level: &str, logger: &str, data: &Value) {
+pub(crate) fn trace_log(server: &str, level: McpLogLevel, logger: &str, data: &Value) {
     match level {
-        "debug" => tracing::debug!(server, logger, data = %data, "MCP server log"),
-        "info" | "notice" => tracing::info!(server, logger, data = %data, "MCP server log"),
-        "warning" => tracing::warn!(server, logger, data = %data, "MCP server log"),
+        McpLogLevel::Debug => tracing::debug!(server, logger, data = %data, "MCP server log"),
+        McpLogLevel::Info | McpLogLevel::Notice => tracing::info!(server, logger, data = %data, "MCP server log"),
+        McpLogLevel::Warning => tracing::warn!(server, logger, data = %data, "MCP server log"),
         _ => tracing::error!(server, logger, data = %data, "MCP server log"),
+    }
+}
+
+/// Asks the server (when it has the `logging` capability) to send log messages from `level`
+/// up (`logging/setLevel`), waiting at most `timeout`; a refusal is logged, not an error.
+#[allow(deprecated)]
+pub(crate) async fn set_level(
+    service: &rmcp::service::RunningService<rmcp::service::RoleClient, super::handler::ClientState>,
+    server: &str,
+    level: McpLogLevel,
+    timeout: std::time::Duration,
+) {
+    let has_logging = service.peer().peer_info().is_some_and(|info| info.capabilities.logging.is_some());
+    if !has_logging {
+        tracing::debug!(server, "the MCP server has no logging capability: no log level set");
+        return;
+    }
+    let params = serde_json::from_value(serde_json::json!({ "level": level.as_str() }));
+    let Ok(params) = params else { return };
+    match tokio::time::timeout(timeout, service.peer().set_level(params)).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => tracing::warn!(server, error = %e, "the MCP server refused logging/setLevel"),
+        Err(_) => tracing::warn!(server, "the MCP server did not answer logging/setLevel in time"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_are_named_as_in_mcp() {
+        for level in McpLogLevel::ALL {
+            assert_eq!(McpLogLevel::from_name(level.as_str()), Some(level));
+        }
+        assert!(McpLogLevel::Warning > McpLogLevel::Info);
+        assert_eq!(McpLogLevel::from_name("loud"), None);
     }
 }
