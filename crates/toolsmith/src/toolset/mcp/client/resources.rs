@@ -220,6 +220,22 @@ impl<D> McpToolset<D> {
     }
 
     /// The server's resources (`resources/list`, every page), connecting first if needed.
+    ///
+    /// ```no_run
+    /// use toolsmith::toolset::McpToolset;
+    ///
+    /// # async fn demo() -> Result<(), toolsmith::toolset::McpError> {
+    /// let everything: McpToolset = McpToolset::stdio("npx", ["-y", "@modelcontextprotocol/server-everything"]);
+    /// for resource in everything.list_resources().await? {
+    ///     println!("{} ({})", resource.name, resource.uri);
+    /// }
+    /// let contents = everything.read_resource("demo://resource/dynamic/text/1").await?;
+    /// println!("{}", contents[0].text().unwrap_or("(bytes)"));
+    /// let messages = everything.get_prompt("args-prompt", [("city", "Paris")]).await?;
+    /// println!("{}", messages[0].text().unwrap_or_default());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn list_resources(&self) -> Result<Vec<McpResource>, McpError> {
         let items = self
             .list_pages("resources/list", "resources", |session, cursor| async move {
