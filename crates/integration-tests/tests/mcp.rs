@@ -13,6 +13,8 @@
 //! Without `TOOLSMITH_MCP_SERVERS` every test that needs a real server fails and says how to
 //! install them.
 
+#[path = "mcp/client.rs"]
+mod client;
 #[path = "mcp/edge_server.rs"]
 mod edge_server;
 #[path = "mcp/support.rs"]
@@ -30,7 +32,7 @@ use toolsmith::messages::{
     UserContent,
 };
 use toolsmith::prelude::*;
-use toolsmith::toolset::{McpError, McpToolset, SessionMode, ToolsetExt};
+use toolsmith::toolset::{ElicitationResponse, McpError, McpToolset, SessionMode, ToolsetExt};
 
 use edge_server::edge_toolset;
 use support::*;
@@ -285,7 +287,7 @@ async fn sampling_and_elicitation_handlers_answer_server_everything() {
                           "model": "scripted", "stopReason": "endTurn"}))
             }
         })
-        .elicitation_handler(|_params| async { Ok(json!({"action": "decline"})) });
+        .elicitation_handler(|_request| async { ElicitationResponse::Decline });
     let listed = names(&mcp.list_tools().await.unwrap());
     assert!(listed.contains(&"trigger-sampling-request".to_string()), "{listed:?}");
     assert!(listed.contains(&"trigger-elicitation-request".to_string()), "{listed:?}");
@@ -755,4 +757,9 @@ fn conformance_tools_call() {
 #[test]
 fn conformance_sse_retry() {
     run_conformance("sse-retry");
+}
+
+#[test]
+fn conformance_elicitation_sep1034_client_defaults() {
+    run_conformance("elicitation-sep1034-client-defaults");
 }

@@ -16,6 +16,9 @@
 //!   The harness's authorization servers approve at once, so the example's authorizer is
 //!   headless: it requests the authorization URL without following the redirect and reads the
 //!   code from its `Location`.
+//! - `elicitation-sep1034-client-defaults`: call `test_client_elicitation_defaults`, whose server
+//!   asks for a form of fields with defaults; the handler accepts without filling any in, and the
+//!   toolset applies the schema's defaults (SEP-1034).
 //!
 //! ```text
 //! cargo build -p toolsmith --features mcp --example mcp_conformance_client
@@ -31,7 +34,10 @@ use std::time::Duration;
 use serde_json::json;
 use toolsmith::messages::{ModelRequestPart, ModelResponsePart, ToolCallPart};
 use toolsmith::prelude::*;
-use toolsmith::toolset::{AuthorizationRequest, AuthorizationResponse, McpAuth, McpAuthError, McpToolset};
+use toolsmith::toolset::{
+    AuthorizationRequest, AuthorizationResponse, ElicitationMode, ElicitationResponse, McpAuth, McpAuthError,
+    McpToolset,
+};
 
 /// The client ID metadata document the `auth/basic-cimd` scenario expects.
 const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
@@ -152,6 +158,20 @@ async fn auth(url: &str) -> Result<(), String> {
     Ok(())
 }
 
+async fn elicitation_defaults(url: &str) -> Result<(), String> {
+    // Accept every form as it comes: the toolset fills in the requested schema's defaults.
+    let mcp = toolset(url).elicitation_handler(|request| async move {
+        match request.mode {
+            ElicitationMode::Form { .. } => ElicitationResponse::accept_defaults(),
+            _ => ElicitationResponse::Decline,
+        }
+    });
+    let result = mcp.call_tool("test_client_elicitation_defaults", json!({})).await.map_err(|e| e.to_string())?;
+    println!("{}", result.text());
+    mcp.close().await;
+    if result.is_error { Err(result.error_message()) } else { Ok(()) }
+}
+
 fn main() -> ExitCode {
     // The harness appends the server's URL to the command line.
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -176,6 +196,7 @@ fn main() -> ExitCode {
             "tools_call" => Some(tools_call(&url).await),
             "sse-retry" => Some(sse_retry(&url).await),
             name if name.starts_with("auth/") => Some(auth(&url).await),
+            "elicitation-sep1034-client-defaults" => Some(elicitation_defaults(&url).await),
             _ => None,
         }
     });
@@ -186,7 +207,9 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
         None => {
-            eprintln!("unknown scenario '{scenario}': this client knows initialize, tools_call, sse-retry and auth/*");
+            eprintln!(
+                "unknown scenario '{scenario}': this client knows initialize, tools_call, sse-retry, elicitation-sep1034-client-defaults and auth/*"
+            );
             ExitCode::from(2)
         }
     }

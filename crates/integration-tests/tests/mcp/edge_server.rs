@@ -1,6 +1,8 @@
 //! An MCP server written with rmcp, run in-process over a byte pipe, for the edge cases real
 //! servers do not offer on demand: a slow tool, a huge result, a tool list that changes, a tool
-//! error, a server that asks for sampling, a server that dies.
+//! error, a server that asks for sampling or elicitation (in a call, or later), a structured
+//! result that breaks its output schema, progress and log notifications, a call that notices its
+//! cancellation, a server that lists the client's roots, a server that dies.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -26,6 +28,14 @@ pub struct EdgeState {
     pub calls: AtomicUsize,
     /// How many sessions are open on the server's side.
     pub open: AtomicUsize,
+    /// Whether the server speaks only protocol revisions up to 2025-06-18 (set before connecting).
+    pub legacy: AtomicBool,
+    /// How many calls saw their cancellation (`notifications/cancelled`).
+    pub cancelled: AtomicUsize,
+    /// The log level the client asked for (`logging/setLevel`).
+    pub log_level: Mutex<Option<String>>,
+    /// What the client answered to the elicitations asked by `elicit_later`.
+    pub elicited: Mutex<Vec<String>>,
     /// The sessions' cancellation tokens, to kill the server.
     sessions: Mutex<Vec<rmcp::service::RunningServiceCancellationToken>>,
 }
@@ -54,12 +64,34 @@ fn text_result(text: impl Into<String>) -> CallToolResponse {
 
 impl ServerHandler for EdgeServer {
     fn get_info(&self) -> ServerConfig {
+        let version = if self.state.legacy.load(Ordering::SeqCst) { "2025-06-18" } else { "2025-11-25" };
         from_json(json!({
-            "protocolVersion": "2025-11-25",
-            "capabilities": {"tools": {"listChanged": true}},
+            "protocolVersion": version,
+            "capabilities": {"tools": {"listChanged": true}, "logging": {}},
             "serverInfo": {"name": "edge", "version": "1.0.0"},
             "instructions": "A server for edge cases."
         }))
+    }
+
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [rmcp::model::ProtocolVersion]> {
+        use rmcp::model::ProtocolVersion;
+        let newest = if self.state.legacy.load(Ordering::SeqCst) {
+            ProtocolVersion::V_2025_06_18
+        } else {
+            ProtocolVersion::V_2025_11_25
+        };
+        std::borrow::Cow::Borrowed(ProtocolVersion::known_up_to(&newest))
+    }
+
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let level = serde_json::to_value(request.level).unwrap_or_default();
+        *self.state.log_level.lock().unwrap() = level.as_str().map(str::to_string);
+        Ok(())
     }
 
     async fn list_tools(
@@ -82,6 +114,14 @@ impl ServerHandler for EdgeServer {
                    "_meta": {"team": "maths"}}),
             json!({"name": "add_tool", "description": "List one more tool.", "inputSchema": {"type": "object"}}),
             json!({"name": "rpc_error", "description": "Answers with a JSON-RPC error.", "inputSchema": {"type": "object"}}),
+            json!({"name": "elicit", "description": "Ask the user for a form.", "inputSchema": {"type": "object"}}),
+            json!({"name": "elicit_later", "description": "Ask the user for a form, answering at once.", "inputSchema": {"type": "object"}}),
+            json!({"name": "weather", "description": "A structured result.",
+                   "inputSchema": {"type": "object", "properties": {"broken": {"type": "boolean"}}},
+                   "outputSchema": {"type": "object", "properties": {"temperature": {"type": "number"}}, "required": ["temperature"]}}),
+            json!({"name": "cancellable", "description": "Wait until cancelled.", "inputSchema": {"type": "object"}}),
+            json!({"name": "report", "description": "Send progress and a log message.", "inputSchema": {"type": "object"}}),
+            json!({"name": "roots", "description": "List the client's roots.", "inputSchema": {"type": "object"}}),
         ];
         if self.state.late_tool.load(Ordering::SeqCst) {
             tools
@@ -140,10 +180,80 @@ impl ServerHandler for EdgeServer {
                 Ok(text_result("added"))
             }
             "late" => Ok(text_result("I am new")),
+            "elicit" => Ok(text_result(match context.peer.create_elicitation(elicitation()).await {
+                Ok(result) => serde_json::to_value(&result).unwrap_or_default().to_string(),
+                Err(e) => format!("elicitation failed: {e}"),
+            })),
+            "elicit_later" => {
+                let (peer, state) = (context.peer.clone(), self.state.clone());
+                tokio::spawn(async move {
+                    let outcome = match peer.create_elicitation(elicitation()).await {
+                        Ok(result) => serde_json::to_value(&result).unwrap_or_default().to_string(),
+                        Err(e) => format!("elicitation failed: {e}"),
+                    };
+                    state.elicited.lock().unwrap().push(outcome);
+                });
+                Ok(text_result("asked"))
+            }
+            "weather" => {
+                let temperature = if args["broken"] == json!(true) { json!("warm") } else { json!(21.5) };
+                Ok(from_json::<CallToolResult>(json!({
+                    "content": [
+                        {"type": "text", "text": json!({"temperature": temperature}).to_string()},
+                        {"type": "resource_link", "uri": "test://forecast", "name": "forecast"},
+                        {"type": "resource", "resource": {"uri": "test://station", "text": "Station 7, on the hill"}}
+                    ],
+                    "structuredContent": {"temperature": temperature}
+                }))
+                .into())
+            }
+            "cancellable" => {
+                tokio::select! {
+                    _ = context.ct.cancelled() => {
+                        self.state.cancelled.fetch_add(1, Ordering::SeqCst);
+                        Ok(text_result("cancelled"))
+                    }
+                    _ = tokio::time::sleep(Duration::from_secs(10)) => Ok(text_result("not cancelled")),
+                }
+            }
+            "report" => {
+                if let Some(token) = context.meta.get_progress_token() {
+                    for step in 1..=2 {
+                        let params = from_json::<rmcp::model::ProgressNotificationParam>(json!({
+                            "progressToken": token, "progress": step, "total": 2, "message": format!("step {step}")
+                        }));
+                        let _ = context.peer.notify_progress(params).await;
+                    }
+                }
+                let log = from_json(json!({"level": "warning", "logger": "edge", "data": "disk almost full"}));
+                #[allow(deprecated)]
+                let _ = context.peer.notify_logging_message(log).await;
+                Ok(text_result("reported"))
+            }
+            "roots" => {
+                #[allow(deprecated)]
+                let roots = context.peer.list_roots().await;
+                Ok(text_result(match roots {
+                    Ok(result) => serde_json::to_value(&result).unwrap_or_default().to_string(),
+                    Err(e) => format!("roots failed: {e}"),
+                }))
+            }
             "rpc_error" => Err(ErrorData::new(ErrorCode::INTERNAL_ERROR, "database is down", None)),
             other => Err(ErrorData::new(ErrorCode::INVALID_PARAMS, format!("Unknown tool: {other}"), None)),
         }
     }
+}
+
+/// A form of two fields, one with a default.
+fn elicitation() -> rmcp::model::ElicitRequestParams {
+    from_json(json!({
+        "mode": "form",
+        "message": "Who are you?",
+        "requestedSchema": {"type": "object", "properties": {
+            "name": {"type": "string"},
+            "team": {"type": "string", "default": "maths"}
+        }}
+    }))
 }
 
 /// A toolset connected to a fresh in-process edge server for each session.

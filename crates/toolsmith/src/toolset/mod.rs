@@ -44,8 +44,10 @@ pub use function::FunctionToolset;
 #[cfg(feature = "mcp")]
 pub use mcp::{
     AuthorizationRequest, AuthorizationResponse, Authorizer, DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT,
-    ElicitationHandler, FileTokenStore, InMemoryTokenStore, LoopbackAuthorizer, McpAuth, McpAuthError, McpCallResult,
-    McpError, McpServerInfo, McpToolset, SamplingHandler, SessionMode, StoredAuth, TokenEndpointAuthMethod, TokenStore,
+    Elicitation, ElicitationMode, ElicitationResponse, FileTokenStore, InMemoryTokenStore, LoopbackAuthorizer, McpAuth,
+    McpAuthError, McpCallResult, McpError, McpLogLevel, McpNotification, McpPrompt, McpPromptArgument,
+    McpPromptMessage, McpResource, McpResourceContents, McpResourceTemplate, McpRoot, McpServerInfo, McpToolset,
+    SamplingHandler, SessionMode, StoredAuth, TokenEndpointAuthMethod, TokenStore,
 };
 pub use optional::OptionalToolset;
 pub use prefixed::PrefixedToolset;

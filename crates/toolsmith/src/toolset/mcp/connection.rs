@@ -213,7 +213,7 @@ impl Inner {
 
     /// A call made by the model: the server's result as a tool output, `isError` and JSON-RPC
     /// errors as retries.
-    pub(super) async fn call_for_model(&self, name: &str, args: Value, wrap_result: bool) -> ToolResult {
+    pub(super) async fn call_for_model(&self, name: &str, args: Value, tool: &ModelCall) -> ToolResult {
         let arguments = match args {
             Value::Object(map) => map,
             Value::Null => Map::new(),
@@ -227,18 +227,29 @@ impl Inner {
         if result.is_error {
             return Err(ToolError::Retry(ModelRetry::new(result.error_message())));
         }
-        Ok(convert::tool_output(&result, wrap_result, |uri| self.read_link(&session, uri)).await)
+        if let Some(output) = &tool.output {
+            client::structured::check(name, output, result.structured_content.as_ref())
+                .map_err(|message| ToolError::Retry(ModelRetry::new(message)))?;
+        }
+        Ok(convert::tool_output(&result, tool.wrap_result, |uri| self.read_link(&session, uri)).await)
     }
+}
+
+/// What a model's call of a tool needs to know of it besides its name.
+pub(super) struct ModelCall {
+    wrap_result: bool,
+    output: Option<crate::validation::Validator>,
 }
 
 pub(super) fn handler<D>(inner: &Arc<Inner>, tool: &CatalogTool) -> Handler<D> {
     let inner = inner.clone();
     let name: Arc<str> = Arc::from(tool.def.name.as_str());
-    let wrap_result = tool.wrap_result;
+    let call = Arc::new(ModelCall { wrap_result: tool.wrap_result, output: tool.output.clone() });
     Handler::Plain(Arc::new(move |args: std::borrow::Cow<'_, Value>| {
         let args = args.into_owned();
         let inner = inner.clone();
         let name = name.clone();
-        Invocation::Async(Box::pin(async move { inner.call_for_model(&name, args, wrap_result).await }))
+        let call = call.clone();
+        Invocation::Async(Box::pin(async move { inner.call_for_model(&name, args, &call).await }))
     }))
 }

@@ -17,6 +17,8 @@ pub(crate) struct CatalogTool {
     /// Whether the output schema says the structured result is wrapped as `{"result": ...}`
     /// (FastMCP's `x-fastmcp-wrap-result`).
     pub(crate) wrap_result: bool,
+    /// The output schema, compiled: structured results are checked against it.
+    pub(crate) output: Option<Validator>,
 }
 
 /// Maps a tool as listed by the server (MCP JSON) to a definition: the input schema as it is;
@@ -37,9 +39,11 @@ pub(crate) fn catalog_tool(server: &str, tool: &rmcp::model::Tool, validate: boo
         metadata.insert("annotations".into(), v);
     }
     let mut wrap_result = false;
+    let mut output_validator = None;
     if let Some(output) = &tool.output_schema {
         let output = Value::Object((**output).clone());
         wrap_result = output.get("x-fastmcp-wrap-result") == Some(&Value::Bool(true));
+        output_validator = super::client::structured::compile(server, &tool.name, &output);
         def.return_schema = Some(std::sync::Arc::new(output.clone()));
         metadata.insert("output_schema".into(), output);
     }
@@ -66,7 +70,7 @@ pub(crate) fn catalog_tool(server: &str, tool: &rmcp::model::Tool, validate: boo
     } else {
         None
     };
-    CatalogTool { def, validator, wrap_result }
+    CatalogTool { def, validator, wrap_result, output: output_validator }
 }
 
 /// The input schema given to a listed tool that has none: an object without properties.
@@ -177,10 +181,12 @@ fn is_empty_object(v: &Value) -> bool {
     v.as_object().is_some_and(Map::is_empty)
 }
 
-/// One mapped piece of a result: a value for the model, or a file sent alongside.
+/// One mapped piece of a result: a value for the model, a file sent alongside, or what a
+/// resource (embedded, or a link) holds.
 enum Piece {
     Value(Value),
     File(BinaryContent),
+    Resource(Value),
 }
 
 fn decode(data: &str) -> Option<Vec<u8>> {
@@ -190,7 +196,7 @@ fn decode(data: &str) -> Option<Vec<u8>> {
 /// Maps resource contents (`{"uri", "mimeType", "text" | "blob"}`).
 fn resource_piece(contents: &Value) -> Piece {
     if let Some(text) = contents.get("text").and_then(Value::as_str) {
-        return Piece::Value(Value::String(text.to_string()));
+        return Piece::Resource(Value::String(text.to_string()));
     }
     if let Some(blob) = contents.get("blob").and_then(Value::as_str)
         && let Some(bytes) = decode(blob)
@@ -198,7 +204,7 @@ fn resource_piece(contents: &Value) -> Piece {
         let mime = contents.get("mimeType").and_then(Value::as_str).unwrap_or("application/octet-stream");
         return Piece::File(BinaryContent::new(bytes, mime));
     }
-    Piece::Value(contents.clone())
+    Piece::Resource(contents.clone())
 }
 
 /// Maps a call's result to a tool output, the way Pydantic AI does: `structuredContent` when
@@ -208,7 +214,8 @@ fn resource_piece(contents: &Value) -> Piece {
 /// the server with `read_link` (kept as the link's JSON when reading fails). A file is shown to
 /// the model as `See file {id}` in the return value and sent after the tool returns as
 /// `This is file {id}:` followed by the file (files are sent this way even when there is
-/// structured content). The result's `_meta` becomes the tool return's metadata.
+/// structured content, and so are the contents of embedded resources and resource links, which
+/// the structured value would otherwise drop). The result's `_meta` becomes the tool return's metadata.
 pub(crate) async fn tool_output<F, Fut>(result: &McpCallResult, wrap_result: bool, read_link: F) -> ToolOutput
 where
     F: Fn(String) -> Fut,
@@ -241,18 +248,30 @@ where
                 };
                 match read {
                     Some(contents) if !contents.is_empty() => pieces.extend(contents.iter().map(resource_piece)),
-                    _ => pieces.push(Piece::Value(block.clone())),
+                    _ => pieces.push(Piece::Resource(block.clone())),
                 }
             }
             _ => pieces.push(Piece::Value(block.clone())),
         }
     }
 
+    let structured = result.structured_content.as_ref().filter(|s| !s.is_null());
     let mut files = Vec::new();
     let mut values: Vec<Value> = pieces
         .into_iter()
         .map(|p| match p {
             Piece::Value(v) => v,
+            // With structured content as the value, what resources hold still reaches the model,
+            // after the return.
+            Piece::Resource(v) if structured.is_some() => {
+                let text = match &v {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                files.push(UserContent::text(format!("A resource the tool returned:\n{text}")));
+                Value::Null
+            }
+            Piece::Resource(v) => v,
             Piece::File(file) => {
                 let id = file.identifier.clone().unwrap_or_default();
                 files.push(UserContent::text(format!("This is file {id}:")));
@@ -262,8 +281,8 @@ where
         })
         .collect();
 
-    let return_value = match &result.structured_content {
-        Some(structured) if !structured.is_null() => match structured {
+    let return_value = match structured {
+        Some(structured) => match structured {
             Value::Object(map) if wrap_result && map.len() == 1 && map.contains_key("result") => map["result"].clone(),
             other => other.clone(),
         },

@@ -2,6 +2,7 @@
 //! `rmcp`.
 
 mod auth;
+mod client;
 mod config;
 mod connection;
 mod convert;
@@ -30,13 +31,16 @@ pub use auth::{
     AuthorizationRequest, AuthorizationResponse, Authorizer, FileTokenStore, InMemoryTokenStore, LoopbackAuthorizer,
     McpAuth, McpAuthError, StoredAuth, TokenEndpointAuthMethod, TokenStore,
 };
+pub use client::{
+    Elicitation, ElicitationMode, ElicitationResponse, McpLogLevel, McpNotification, McpPrompt, McpPromptArgument,
+    McpPromptMessage, McpResource, McpResourceContents, McpResourceTemplate, McpRoot, SamplingHandler,
+};
 pub use config::{DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, SessionMode};
 pub(crate) use config::{HttpConfig, Settings, StdioConfig, TransportConfig};
 use config::{IoConnector, McpIo};
 use connection::{Inner, Slot, handler};
 pub use convert::McpCallResult;
 pub use error::McpError;
-pub use session::{ElicitationHandler, SamplingHandler};
 
 use self::convert::CatalogTool;
 use self::session::Session;
@@ -78,9 +82,23 @@ use crate::toolset::{Toolset, ToolsetTool};
 /// The tool list is cached for the session and refreshed when the server sends
 /// `notifications/tools/list_changed` (or at every step with `.cache_tools(false)`).
 ///
-/// Servers' sampling and elicitation requests are refused politely (sampling with a JSON-RPC
-/// error, elicitation with `decline`) unless a handler is given, and the client advertises the
-/// capability only then.
+/// # What the server may ask and say
+///
+/// A server's sampling requests go to a model ([`McpToolset::sampling_model`]) or a handler
+/// ([`McpToolset::sampling_handler`]), its elicitation requests (a form, with the schema's
+/// defaults applied, or a URL) to [`McpToolset::elicitation_handler`], and `roots/list` is
+/// answered from [`McpToolset::roots`]; the client advertises each capability only when it is
+/// given, and refuses the request at once with an error otherwise. A handler that does not answer
+/// within the request timeout is answered for with an error. Log messages, progress, resource
+/// updates and list changes go to [`McpToolset::on_notification`] (log messages also to the
+/// `tracing` log). A call dropped before its answer (the run cancelled, the tool timeout) sends
+/// `notifications/cancelled` for it. The server's resources and prompts are on the toolset's API
+/// ([`McpToolset::list_resources`], [`McpToolset::read_resource`], [`McpToolset::get_prompt`]...).
+///
+/// The client speaks protocol revision 2025-11-25 (the newest with the `initialize`
+/// handshake) and accepts the older revision a server answers with (2025-06-18...). The
+/// 2026-07-28 revision (no handshake; a server's questions come back as input-required results,
+/// list changes only on listen streams) is not used yet.
 ///
 /// ```no_run
 /// use toolsmith::prelude::*;
@@ -388,31 +406,6 @@ impl<D> McpToolset<D> {
     /// validator cannot compile leaves its tool unvalidated, with a warning in the log.
     pub fn validate_args(self, validate: bool) -> Self {
         self.configure(|s| s.validate_args = validate)
-    }
-
-    /// Answers the server's sampling requests (`sampling/createMessage`) with `handler`, which
-    /// receives the request's params and returns the result, both as MCP JSON. Without a
-    /// handler, sampling is not advertised and requests are refused.
-    pub fn sampling_handler<F, Fut>(self, handler: F) -> Self
-    where
-        F: Fn(Value) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Value, String>> + Send + 'static,
-    {
-        let handler: SamplingHandler = Arc::new(move |params| Box::pin(handler(params)));
-        self.configure(|s| s.sampling = Some(handler))
-    }
-
-    /// Answers the server's elicitation requests (`elicitation/create`) with `handler`, which
-    /// receives the request's params and returns the result
-    /// (`{"action": "accept", "content": {...}}`, or `decline` / `cancel`), both as MCP JSON.
-    /// Without a handler, elicitation is not advertised and requests are declined.
-    pub fn elicitation_handler<F, Fut>(self, handler: F) -> Self
-    where
-        F: Fn(Value) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Value, String>> + Send + 'static,
-    {
-        let handler: ElicitationHandler = Arc::new(move |params| Box::pin(handler(params)));
-        self.configure(|s| s.elicitation = Some(handler))
     }
 
     /// The client name and version sent in the `initialize` handshake (`toolsmith` and the

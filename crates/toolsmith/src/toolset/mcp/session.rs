@@ -1,9 +1,5 @@
-//! One connection to an MCP server: opening it over a transport, the client side of the protocol
-//! (notifications, sampling and elicitation requests), and how rmcp's errors are reported.
-
-// Sampling is deprecated in the newest protocol revision (SEP-2577) but still used by servers on
-// the revisions this client speaks.
-#![allow(deprecated)]
+//! One connection to an MCP server: opening it over a transport (the client side of the
+//! protocol is `client::handler`), and how rmcp's errors are reported.
 
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
@@ -12,21 +8,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rmcp::model::{
-    ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
-    ElicitResult, ElicitationAction, ErrorCode, ErrorData, Implementation, LoggingLevel,
-    LoggingMessageNotificationParam, ProtocolVersion,
-};
-use rmcp::service::{
-    ClientInitializeError, NotificationContext, RequestContext, RoleClient, RunningService, ServiceError,
-};
+use rmcp::ServiceExt;
+use rmcp::service::{ClientInitializeError, RoleClient, RunningService, ServiceError};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{ClientHandler, ServiceExt};
-use serde_json::Value;
 use tokio::io::AsyncBufReadExt;
 
+use super::client::handler::ClientState;
 use super::convert::CatalogTool;
 use super::{McpError, Settings, TransportConfig};
 
@@ -49,6 +38,12 @@ pub(crate) struct SessionNotes {
     oversized_notify: tokio::sync::Notify,
     /// Why authorization failed, for the request (or the connection) it failed.
     auth_failure: Mutex<Option<super::McpAuthError>>,
+    /// Over HTTP: whether the server gave a session id (the client then opens the standalone
+    /// stream, on which the server may send requests of its own), and whether that stream was
+    /// tried.
+    http_session: AtomicBool,
+    standalone_tried: AtomicBool,
+    standalone_notify: tokio::sync::Notify,
 }
 
 impl SessionNotes {
@@ -82,6 +77,24 @@ impl SessionNotes {
     fn take_auth_failure(&self, server: &str) -> Option<McpError> {
         let error = self.auth_failure.lock().unwrap_or_else(|p| p.into_inner()).take()?;
         Some(McpError::Auth { server: server.to_string(), error })
+    }
+
+    fn mark_standalone_tried(&self) {
+        self.standalone_tried.store(true, Ordering::Release);
+        self.standalone_notify.notify_waiters();
+    }
+
+    /// Waits until the standalone stream of an HTTP session was tried (opened or refused).
+    async fn wait_standalone(&self) {
+        loop {
+            let notified = self.standalone_notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.standalone_tried.load(Ordering::Acquire) {
+                return;
+            }
+            notified.await;
+        }
     }
 
     fn push_stderr(&self, line: String) {
@@ -119,108 +132,6 @@ impl SessionNotes {
                 return;
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    }
-}
-
-/// Answers a server's sampling request (`sampling/createMessage`): receives the request's params
-/// and returns the result, both as MCP JSON; an `Err` is sent back to the server as an error.
-pub type SamplingHandler =
-    Arc<dyn Fn(Value) -> futures::future::BoxFuture<'static, Result<Value, String>> + Send + Sync>;
-
-/// Answers a server's elicitation request (`elicitation/create`): receives the request's params
-/// and returns the result (`{"action": "accept" | "decline" | "cancel", "content": {...}}`), both
-/// as MCP JSON; an `Err` is sent back to the server as an error.
-pub type ElicitationHandler =
-    Arc<dyn Fn(Value) -> futures::future::BoxFuture<'static, Result<Value, String>> + Send + Sync>;
-
-/// The client side of a session.
-pub(crate) struct ClientState {
-    info: ClientConfig,
-    server: Arc<str>,
-    notes: Arc<SessionNotes>,
-    sampling: Option<SamplingHandler>,
-    elicitation: Option<ElicitationHandler>,
-}
-
-fn client_info(settings: &Settings) -> ClientConfig {
-    let mut caps = serde_json::Map::new();
-    if settings.sampling.is_some() {
-        caps.insert("sampling".into(), serde_json::json!({}));
-    }
-    if settings.elicitation.is_some() {
-        caps.insert("elicitation".into(), serde_json::json!({"form": {}}));
-    }
-    let capabilities: ClientCapabilities = serde_json::from_value(Value::Object(caps)).unwrap_or_default();
-    ClientConfig::new(capabilities, Implementation::new(settings.client_name.clone(), settings.client_version.clone()))
-        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
-}
-
-fn handler_error(message: String) -> ErrorData {
-    ErrorData::new(ErrorCode::INTERNAL_ERROR, message, None)
-}
-
-impl ClientHandler for ClientState {
-    fn get_info(&self) -> ClientConfig {
-        self.info.clone()
-    }
-
-    async fn create_message(
-        &self,
-        params: CreateMessageRequestParams,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<CreateMessageResult, ErrorData> {
-        let Some(handler) = &self.sampling else {
-            tracing::info!(server = %self.server, "refused a sampling request: no sampling handler was given");
-            return Err(ErrorData::new(
-                ErrorCode::METHOD_NOT_FOUND,
-                "This client does not support sampling: no sampling handler was configured.",
-                None,
-            ));
-        };
-        let params = serde_json::to_value(&params).map_err(|e| handler_error(e.to_string()))?;
-        let result = handler(params).await.map_err(|message| ErrorData::new(ErrorCode(-1), message, None))?;
-        serde_json::from_value(result)
-            .map_err(|e| handler_error(format!("the client's sampling handler returned an invalid result: {e}")))
-    }
-
-    async fn create_elicitation(
-        &self,
-        request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<ElicitResult, ErrorData> {
-        let Some(handler) = &self.elicitation else {
-            tracing::info!(server = %self.server, "declined an elicitation request: no elicitation handler was given");
-            return Ok(ElicitResult::new(ElicitationAction::Decline));
-        };
-        let params = serde_json::to_value(&request).map_err(|e| handler_error(e.to_string()))?;
-        let result = handler(params).await.map_err(handler_error)?;
-        serde_json::from_value(result)
-            .map_err(|e| handler_error(format!("the client's elicitation handler returned an invalid result: {e}")))
-    }
-
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        tracing::debug!(server = %self.server, "the server's tool list changed");
-        self.notes.tools_changed.store(true, Ordering::Release);
-    }
-
-    async fn on_logging_message(
-        &self,
-        params: LoggingMessageNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        let logger = params.logger.as_deref().unwrap_or("");
-        match params.level {
-            LoggingLevel::Debug => {
-                tracing::debug!(server = %self.server, logger, data = %params.data, "MCP server log")
-            }
-            LoggingLevel::Info | LoggingLevel::Notice => {
-                tracing::info!(server = %self.server, logger, data = %params.data, "MCP server log")
-            }
-            LoggingLevel::Warning => {
-                tracing::warn!(server = %self.server, logger, data = %params.data, "MCP server log")
-            }
-            _ => tracing::error!(server = %self.server, logger, data = %params.data, "MCP server log"),
         }
     }
 }
@@ -305,13 +216,7 @@ pub(crate) async fn close(session: Arc<Session>) {
 pub(crate) async fn connect(settings: &Settings, id: u64) -> Result<Session, McpError> {
     let notes = Arc::new(SessionNotes::default());
     let server = settings.server.to_string();
-    let state = ClientState {
-        info: client_info(settings),
-        server: settings.server.clone(),
-        notes: notes.clone(),
-        sampling: settings.sampling.clone(),
-        elicitation: settings.elicitation.clone(),
-    };
+    let state = ClientState::new(settings, notes.clone());
     let connecting = async {
         let started = match &settings.transport {
             TransportConfig::Stdio(stdio) => {
@@ -416,6 +321,15 @@ pub(crate) async fn connect(settings: &Settings, id: u64) -> Result<Session, Mcp
             });
         }
     };
+    // A server may send its own requests (elicitation, sampling) on the standalone stream as soon
+    // as the session starts, and drops them when that stream is not open yet: wait (a little)
+    // until rmcp has opened it.
+    if notes.http_session.load(Ordering::Acquire) {
+        let _ = tokio::time::timeout(STANDALONE_STREAM_WAIT, notes.wait_standalone()).await;
+    }
+    if let Some(level) = settings.client.log_level {
+        super::client::notifications::set_level(&service, &settings.server, level, settings.request_timeout).await;
+    }
     // The toolset keeps its own tool list (refreshed on `list_changed`); rmcp's response cache
     // would also serve stale lists when the server is gone, hiding a dead connection.
     service.peer().set_response_cache_config(rmcp::ClientCacheConfig::disabled()).await;
@@ -532,6 +446,9 @@ impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for LimitedReader<R> 
         std::task::Poll::Ready(Ok(()))
     }
 }
+
+/// How long opening a session waits for the standalone stream of a streamable HTTP session.
+const STANDALONE_STREAM_WAIT: Duration = Duration::from_secs(2);
 
 /// How long a stdio server may take to exit once asked (its stdin closed, then SIGTERM).
 const EXIT_WAIT: Duration = Duration::from_secs(3);
@@ -698,7 +615,11 @@ impl rmcp::transport::streamable_http_client::StreamableHttpClient for LimitedHt
                     .await
             }
         };
-        match self.check(response)? {
+        let response = self.check(response)?;
+        if let StreamableHttpPostResponse::Json(_, Some(_)) | StreamableHttpPostResponse::Sse(_, Some(_)) = &response {
+            self.notes.http_session.store(true, Ordering::Release);
+        }
+        match response {
             StreamableHttpPostResponse::Sse(events, session) => {
                 Ok(StreamableHttpPostResponse::Sse(self.watch(events, max_sse_event_size), session))
             }
@@ -757,6 +678,7 @@ impl rmcp::transport::streamable_http_client::StreamableHttpClient for LimitedHt
                 max_sse_event_size,
             )
             .await;
+        self.notes.mark_standalone_tried();
         Ok(self.watch(self.check(events)?, max_sse_event_size))
     }
 }
