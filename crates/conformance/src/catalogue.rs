@@ -89,6 +89,27 @@ pub fn echo(message: String) -> String {
     message
 }
 
+/// A `float` parameter as the reference's Python function receives it: validation makes every
+/// number a float (as Pydantic does), and a value a hook put in place of the arguments reaches
+/// the function unvalidated, an integer staying an integer (an `f64` would make it `3.0`).
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct PyFloat(serde_json::Number);
+
+impl JsonSchema for PyFloat {
+    fn schema_name() -> Cow<'static, str> {
+        f64::schema_name()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        f64::json_schema(generator)
+    }
+}
+
 /// Get me foobar.
 ///
 /// # Arguments
@@ -96,7 +117,7 @@ pub fn echo(message: String) -> String {
 /// * `b` - banana cake
 /// * `c` - carrot smoothie
 #[tool]
-pub fn foobar(a: i64, b: String, c: BTreeMap<String, Vec<f64>>) -> Dict {
+pub fn foobar(a: i64, b: String, c: BTreeMap<String, Vec<PyFloat>>) -> Dict {
     Dict(json!({"a": a, "b": b, "c": c}))
 }
 
