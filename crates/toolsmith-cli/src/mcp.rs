@@ -49,6 +49,10 @@ enum McpCommand {
         #[command(flatten)]
         server: ServerArgs,
     },
+    /// Serve many MCP servers as one: their tools found through `search_tools` and called
+    /// through `call_tool` (or listed directly with --expose-all), over stdio or --port.
+    #[cfg(feature = "mcp")]
+    Gateway(crate::gateway::GatewayArgs),
 }
 
 /// How to reach the server.
@@ -141,6 +145,7 @@ mod imp {
                         code
                     }
                 },
+                McpCommand::Gateway(args) => crate::gateway::run(args).await,
                 McpCommand::Call { tool, arguments, json, server } => {
                     let arguments: Value = match serde_json::from_str(&arguments) {
                         Ok(v @ Value::Object(_)) => v,

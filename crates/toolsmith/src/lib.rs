@@ -57,6 +57,9 @@ pub mod deferred;
 pub mod durable;
 pub mod error;
 pub mod execution;
+#[cfg(feature = "mcp-server")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp-server")))]
+pub mod mcp_server;
 pub mod messages;
 pub mod model;
 mod model_info;

@@ -33,7 +33,13 @@ pub(crate) use depth::{
 pub use json::MAX_HISTORY_DEPTH;
 pub use repair::{INTERRUPTED_TOOL_RETURN_CONTENT, SYNTHESIZED_TOOL_RETURN_METADATA_KEY, repair_messages};
 pub(crate) use repair::{SoundPrefix, result_id, sendable as sendable_history, sendable_known};
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini", feature = "bedrock"))]
+#[cfg(any(
+    feature = "openai",
+    feature = "anthropic",
+    feature = "gemini",
+    feature = "bedrock",
+    feature = "mcp-server"
+))]
 pub(crate) use retry::retry_text;
 #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini", feature = "bedrock"))]
 pub(crate) use tool_files::ReturnItem;
