@@ -3,11 +3,11 @@
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use toolsmith::mcp_server::{HttpOptions, McpServer};
 use toolsmith::prelude::*;
-use toolsmith::toolset::{McpError, McpToolset};
+use toolsmith::toolset::{Elicitation, ElicitationResponse, McpError, McpToolset};
 
 /// Add two integers.
 #[tool]
@@ -137,15 +137,15 @@ async fn approval_needs_a_client_that_can_elicit() {
     assert!(text(&refused).contains("cannot ask for it"), "{}", text(&refused));
     mcp.close().await;
 
-    let accepting = client().elicitation_handler(|params: Value| async move {
-        assert!(params["message"].as_str().unwrap().contains("delete_all"));
-        Ok(json!({"action": "accept", "content": {}}))
+    let accepting = client().elicitation_handler(|request: Elicitation| async move {
+        assert!(request.message.contains("delete_all"), "{}", request.message);
+        ElicitationResponse::accept_defaults()
     });
     let done = accepting.call_tool("delete_all", json!({})).await.unwrap();
     assert_eq!(text(&done), "deleted");
     accepting.close().await;
 
-    let declining = client().elicitation_handler(|_| async { Ok(json!({"action": "decline"})) });
+    let declining = client().elicitation_handler(|_| async { ElicitationResponse::Decline });
     let denied = declining.call_tool("delete_all", json!({})).await.unwrap();
     assert!(denied.is_error);
     assert_eq!(text(&denied), "The user denied the call to `delete_all`.");
