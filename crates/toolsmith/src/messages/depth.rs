@@ -483,29 +483,26 @@ impl ser::SerializeMap for &mut Probe {
     }
 }
 
-impl ser::SerializeStruct for &mut Probe {
-    type Ok = ();
-    type Error = TooDeep;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, _: &'static str, value: &T) -> Result<(), TooDeep> {
-        value.serialize(&mut **self)
-    }
-    fn end(self) -> Result<(), TooDeep> {
-        self.close(1);
-        Ok(())
-    }
+macro_rules! named_fields {
+    ($($trait:ident, $levels:expr);* $(;)?) => {
+        $(impl ser::$trait for &mut Probe {
+            type Ok = ();
+            type Error = TooDeep;
+            fn serialize_field<T: Serialize + ?Sized>(&mut self, _: &'static str, value: &T) -> Result<(), TooDeep> {
+                value.serialize(&mut **self)
+            }
+            fn end(self) -> Result<(), TooDeep> {
+                self.close($levels);
+                Ok(())
+            }
+        })*
+    };
 }
 
-impl ser::SerializeStructVariant for &mut Probe {
-    type Ok = ();
-    type Error = TooDeep;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, _: &'static str, value: &T) -> Result<(), TooDeep> {
-        value.serialize(&mut **self)
-    }
-    fn end(self) -> Result<(), TooDeep> {
-        self.close(2);
-        Ok(())
-    }
-}
+named_fields!(
+    SerializeStruct, 1;
+    SerializeStructVariant, 2;
+);
 
 #[cfg(test)]
 mod tests {
