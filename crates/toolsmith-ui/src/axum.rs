@@ -1,0 +1,1 @@
+//! axum handlers (feature `axum`).
