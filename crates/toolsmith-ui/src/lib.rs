@@ -12,6 +12,7 @@ mod error;
 mod history;
 mod input;
 mod pyjson;
+mod store;
 mod transform;
 pub mod vercel_ai;
 
@@ -20,6 +21,7 @@ pub mod axum;
 
 pub use error::UiError;
 pub use input::{ApprovalDecision, UiRunInput};
+pub use store::{Conversation, HistoryStore, MemoryHistoryStore};
 
 /// What a client is told of a failed run: a model's error as the model gave it, anything else
 /// as the error reads.

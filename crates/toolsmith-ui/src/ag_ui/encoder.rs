@@ -249,9 +249,6 @@ impl Encoder for AgUiEncoder {
             Moment::ToolResult { result } => self.tool_result(result, out),
             Moment::RunResult { deferred, .. } => self.finish = self.finished(deferred),
         }
-        if let Some(ts) = out.last_mut().and_then(AgUiEvent::timestamp_mut).filter(|t| t.is_none()) {
-            *ts = Some(now_ms());
-        }
     }
 
     fn on_error(&mut self, message: &str, out: &mut Vec<AgUiEvent>) {
@@ -298,6 +295,6 @@ impl AgUiEncoder {
     }
 }
 
-fn now_ms() -> i64 {
+pub(crate) fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
 }

@@ -102,25 +102,34 @@ impl AgUiStream {
 
     /// `RUN_STARTED` (also sent before the first event if not called).
     pub fn start(&mut self) -> Vec<AgUiEvent> {
-        self.inner.start()
+        stamped(self.inner.start())
     }
 
     /// The AG-UI events for one of the run's events.
     pub fn event(&mut self, event: &AgentEvent) -> Vec<AgUiEvent> {
-        self.inner.push(event)
+        stamped(self.inner.push(event))
     }
 
     /// The last events: `RUN_FINISHED` (with the calls waiting for approval as interrupts) for a
     /// run that ended, `RUN_ERROR` for one that failed.
     pub fn finish(&mut self, result: Result<Option<&DeferredToolRequests>, &AgentRunError>) -> Vec<AgUiEvent> {
-        match result {
+        stamped(match result {
             Ok(deferred) => self.inner.finish_ok(deferred),
             Err(e) => self.inner.finish_err(&crate::error_message(e)),
-        }
+        })
     }
 
     /// The last events of a run that failed with `message` (a run cut short, say).
     pub fn finish_with_error(&mut self, message: &str) -> Vec<AgUiEvent> {
-        self.inner.finish_err(message)
+        stamped(self.inner.finish_err(message))
     }
+}
+
+/// Every event with a timestamp (milliseconds since the epoch), as the Python adapter sends them.
+fn stamped(mut events: Vec<AgUiEvent>) -> Vec<AgUiEvent> {
+    let now = encoder::now_ms();
+    for ts in events.iter_mut().filter_map(AgUiEvent::timestamp_mut) {
+        ts.get_or_insert(now);
+    }
+    events
 }
