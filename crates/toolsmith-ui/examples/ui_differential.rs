@@ -131,6 +131,7 @@ fn tool(spec: &Value) -> Tool<()> {
         }
     })
     .retries(2)
+    .validate_args(true)
     .requires_approval(spec["approval"].as_bool().unwrap_or(false))
 }
 
