@@ -43,7 +43,7 @@ use crate::input::UiRunInput;
 use crate::store::{Conversation, HistoryStore, MemoryHistoryStore};
 use crate::vercel_ai::{STREAM_HEADER, SdkVersion, VercelAiStream, VercelRequest};
 
-type DepsFn<D> = dyn Fn(&HeaderMap) -> D + Send + Sync;
+type DepsFn<D> = dyn Fn(&HeaderMap, &UiRunInput) -> D + Send + Sync;
 
 /// Serves an agent over both protocols.
 pub struct UiServer<D, O> {
@@ -92,8 +92,9 @@ impl<D, O> UiServerBuilder<D, O> {
         self
     }
 
-    /// Makes each request's dependencies from its headers (a user from a session cookie, say).
-    pub fn deps(mut self, deps: impl Fn(&HeaderMap) -> D + Send + Sync + 'static) -> Self {
+    /// Makes each request's dependencies from its headers (a user from a session cookie, say)
+    /// and its input (AG-UI's `state` and `forwardedProps`, the conversation's id).
+    pub fn deps(mut self, deps: impl Fn(&HeaderMap, &UiRunInput) -> D + Send + Sync + 'static) -> Self {
         self.deps = Arc::new(deps);
         self
     }
@@ -155,7 +156,7 @@ impl<D: Default + 'static, O> UiServer<D, O> {
         UiServerBuilder {
             agent,
             store: Arc::new(MemoryHistoryStore::new()),
-            deps: Arc::new(|_| D::default()),
+            deps: Arc::new(|_, _| D::default()),
             sdk_version: SdkVersion::V6,
         }
     }
@@ -226,7 +227,7 @@ where
         if results.is_none() && input.prompt.is_none() {
             return refusal(UiError::NoInput);
         }
-        let deps = (self.inner.deps)(headers);
+        let deps = (self.inner.deps)(headers, &input);
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
         for frame in frames.start() {
             let _ = tx.send(frame);

@@ -56,7 +56,7 @@ fn server(runs: Arc<AtomicUsize>, store: Arc<MemoryHistoryStore>) -> axum::Route
         Agent::builder_streaming(model("delete")).deps::<String>().tool(delete).allow_deferred().build().unwrap();
     UiServer::builder(agent)
         .store(SharedStore(store))
-        .deps(|headers| headers.get("x-user").and_then(|v| v.to_str().ok()).unwrap_or("nobody").to_string())
+        .deps(|headers, _input| headers.get("x-user").and_then(|v| v.to_str().ok()).unwrap_or("nobody").to_string())
         .build()
         .router()
 }

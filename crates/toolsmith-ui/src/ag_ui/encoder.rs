@@ -73,6 +73,7 @@ impl AgUiEncoder {
                 timestamp: None,
             });
         }
+        out.extend(state_events(result.metadata.as_deref()));
     }
 }
 
@@ -83,6 +84,22 @@ pub(crate) fn result_content(content: &Value) -> String {
         Value::Null => String::new(),
         other => other.to_string(),
     }
+}
+
+/// The state events a tool put in its result's metadata (one, or a list), as Pydantic AI sends
+/// the events a tool returns: `STATE_SNAPSHOT` and `STATE_DELTA` only, so that a tool's data
+/// cannot pass for the run's own events.
+fn state_events(metadata: Option<&Value>) -> Vec<AgUiEvent> {
+    let items: Vec<&Value> = match metadata {
+        Some(Value::Array(items)) => items.iter().collect(),
+        Some(item @ Value::Object(_)) => vec![item],
+        _ => return Vec::new(),
+    };
+    items
+        .into_iter()
+        .filter(|v| matches!(v.get("type").and_then(Value::as_str), Some("STATE_SNAPSHOT" | "STATE_DELTA")))
+        .filter_map(|v| serde_json::from_value(v.clone()).ok())
+        .collect()
 }
 
 /// The outcome of a result that did not succeed (and its retry), as Pydantic AI keeps it for
@@ -297,4 +314,52 @@ impl AgUiEncoder {
 
 pub(crate) fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use toolsmith::messages::ToolReturnPart;
+
+    use super::*;
+
+    fn encoder() -> AgUiEncoder {
+        let mut n = 0;
+        AgUiEncoder::new(
+            "t".into(),
+            "r".into(),
+            Box::new(move || {
+                n += 1;
+                format!("m{n}")
+            }),
+        )
+    }
+
+    #[test]
+    fn a_tools_state_events_follow_its_result_and_nothing_else_does() {
+        let mut result = ToolReturnPart::success("set", json!("ok"), "c1");
+        result.metadata = Some(Box::new(json!([
+            {"type": "STATE_SNAPSHOT", "snapshot": {"count": 1}},
+            {"type": "STATE_DELTA", "delta": [{"op": "replace", "path": "/count", "value": 2}]},
+            {"type": "RUN_ERROR", "message": "not from a tool"}
+        ])));
+        let mut out = Vec::new();
+        encoder().handle(Moment::ToolResult { result: &result }, &mut out);
+        let types: Vec<String> = out.iter().map(|e| serde_json::to_value(e).unwrap()["type"].to_string()).collect();
+        assert_eq!(types, [r#""TOOL_CALL_RESULT""#, r#""STATE_SNAPSHOT""#, r#""STATE_DELTA""#]);
+    }
+
+    #[test]
+    fn results_are_text_as_pydantic_ai_writes_them() {
+        assert_eq!(result_content(&json!("plain")), "plain");
+        assert_eq!(result_content(&Value::Null), "");
+        assert_eq!(result_content(&json!({"hour": 12})), r#"{"hour":12}"#);
+        let mut retried = ToolReturnPart::success("t", json!("again"), "c1");
+        retried.outcome = ToolOutcome::Retried;
+        retried.retry = Some(toolsmith::messages::RetryInfo::new(toolsmith::messages::RetryCause::ModelRetry, 1, 2));
+        assert_eq!(
+            outcome_value(&retried).unwrap(),
+            r#"{"pydantic_ai": {"outcome": "retried", "retry": {"cause": "model_retry", "attempt": 1, "max_retries": 2}}}"#
+        );
+    }
 }
