@@ -6,8 +6,10 @@
 //! cancels the run. The conversation's history lives in a [`HistoryStore`] (in memory by
 //! default), saved when a run ends and before its last events are sent; approval decisions are
 //! bound to the calls the stored conversation waits on, so a client cannot approve a call that
-//! is not pending, or approve it with other arguments than the run would use. One run per
-//! conversation at a time. Dependencies are made per request, from its headers.
+//! is not pending, or approve it with other arguments than the run would use; an approval whose
+//! run was cut short is not run again (its deferral was used: the core refuses a second resume).
+//! A new message while calls wait closes them out as interrupted. One run per conversation at a
+//! time. Dependencies are made per request, from its headers and input.
 //!
 //! ```no_run
 //! use toolsmith::prelude::*;
@@ -211,7 +213,7 @@ where
         let Some(claim) = Claim::take(&self.inner, &id) else {
             return refusal(UiError::Busy { conversation: id });
         };
-        let (history, pending) = match self.inner.store.load(&id).await {
+        let (mut history, pending) = match self.inner.store.load(&id).await {
             Ok(Some(c)) => (c.messages, c.pending),
             Ok(None) => (input.history.clone(), None),
             Err(e) => return refusal(e),
@@ -244,7 +246,12 @@ where
             };
             let run = match results {
                 Some(results) => inner.agent.resume().deferred_tool_results(results),
-                None => inner.agent.run(input.prompt.unwrap_or_default()),
+                // A new message while calls wait: they are closed out as interrupted (the
+                // person wrote instead of deciding), and the conversation goes on.
+                None => {
+                    history = toolsmith::messages::repair_messages(history, true);
+                    inner.agent.run(input.prompt.unwrap_or_default())
+                }
             };
             let result = run.message_history(history).deps(deps).event_handler(handler).await;
             let tail = match &result {

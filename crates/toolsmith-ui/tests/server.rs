@@ -279,3 +279,50 @@ async fn a_second_request_while_a_run_goes_on_is_refused() {
     let body = axum::body::to_bytes(first.into_body(), usize::MAX).await.unwrap();
     assert!(String::from_utf8_lossy(&body).contains("RUN_FINISHED"));
 }
+
+#[tokio::test]
+async fn an_approval_cut_short_by_a_disconnect_does_not_run_again() {
+    let started = Arc::new(AtomicUsize::new(0));
+    let s = started.clone();
+    let slow = Tool::<()>::from_schema(
+        "slow",
+        "A slow tool that needs approval.",
+        json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+        move |_ctx, _args| {
+            s.fetch_add(1, Ordering::SeqCst);
+            async move {
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                Ok(ToolOutput::Value(json!("slow result")))
+            }
+        },
+    )
+    .requires_approval(true);
+    let agent = Agent::builder_streaming(model("slow")).tool(slow).allow_deferred().build().unwrap();
+    let app = UiServer::builder(agent).build().router();
+    let (_, first) = post(&app, "/ag-ui", ag_ui_prompt("t", "go"), "ann").await;
+    assert!(first.contains("interrupt"), "{first}");
+
+    let request = Request::post("/ag-ui").body(Body::from(ag_ui_resume("t", "c1", json!({"approved": true})))).unwrap();
+    let mut body = app.clone().oneshot(request).await.unwrap().into_body().into_data_stream();
+    let _ = body.next().await; // RUN_STARTED
+    while started.load(Ordering::SeqCst) == 0 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    drop(body);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+
+    // The same approval again: the call does not run a second time.
+    let (status, again) = post(&app, "/ag-ui", ag_ui_resume("t", "c1", json!({"approved": true})), "ann").await;
+    assert!(
+        status == StatusCode::CONFLICT || again.contains("RUN_ERROR"),
+        "the second approval was taken: {status} {again}"
+    );
+    assert!(!again.contains("slow result"), "{again}");
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert_eq!(started.load(Ordering::SeqCst), 1, "the approved call ran once");
+
+    // A new message goes on from the stored history.
+    let (status, next) = post(&app, "/ag-ui", ag_ui_prompt("t", "what now?"), "ann").await;
+    assert_eq!(status, StatusCode::OK, "{next}");
+    assert!(next.contains("RUN_FINISHED"), "{next}");
+}
