@@ -73,11 +73,14 @@ def _tool_fn(spec: dict):
     state = {'calls': 0}
     returns = spec.get('returns')
     retry_first = spec.get('retry_first')
+    fails = spec.get('fails')
 
     def fn(**kwargs):
         state['calls'] += 1
         if retry_first is not None and state['calls'] == 1:
             raise ModelRetry(retry_first)
+        if fails is not None:
+            raise RuntimeError(fails)
         return returns
 
     params = spec.get('parameters', {})

@@ -118,14 +118,16 @@ fn tool(spec: &Value) -> Tool<()> {
         json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false});
     let returns = spec["returns"].clone();
     let retry_first = spec["retry_first"].as_str().map(String::from);
+    let fails = spec["fails"].as_str().map(String::from);
     let calls = Arc::new(AtomicUsize::new(0));
     let description = spec["description"].as_str().unwrap_or_default().to_string();
     Tool::from_schema(name, description, schema, move |_ctx, _args| {
-        let (returns, retry_first) = (returns.clone(), retry_first.clone());
+        let (returns, retry_first, fails) = (returns.clone(), retry_first.clone(), fails.clone());
         let first = calls.fetch_add(1, Ordering::SeqCst) == 0;
         async move {
-            match retry_first {
-                Some(message) if first => Err(ModelRetry::new(message).into()),
+            match (retry_first, fails) {
+                (Some(message), _) if first => Err(ModelRetry::new(message).into()),
+                (_, Some(message)) => Err(ToolError::failed(message)),
                 _ => Ok(ToolOutput::Value(returns)),
             }
         }

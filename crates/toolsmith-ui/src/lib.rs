@@ -23,11 +23,12 @@ pub use error::UiError;
 pub use input::{ApprovalDecision, UiRunInput};
 pub use store::{Conversation, HistoryStore, MemoryHistoryStore};
 
-/// What a client is told of a failed run: a model's error as the model gave it, anything else
-/// as the error reads.
+/// What a client is told of a failed run, as Pydantic AI tells it (the exception's text): a
+/// model's or a tool's error as it was raised, anything else as the error reads.
 pub(crate) fn error_message(e: &toolsmith::AgentRunError) -> String {
     match e {
         toolsmith::AgentRunError::Model(m) => m.message.clone(),
+        toolsmith::AgentRunError::ToolFailed { message, .. } => message.clone(),
         other => other.to_string(),
     }
 }

@@ -143,7 +143,7 @@ impl Encoder for AgUiEncoder {
             thread_id: self.thread_id.clone(),
             run_id: self.run_id.clone(),
             protocol_version: Some(PROTOCOL_VERSION.into()),
-            timestamp: None,
+            timestamp: Some(now_ms()),
         });
     }
 

@@ -113,15 +113,17 @@ impl AgUiStream {
     /// The last events: `RUN_FINISHED` (with the calls waiting for approval as interrupts) for a
     /// run that ended, `RUN_ERROR` for one that failed.
     pub fn finish(&mut self, result: Result<Option<&DeferredToolRequests>, &AgentRunError>) -> Vec<AgUiEvent> {
-        stamped(match result {
-            Ok(deferred) => self.inner.finish_ok(deferred),
-            Err(e) => self.inner.finish_err(&crate::error_message(e)),
-        })
+        match result {
+            Ok(deferred) => stamped(self.inner.finish_ok(deferred)),
+            Err(e) => self.finish_with_error(&crate::error_message(e)),
+        }
     }
 
     /// The last events of a run that failed with `message` (a run cut short, say).
     pub fn finish_with_error(&mut self, message: &str) -> Vec<AgUiEvent> {
-        stamped(self.inner.finish_err(message))
+        // As in Pydantic AI, what closes the open part and the running calls before the error
+        // carries no timestamp (only `RUN_ERROR` does).
+        self.inner.finish_err(message)
     }
 }
 

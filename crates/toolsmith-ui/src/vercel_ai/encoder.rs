@@ -2,7 +2,8 @@
 
 use std::collections::HashMap;
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value};
+use toolsmith::messages::ModelResponse;
 use toolsmith::messages::{ToolCallPart, ToolOutcome, ToolReturnPart};
 
 use super::SdkVersion;
@@ -157,7 +158,7 @@ impl Encoder for VercelEncoder {
                 if let Some(reason) = response.and_then(|r| r.finish_reason.as_deref()) {
                     self.finish_reason = Some(finish_reason(reason).into());
                 }
-                out.push(Chunk::MessageMetadata { message_metadata: json!({"pydantic_ai": {}}) });
+                out.push(Chunk::MessageMetadata { message_metadata: message_metadata(response) });
                 if self.v6() {
                     for call in deferred.iter().flat_map(|d| &d.approvals) {
                         out.push(Chunk::ToolApprovalRequest {
@@ -193,5 +194,40 @@ fn finish_reason(reason: &str) -> &'static str {
         "tool_call" => "tool-calls",
         "error" => "error",
         _ => "other",
+    }
+}
+
+/// The response's metadata for the page, as Pydantic AI writes it: the application's metadata
+/// (not the framework's own `__pydantic_ai__` key) and, under `pydantic_ai`, the timestamp.
+fn message_metadata(response: Option<&ModelResponse>) -> Value {
+    let mut metadata = Map::new();
+    if let Some(Value::Object(app)) = response.and_then(|r| r.metadata.as_deref()) {
+        metadata.extend(app.iter().filter(|(k, _)| *k != "__pydantic_ai__").map(|(k, v)| (k.clone(), v.clone())));
+    }
+    let mut own = Map::new();
+    if let Some(ts) = response.and_then(|r| r.timestamp) {
+        own.insert("timestamp".into(), Value::String(iso_time(&ts)));
+    }
+    metadata.insert("pydantic_ai".into(), Value::Object(own));
+    Value::Object(metadata)
+}
+
+/// A time as Pydantic writes it in JSON: UTC, `Z`, microseconds only when there are some.
+fn iso_time(ts: &chrono::DateTime<chrono::Utc>) -> String {
+    use chrono::{SecondsFormat, Timelike};
+    let format = if ts.nanosecond() / 1000 == 0 { SecondsFormat::Secs } else { SecondsFormat::Micros };
+    ts.to_rfc3339_opts(format, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeZone;
+
+    #[test]
+    fn times_read_as_pydantic_writes_them() {
+        let whole = chrono::Utc.with_ymd_and_hms(2026, 11, 28, 13, 2, 31).unwrap();
+        assert_eq!(super::iso_time(&whole), "2026-11-28T13:02:31Z");
+        let micros = whole + chrono::Duration::microseconds(891_137);
+        assert_eq!(super::iso_time(&micros), "2026-11-28T13:02:31.891137Z");
     }
 }
