@@ -2,9 +2,9 @@
 # The chat_approval example in a real browser: installs Debian's Chromium (when missing) and
 # playwright-core (pinned by tests/browser/package-lock.json, into tests/browser/node_modules),
 # starts the example on a free port with its offline model, and drives the page over the
-# DevTools protocol through the Approve path and the Deny path (tests/browser/chat_approval.mjs).
-# Screenshots go to $BROWSER_ARTIFACTS (ui-artifacts/ by default, git-ignored). Exits 0 only
-# when both paths pass.
+# DevTools protocol through the Approve path and the Deny path, over AG-UI and over the Vercel AI
+# data stream (tests/browser/chat_approval.mjs). Screenshots go to $BROWSER_ARTIFACTS
+# (ui-artifacts/ by default, git-ignored). Exits 0 only when all four paths pass.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 log() { echo "browser-test: $*" >&2; }

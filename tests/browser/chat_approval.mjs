@@ -1,6 +1,7 @@
 // The chat_approval page in a real browser (Debian's Chromium, driven over the DevTools protocol
 // by playwright-core): a prompt, the tool call that appears, Approve, its result and the final
-// text; then the same with Deny. Screenshots go to the artefacts folder.
+// text; then the same with Deny; over AG-UI, then over the Vercel AI data stream. Screenshots go
+// to the artefacts folder.
 //
 //   node chat_approval.mjs http://127.0.0.1:PORT ARTEFACTS_DIR
 import { chromium } from 'playwright-core';
@@ -22,11 +23,11 @@ const context = await chromium.launchPersistentContext(profile, {
 const timeout = 15_000;
 const results = {};
 
-async function path(name, prompt, decide, expectCard, expectText) {
+async function path(name, query, prompt, decide, expectCard, expectText) {
   const page = await context.newPage();
   page.on('pageerror', (e) => console.error(`${name}: page error: ${e.message}`));
   try {
-    await page.goto(base);
+    await page.goto(base + query);
     await page.fill('#prompt', prompt);
     await page.click('#send');
     const card = page.locator('.tool-call', { has: page.locator('.name', { hasText: 'send_email' }) });
@@ -50,12 +51,15 @@ async function path(name, prompt, decide, expectCard, expectText) {
   }
 }
 
-await path('approve', 'Email ada@example.com the meeting notes', 'approve',
-  '.tool-call.done >> .tool-result:has-text("Email sent to ada@example.com")', 'Done. Email sent to ada@example.com with subject "Meeting notes".');
-await path('deny', 'Email ada@example.com the meeting notes', 'deny',
-  '.tool-call.denied', 'Understood: I did not send the email (The user denied it.).');
+for (const [protocol, query] of [['ag-ui', '/'], ['vercel-ai', '/?protocol=vercel']]) {
+  await path(`${protocol}-approve`, query, 'Email ada@example.com the meeting notes', 'approve',
+    '.tool-call.done >> .tool-result:has-text("Email sent to ada@example.com")',
+    'Done. Email sent to ada@example.com with subject "Meeting notes".');
+  await path(`${protocol}-deny`, query, 'Email ada@example.com the meeting notes', 'deny',
+    '.tool-call.denied', 'Understood: I did not send the email (The user denied it.).');
+}
 await context.close();
 rmSync(profile, { recursive: true, force: true });
 
 for (const [name, result] of Object.entries(results)) console.log(`browser test, ${name} path: ${result}`);
-process.exit(Object.values(results).every((r) => r === 'passed') && Object.keys(results).length === 2 ? 0 : 1);
+process.exit(Object.values(results).every((r) => r === 'passed') && Object.keys(results).length === 4 ? 0 : 1);

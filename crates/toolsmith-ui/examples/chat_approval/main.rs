@@ -1,6 +1,7 @@
 //! A chat page whose agent asks before it sends an email: the text streams in, each tool call
 //! shows its arguments and result, and a call that needs approval waits for the Approve or Deny
-//! button. Served over AG-UI by `toolsmith_ui::axum::UiServer`.
+//! button. Served by `toolsmith_ui::axum::UiServer`: the page speaks AG-UI, or the Vercel AI data
+//! stream at `/?protocol=vercel`.
 //!
 //!     cargo run -p toolsmith-ui --example chat_approval --features axum
 //!     # then open http://127.0.0.1:3000
