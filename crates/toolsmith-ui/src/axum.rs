@@ -9,7 +9,9 @@
 //! is not pending, or approve it with other arguments than the run would use; an approval whose
 //! run was cut short is not run again (its deferral was used: the core refuses a second resume).
 //! A new message while calls wait closes them out as interrupted. One run per conversation at a
-//! time. Dependencies are made per request, from its headers and input.
+//! time. Dependencies are made per request, from its headers and input; with
+//! [`conversation_scope`](UiServerBuilder::conversation_scope), conversations are kept per user
+//! (or any scope the headers tell), so one user's decisions never reach another's calls.
 //!
 //! ```no_run
 //! use toolsmith::prelude::*;
@@ -46,6 +48,7 @@ use crate::store::{Conversation, HistoryStore, MemoryHistoryStore};
 use crate::vercel_ai::{STREAM_HEADER, SdkVersion, VercelAiStream, VercelRequest};
 
 type DepsFn<D> = dyn Fn(&HeaderMap, &UiRunInput) -> D + Send + Sync;
+type ScopeFn = dyn Fn(&HeaderMap) -> Option<String> + Send + Sync;
 
 /// Serves an agent over both protocols.
 pub struct UiServer<D, O> {
@@ -68,6 +71,7 @@ struct Inner<D, O> {
     agent: Agent<D, Deferrable<O>>,
     store: Arc<dyn HistoryStore>,
     deps: Arc<DepsFn<D>>,
+    scope: Option<Arc<ScopeFn>>,
     sdk_version: SdkVersion,
     running: Mutex<HashSet<String>>,
 }
@@ -78,6 +82,7 @@ pub struct UiServerBuilder<D, O> {
     agent: Agent<D, Deferrable<O>>,
     store: Arc<dyn HistoryStore>,
     deps: Arc<DepsFn<D>>,
+    scope: Option<Arc<ScopeFn>>,
     sdk_version: SdkVersion,
 }
 
@@ -101,6 +106,16 @@ impl<D, O> UiServerBuilder<D, O> {
         self
     }
 
+    /// Whose conversations a request may reach, from its headers (the signed-in user, say):
+    /// conversations are kept per scope, so the same conversation id sent by two users names
+    /// two conversations, and one user's decisions never reach another's calls. A request for
+    /// which it gives `None` is refused (401). Without it, a conversation is reached by its id
+    /// alone.
+    pub fn conversation_scope(mut self, scope: impl Fn(&HeaderMap) -> Option<String> + Send + Sync + 'static) -> Self {
+        self.scope = Some(Arc::new(scope));
+        self
+    }
+
     /// The Vercel AI SDK version the `/vercel-ai` route speaks (v6 by default: approvals).
     pub fn sdk_version(mut self, version: SdkVersion) -> Self {
         self.sdk_version = version;
@@ -114,6 +129,7 @@ impl<D, O> UiServerBuilder<D, O> {
                 agent: self.agent,
                 store: self.store,
                 deps: self.deps,
+                scope: self.scope,
                 sdk_version: self.sdk_version,
                 running: Mutex::default(),
             }),
@@ -159,6 +175,7 @@ impl<D: Default + 'static, O> UiServer<D, O> {
             agent,
             store: Arc::new(MemoryHistoryStore::new()),
             deps: Arc::new(|_, _| D::default()),
+            scope: None,
             sdk_version: SdkVersion::V6,
         }
     }
@@ -209,9 +226,16 @@ where
         mut frames: Box<dyn Frames>,
         extra: Option<(&'static str, &'static str)>,
     ) -> Response {
-        let id = input.conversation_id.clone();
+        let id = match &self.inner.scope {
+            None => input.conversation_id.clone(),
+            Some(scope) => match scope(headers) {
+                // The scope's length first: no scope and id can be read as another pair.
+                Some(scope) => format!("{}:{scope}:{}", scope.len(), input.conversation_id),
+                None => return refusal(UiError::Unauthorized),
+            },
+        };
         let Some(claim) = Claim::take(&self.inner, &id) else {
-            return refusal(UiError::Busy { conversation: id });
+            return refusal(UiError::Busy { conversation: input.conversation_id.clone() });
         };
         let (mut history, pending) = match self.inner.store.load(&id).await {
             Ok(Some(c)) => (c.messages, c.pending),
@@ -220,7 +244,7 @@ where
         };
         let results = match (input.decisions.is_empty(), &pending) {
             (true, _) => None,
-            (false, None) => return refusal(UiError::NothingPending { conversation: id }),
+            (false, None) => return refusal(UiError::NothingPending { conversation: input.conversation_id.clone() }),
             (false, Some(p)) => match input.deferred_results(p) {
                 Ok(r) => Some(r),
                 Err(e) => return refusal(e),
@@ -296,6 +320,7 @@ fn refusal(e: UiError) -> Response {
     let status = match &e {
         UiError::Malformed { .. } | UiError::NoInput => StatusCode::BAD_REQUEST,
         UiError::Store { .. } => StatusCode::INTERNAL_SERVER_ERROR,
+        UiError::Unauthorized => StatusCode::UNAUTHORIZED,
         _ => StatusCode::CONFLICT,
     };
     (status, axum::Json(serde_json::json!({ "error": e.to_string() }))).into_response()

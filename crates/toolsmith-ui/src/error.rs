@@ -47,6 +47,10 @@ pub enum UiError {
         /// What the store said.
         message: String,
     },
+    /// The request belongs to no conversation scope (see the axum server's
+    /// `conversation_scope`).
+    #[error("the request is not signed in to any conversation scope")]
+    Unauthorized,
     /// A run of this conversation is still going on.
     #[error("conversation '{conversation}' already has a run going on")]
     Busy {

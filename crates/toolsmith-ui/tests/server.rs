@@ -326,3 +326,38 @@ async fn an_approval_cut_short_by_a_disconnect_does_not_run_again() {
     assert_eq!(status, StatusCode::OK, "{next}");
     assert!(next.contains("RUN_FINISHED"), "{next}");
 }
+
+#[tokio::test]
+async fn scoped_conversations_of_two_users_stay_apart() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let r = runs.clone();
+    let delete = Tool::<()>::from_schema(
+        "delete",
+        "Delete a file.",
+        json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+        move |_ctx, _args| {
+            r.fetch_add(1, Ordering::SeqCst);
+            async { Ok(ToolOutput::Value(json!("deleted"))) }
+        },
+    )
+    .requires_approval(true);
+    let agent = Agent::builder_streaming(model("delete")).tool(delete).allow_deferred().build().unwrap();
+    let app = UiServer::builder(agent)
+        .conversation_scope(|headers| headers.get("x-user").and_then(|v| v.to_str().ok()).map(String::from))
+        .build()
+        .router();
+
+    let (_, first) = post(&app, "/ag-ui", ag_ui_prompt("same-id", "delete a.txt"), "alice").await;
+    assert!(first.contains("interrupt"), "{first}");
+    // Bob uses Alice's conversation id and call id: his conversation waits for nothing.
+    let (status, text) = post(&app, "/ag-ui", ag_ui_resume("same-id", "c1", json!({"approved": true})), "bob").await;
+    assert_eq!(status, StatusCode::CONFLICT, "{text}");
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    // Without a scope: refused.
+    let request = Request::post("/ag-ui").body(Body::from(ag_ui_prompt("same-id", "hi"))).unwrap();
+    assert_eq!(app.clone().oneshot(request).await.unwrap().status(), StatusCode::UNAUTHORIZED);
+    // Alice decides her own call.
+    let (status, text) = post(&app, "/ag-ui", ag_ui_resume("same-id", "c1", json!({"approved": true})), "alice").await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+}
