@@ -14,7 +14,7 @@ import json
 import sys
 from pathlib import Path
 
-from pydantic_ai import Agent, ModelRetry, StructuredDict
+from pydantic_ai import Agent, CallDeferred, ModelRetry, StructuredDict
 from pydantic_ai.models.function import AgentInfo, DeltaThinkingPart, DeltaToolCall, FunctionModel
 from pydantic_ai.tools import DeferredToolRequests, Tool
 
@@ -81,6 +81,8 @@ def _tool_fn(spec: dict):
             raise ModelRetry(retry_first)
         if fails is not None:
             raise RuntimeError(fails)
+        if spec.get('external'):
+            raise CallDeferred()
         return returns
 
     params = spec.get('parameters', {})

@@ -119,6 +119,7 @@ fn tool(spec: &Value) -> Tool<()> {
     let returns = spec["returns"].clone();
     let retry_first = spec["retry_first"].as_str().map(String::from);
     let fails = spec["fails"].as_str().map(String::from);
+    let external = spec["external"].as_bool().unwrap_or(false);
     let calls = Arc::new(AtomicUsize::new(0));
     let description = spec["description"].as_str().unwrap_or_default().to_string();
     Tool::from_schema(name, description, schema, move |_ctx, _args| {
@@ -128,6 +129,7 @@ fn tool(spec: &Value) -> Tool<()> {
             match (retry_first, fails) {
                 (Some(message), _) if first => Err(ModelRetry::new(message).into()),
                 (_, Some(message)) => Err(ToolError::failed(message)),
+                _ if external => Err(CallDeferred::default().into()),
                 _ => Ok(ToolOutput::Value(returns)),
             }
         }
@@ -185,9 +187,11 @@ async fn run<O: Send + 'static>(
         };
         let mut run = agent.run(input.prompt.clone().unwrap_or_default()).message_history(history.clone());
         if let Some(p) = &pending
-            && !input.decisions.is_empty()
+            && input.answers(p)
         {
-            run = agent.resume().message_history(history.clone()).deferred_tool_results(input.deferred_results(p)?);
+            let results = input.deferred_results(p)?;
+            sink.client_answered(results.calls.keys().cloned().collect());
+            run = agent.resume().message_history(history.clone()).deferred_tool_results(results);
         }
         let (tx, rx) = std::sync::mpsc::channel();
         let result = run.event_handler(move |e| drop(tx.send(e))).await;
@@ -210,6 +214,7 @@ async fn run<O: Send + 'static>(
 
 /// Either protocol's stream, its events as JSON.
 trait Sink {
+    fn client_answered(&mut self, ids: Vec<String>);
     fn start(&mut self) -> Vec<Value>;
     fn event(&mut self, e: &toolsmith::agent::AgentEvent) -> Vec<Value>;
     fn finish(&mut self, r: Result<Option<&toolsmith::deferred::DeferredToolRequests>, &AgentRunError>) -> Vec<Value>;
@@ -220,6 +225,9 @@ fn values<T: serde::Serialize>(events: Vec<T>) -> Vec<Value> {
 }
 
 impl Sink for AgUiStream {
+    fn client_answered(&mut self, ids: Vec<String>) {
+        AgUiStream::client_answered(self, ids);
+    }
     fn start(&mut self) -> Vec<Value> {
         values(AgUiStream::start(self))
     }
@@ -232,6 +240,9 @@ impl Sink for AgUiStream {
 }
 
 impl Sink for VercelAiStream {
+    fn client_answered(&mut self, ids: Vec<String>) {
+        VercelAiStream::client_answered(self, ids);
+    }
     fn start(&mut self) -> Vec<Value> {
         self.start().iter().map(|c| c.to_json()).collect()
     }

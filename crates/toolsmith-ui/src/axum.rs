@@ -139,12 +139,16 @@ impl<D, O> UiServerBuilder<D, O> {
 
 /// One protocol's stream, as server-sent event frames.
 trait Frames: Send {
+    fn client_answered(&mut self, ids: Vec<String>);
     fn start(&mut self) -> Vec<String>;
     fn event(&mut self, event: &AgentEvent) -> Vec<String>;
     fn finish(&mut self, result: Result<Option<&DeferredToolRequests>, &AgentRunError>) -> Vec<String>;
 }
 
 impl Frames for AgUiStream {
+    fn client_answered(&mut self, ids: Vec<String>) {
+        AgUiStream::client_answered(self, ids);
+    }
     fn start(&mut self) -> Vec<String> {
         AgUiStream::start(self).iter().map(|e| e.to_sse()).collect()
     }
@@ -157,6 +161,9 @@ impl Frames for AgUiStream {
 }
 
 impl Frames for VercelAiStream {
+    fn client_answered(&mut self, ids: Vec<String>) {
+        VercelAiStream::client_answered(self, ids);
+    }
     fn start(&mut self) -> Vec<String> {
         VercelAiStream::start(self).iter().map(|c| c.to_sse()).collect()
     }
@@ -242,16 +249,21 @@ where
             Ok(None) => (input.history.clone(), None),
             Err(e) => return refusal(e),
         };
-        let results = match (input.decisions.is_empty(), &pending) {
-            (true, _) => None,
-            (false, None) => return refusal(UiError::NothingPending { conversation: input.conversation_id.clone() }),
-            (false, Some(p)) => match input.deferred_results(p) {
+        let results = match &pending {
+            Some(p) if input.answers(p) => match input.deferred_results(p) {
                 Ok(r) => Some(r),
                 Err(e) => return refusal(e),
             },
+            _ if !input.decisions.is_empty() => {
+                return refusal(UiError::NothingPending { conversation: input.conversation_id.clone() });
+            }
+            _ => None,
         };
         if results.is_none() && input.prompt.is_none() {
             return refusal(UiError::NoInput);
+        }
+        if let Some(r) = &results {
+            frames.client_answered(r.calls.keys().cloned().collect());
         }
         let deps = (self.inner.deps)(headers, &input);
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();

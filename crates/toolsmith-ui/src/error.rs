@@ -26,8 +26,14 @@ pub enum UiError {
         /// The call.
         tool_call_id: String,
     },
-    /// A call waiting for approval was given no decision.
-    #[error("tool call '{tool_call_id}' waits for approval and the request does not decide it")]
+    /// A result for a call that waits for approval (it would answer the call without running it).
+    #[error("tool call '{tool_call_id}' waits for approval: the request cannot give its result")]
+    ResultForApproval {
+        /// The call.
+        tool_call_id: String,
+    },
+    /// A pending call was given no decision or result.
+    #[error("tool call '{tool_call_id}' is waiting and the request neither decides nor answers it")]
     Undecided {
         /// The call.
         tool_call_id: String,

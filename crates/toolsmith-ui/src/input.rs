@@ -62,6 +62,9 @@ pub struct UiRunInput {
     pub history: Vec<ModelMessage>,
     /// Decisions on calls waiting for approval.
     pub decisions: Vec<ApprovalDecision>,
+    /// The results the client's messages carry, by call id (AG-UI tool messages, Vercel AI tool
+    /// parts with their output): those of calls waiting to be executed outside answer them.
+    pub tool_results: Vec<(String, Value)>,
     /// The application's state (AG-UI `state`).
     pub state: Option<Value>,
     /// Whatever else the client forwarded (AG-UI `forwardedProps`).
@@ -69,11 +72,20 @@ pub struct UiRunInput {
 }
 
 impl UiRunInput {
-    /// The decisions as results bound to `pending`, the calls the run ended with: each decision
-    /// must name a call waiting for approval, with the arguments the call has (when the client
-    /// says which it saw), and every such call must be decided.
+    /// The decisions and results as results bound to `pending`, the calls the run ended with:
+    /// each decision must name a call waiting for approval, with the arguments the call has
+    /// (when the client says which it saw); a result answers a call waiting to be executed
+    /// outside (never one waiting for approval); every pending call must be answered.
     pub fn deferred_results(&self, pending: &DeferredToolRequests) -> Result<DeferredToolResults, UiError> {
         let mut results = pending.results();
+        for (id, content) in &self.tool_results {
+            if pending.calls.iter().any(|c| &c.tool_call_id == id) {
+                results = results.call_result(id.clone(), content.clone());
+            } else if pending.approvals.iter().any(|c| &c.tool_call_id == id) {
+                // A result would answer the call without running it, and without a decision.
+                return Err(UiError::ResultForApproval { tool_call_id: id.clone() });
+            }
+        }
         for d in &self.decisions {
             let Some(call) = pending.approvals.iter().find(|c| c.tool_call_id == d.tool_call_id) else {
                 return Err(UiError::NotPending { tool_call_id: d.tool_call_id.clone() });
@@ -94,6 +106,20 @@ impl UiRunInput {
         if let Some(call) = pending.approvals.iter().find(|c| !results.approvals.contains_key(&c.tool_call_id)) {
             return Err(UiError::Undecided { tool_call_id: call.tool_call_id.clone() });
         }
+        if let Some(call) = pending.calls.iter().find(|c| !results.calls.contains_key(&c.tool_call_id)) {
+            return Err(UiError::Undecided { tool_call_id: call.tool_call_id.clone() });
+        }
         Ok(results)
+    }
+
+    /// Whether the request answers any of `pending`'s calls (a decision, or a result for one of
+    /// them): the run resumes them rather than take a new prompt (and a result for a call that
+    /// waits for approval is refused by [`deferred_results`](Self::deferred_results)).
+    pub fn answers(&self, pending: &DeferredToolRequests) -> bool {
+        !self.decisions.is_empty()
+            || self
+                .tool_results
+                .iter()
+                .any(|(id, _)| pending.calls.iter().chain(&pending.approvals).any(|c| &c.tool_call_id == id))
     }
 }

@@ -108,6 +108,8 @@ pub(crate) struct Transformer<E> {
     final_tool: Option<String>,
     /// Calls the run reported as made (a deferred call is not: it is announced at the end).
     called: Vec<String>,
+    /// Calls whose results the client gave itself: not sent back to it.
+    client_answered: Vec<String>,
     started: bool,
 }
 
@@ -122,8 +124,15 @@ impl<E: Encoder> Transformer<E> {
             last_response: None,
             final_tool: None,
             called: Vec::new(),
+            client_answered: Vec::new(),
             started: false,
         }
+    }
+
+    /// Calls whose results the client sent (calls executed outside): the run's reports of
+    /// those results are not sent back to it.
+    pub(crate) fn client_answered(&mut self, ids: impl IntoIterator<Item = String>) {
+        self.client_answered.extend(ids);
     }
 
     /// The stream's first events (before any of the run's).
@@ -161,7 +170,9 @@ impl<E: Encoder> Transformer<E> {
             AgentEvent::FunctionToolResult { result } => {
                 self.pending.retain(|(id, _)| id != &result.tool_call_id);
                 self.called.push(result.tool_call_id.clone());
-                self.encoder.handle(Moment::ToolResult { result }, &mut out);
+                if !self.client_answered.contains(&result.tool_call_id) {
+                    self.encoder.handle(Moment::ToolResult { result }, &mut out);
+                }
             }
             AgentEvent::FinalResult { tool_name } => {
                 self.final_tool = tool_name.clone();

@@ -24,6 +24,7 @@ pub(crate) struct AgUiEncoder {
     reasoning_started: bool,
     reasoning_text: bool,
     error: bool,
+    pub(crate) declares_1_0: bool,
     finish: Option<AgUiEvent>,
     new_id: IdSource,
 }
@@ -46,6 +47,7 @@ impl AgUiEncoder {
             reasoning_started: false,
             reasoning_text: false,
             error: false,
+            declares_1_0: false,
             finish: None,
             new_id,
         }
@@ -301,7 +303,10 @@ impl AgUiEncoder {
                     })
                     .collect(),
             },
-            _ => RunOutcome::Success {},
+            Some(d) if !d.calls.is_empty() && self.declares_1_0 => RunOutcome::Success {
+                pending_tool_call_ids: Some(d.calls.iter().map(|c| c.tool_call_id.clone()).collect()),
+            },
+            _ => RunOutcome::Success { pending_tool_call_ids: None },
         };
         Some(AgUiEvent::RunFinished {
             thread_id: self.thread_id.clone(),

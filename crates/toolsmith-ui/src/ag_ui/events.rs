@@ -197,8 +197,13 @@ pub enum AgUiEvent {
 #[serde(tag = "type", rename_all = "snake_case", rename_all_fields = "camelCase")]
 #[non_exhaustive]
 pub enum RunOutcome {
-    /// The run has its answer.
-    Success {},
+    /// The run has its answer, or waits for calls to execute outside (listed for a client that
+    /// declared AG-UI 1.0).
+    Success {
+        /// The calls to execute outside.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pending_tool_call_ids: Option<Vec<String>>,
+    },
     /// The run waits for answers to these interrupts (tool calls to approve).
     Interrupt {
         /// One per call waiting for approval.

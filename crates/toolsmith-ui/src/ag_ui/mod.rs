@@ -95,9 +95,11 @@ impl AgUiStream {
         AgUiStreamBuilder::default()
     }
 
-    /// The stream for a request: its thread and run ids.
+    /// The stream for a request: its thread and run ids, and the protocol version it declares.
     pub fn for_request(input: &RunAgentInput) -> Self {
-        Self::builder().thread_id(&input.thread_id).run_id(&input.run_id).build()
+        let mut stream = Self::builder().thread_id(&input.thread_id).run_id(&input.run_id).build();
+        stream.inner.encoder.declares_1_0 = input.declares_1_0();
+        stream
     }
 
     /// `RUN_STARTED` (also sent before the first event if not called).
@@ -117,6 +119,12 @@ impl AgUiStream {
             Ok(deferred) => stamped(self.inner.finish_ok(deferred)),
             Err(e) => self.finish_with_error(&crate::error_message(e)),
         }
+    }
+
+    /// The calls whose results the client sent (calls it executed itself): a run resumed with
+    /// them reports their results, which are not sent back (as Pydantic AI does not).
+    pub fn client_answered(&mut self, tool_call_ids: impl IntoIterator<Item = String>) {
+        self.inner.client_answered(tool_call_ids);
     }
 
     /// The last events of a run that failed with `message` (a run cut short, say).

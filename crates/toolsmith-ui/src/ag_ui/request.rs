@@ -17,6 +17,10 @@ pub struct RunAgentInput {
     pub thread_id: String,
     /// This run.
     pub run_id: String,
+    /// The protocol version the client speaks (from AG-UI 1.0): with `1.0` or later, a run that
+    /// ends with calls to execute outside lists them in its outcome.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol_version: Option<String>,
     /// The application's state.
     #[serde(default)]
     pub state: Option<Value>,
@@ -136,6 +140,14 @@ fn malformed(message: impl std::fmt::Display) -> UiError {
 }
 
 impl RunAgentInput {
+    /// Whether the client declares AG-UI 1.0 or later (a version it does not write as
+    /// `MAJOR.MINOR` is taken as newer, as Pydantic AI takes it).
+    pub fn declares_1_0(&self) -> bool {
+        let Some(v) = &self.protocol_version else { return false };
+        let parsed = v.split_once('.').and_then(|(a, b)| Some((a.parse::<u64>().ok()?, b.parse::<u64>().ok()?)));
+        parsed.is_none_or(|version| version >= (1, 0))
+    }
+
     /// Reads a request body.
     pub fn from_json(body: &[u8]) -> Result<Self, UiError> {
         serde_json::from_slice(body).map_err(malformed)
@@ -153,6 +165,7 @@ impl RunAgentInput {
             _ => (self.messages.as_slice(), None),
         };
         let mut shown = std::collections::HashMap::new();
+        let mut tool_results = Vec::new();
         for message in before {
             match message {
                 Message::User { content, .. } => builder.user(&user_text(content)?),
@@ -171,6 +184,7 @@ impl RunAgentInput {
                 Message::Tool { tool_call_id, content, .. } => {
                     let name = builder.tool_name(tool_call_id).unwrap_or_default();
                     builder.tool_return(&name, tool_call_id, Value::String(content.clone()));
+                    tool_results.push((tool_call_id.clone(), Value::String(content.clone())));
                 }
             }
         }
@@ -202,6 +216,7 @@ impl RunAgentInput {
             prompt,
             history: builder.finish(),
             decisions,
+            tool_results,
             state: self.state.clone(),
             forwarded_props: self.forwarded_props.clone(),
         })

@@ -118,6 +118,12 @@ impl VercelAiStream {
         }
     }
 
+    /// The calls whose results the client sent (calls it executed itself): a run resumed with
+    /// them reports their results, which are not sent back (as Pydantic AI does not).
+    pub fn client_answered(&mut self, tool_call_ids: impl IntoIterator<Item = String>) {
+        self.inner.client_answered(tool_call_ids);
+    }
+
     /// The last chunks of a run that failed with `message`.
     pub fn finish_with_error(&mut self, message: &str) -> Vec<Chunk> {
         self.inner.finish_err(message)

@@ -61,6 +61,7 @@ impl VercelRequest {
         };
         let mut builder = HistoryBuilder::default();
         let mut decisions = Vec::new();
+        let mut tool_results = Vec::new();
         for message in before {
             match message.role.as_str() {
                 "user" => builder.user(&text_of(message)),
@@ -78,7 +79,9 @@ impl VercelRequest {
                             builder.tool_call(&name, id, input.clone());
                             match part["state"].as_str() {
                                 Some("output-available") => {
-                                    builder.tool_return(&name, id, part.get("output").cloned().unwrap_or(Value::Null))
+                                    let output = part.get("output").cloned().unwrap_or(Value::Null);
+                                    builder.tool_return(&name, id, output.clone());
+                                    tool_results.push((id.to_string(), output));
                                 }
                                 Some("approval-responded") => decisions.push(decision(id, part, input)?),
                                 _ => {}
@@ -93,6 +96,7 @@ impl VercelRequest {
             prompt,
             history: builder.finish(),
             decisions,
+            tool_results,
             state: None,
             forwarded_props: None,
         })
