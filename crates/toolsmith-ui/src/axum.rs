@@ -8,6 +8,9 @@
 //! bound to the calls the stored conversation waits on, so a client cannot approve a call that
 //! is not pending, or approve it with other arguments than the run would use; an approval whose
 //! run was cut short is not run again (its deferral was used: the core refuses a second resume).
+//! A conversation the store holds goes on from the stored history: the client's copy of the
+//! earlier messages is not read (only its new message, decisions and results); the client's
+//! messages are the history only of a conversation the store does not know.
 //! A new message while calls wait closes them out as interrupted. One run per conversation at a
 //! time. Dependencies are made per request, from its headers and input; with
 //! [`conversation_scope`](UiServerBuilder::conversation_scope), conversations are kept per user
@@ -316,6 +319,8 @@ where
         let headers = response.headers_mut();
         headers.insert(header::CONTENT_TYPE, header::HeaderValue::from_static("text/event-stream"));
         headers.insert(header::CACHE_CONTROL, header::HeaderValue::from_static("no-cache"));
+        // Proxies that buffer responses (nginx) pass server-sent events on at once.
+        headers.insert("x-accel-buffering", header::HeaderValue::from_static("no"));
         if let Some((name, value)) = extra {
             headers.insert(name, header::HeaderValue::from_static(value));
         }
