@@ -43,6 +43,9 @@ pub struct ServerConfig {
     pub deny: Vec<String>,
     /// How long one call may take, in seconds (default 120).
     pub timeout_secs: Option<f64>,
+    /// The largest message taken from the server, in bytes (default 16 MiB): a larger result
+    /// is an error and the server is reconnected.
+    pub max_message_bytes: Option<usize>,
 }
 
 impl ServerConfig {
@@ -74,6 +77,9 @@ impl ServerConfig {
         };
         if let Some(secs) = self.timeout_secs.filter(|s| s.is_finite() && *s > 0.0) {
             mcp = mcp.request_timeout(Duration::from_secs_f64(secs));
+        }
+        if let Some(bytes) = self.max_message_bytes {
+            mcp = mcp.max_message_size(bytes);
         }
         mcp.name(name)
     }
