@@ -9,6 +9,8 @@
 //! cargo test -p integration-tests --features mcp-servers --test mcp_server
 //! ```
 
+#[path = "mcp_server/cancellation.rs"]
+mod cancellation;
 #[path = "mcp_server/in_process.rs"]
 mod in_process;
 #[allow(dead_code)]
