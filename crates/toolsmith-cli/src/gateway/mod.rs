@@ -25,7 +25,8 @@ the search returned. Tool names are the server's name, an underscore and the too
 pub struct GatewayArgs {
     /// The configuration: `[servers.NAME]` tables with `command` + `args` (+ `env`) for a stdio
     /// server, or `url` (+ `headers`, `bearer_token`) for a streamable HTTP one; optional
-    /// `allow` / `deny` lists of tool names and `timeout_secs`.
+    /// `allow` / `deny` / `approve` lists of tool names, `timeout_secs` and
+    /// `max_message_bytes`.
     #[arg(long, value_name = "FILE")]
     config: PathBuf,
     /// Serve over streamable HTTP at http://127.0.0.1:PORT/mcp instead of stdio.

@@ -92,7 +92,14 @@ impl Upstreams {
         let tools: Vec<Value> = names
             .iter()
             .filter_map(|name| gathered.tools.iter().find(|t| &t.name == name))
-            .map(|t| json!({"name": t.name, "description": t.description, "parameters": t.parameters_json_schema}))
+            .map(|t| {
+                let mut found =
+                    json!({"name": t.name, "description": t.description, "parameters": t.parameters_json_schema});
+                if self.needs_approval(&t.name) {
+                    found["requires_approval"] = json!(true);
+                }
+                found
+            })
             .collect();
         let mut result = json!({"tools": tools});
         if !gathered.unavailable.is_empty() {
@@ -109,6 +116,11 @@ impl Upstreams {
             .filter_map(|s| name.strip_prefix(s.name.as_str())?.strip_prefix('_').map(|tool| (s, tool)))
             .filter(|(s, tool)| !tool.is_empty() && s.config.allows(tool))
             .max_by_key(|(s, _)| s.name.len())
+    }
+
+    /// Whether a call of the tool of this gateway name needs the user's approval.
+    pub fn needs_approval(&self, name: &str) -> bool {
+        self.resolve(name).is_some_and(|(server, tool)| server.config.needs_approval(tool))
     }
 
     /// Calls an upstream tool by its gateway name.

@@ -1,6 +1,7 @@
 //! The gateway in front of upstreams that fail or change, driven by toolsmith's own
 //! `McpToolset` over stdio: an upstream killed mid-call, a tool list that changes, results
-//! larger than the limit, a cancelled call, and the gateway over streamable HTTP.
+//! larger than the limit, a cancelled call, approval rules, and the gateway over streamable
+//! HTTP.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -228,5 +229,63 @@ async fn the_gateway_serves_streamable_http_with_and_without_a_bearer_token() {
     assert_eq!(names(&search(&with, "look up a word").await)[0], "up_lookup_alpha");
     with.close().await;
     drop(guarded);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_in_approve_are_approved_through_the_clients_elicitation() {
+    use std::sync::{Arc, Mutex};
+    use toolsmith::toolset::{Elicitation, ElicitationResponse};
+
+    let dir = temp_dir("gateway-approve");
+    let config = write_config(&dir, &[upstream_table("up", &dir, "approve = [\"lookup_alpha\"]")]);
+    let asked = Arc::new(Mutex::new(Vec::<String>::new()));
+    let answering = |accept: bool, gateway: McpToolset| {
+        let asked = asked.clone();
+        gateway.elicitation_handler(move |request: Elicitation| {
+            asked.lock().unwrap().push(request.message.clone());
+            async move { if accept { ElicitationResponse::accept_defaults() } else { ElicitationResponse::Decline } }
+        })
+    };
+
+    // Search says which tools need approval.
+    let plain = gateway(&config);
+    let found = search(&plain, "look up a word").await;
+    let alpha = found["tools"].as_array().unwrap().iter().find(|t| t["name"] == "up_lookup_alpha").unwrap();
+    assert_eq!(alpha["requires_approval"], true, "{found}");
+    let found = search(&plain, "return a long text").await;
+    let big = found["tools"].as_array().unwrap().iter().find(|t| t["name"] == "up_big").unwrap();
+    assert!(big.get("requires_approval").is_none(), "{found}");
+    // A client that cannot elicit is told so; the upstream tool does not run.
+    let refused = call(&plain, "up_lookup_alpha", json!({"word": "w"})).await;
+    assert!(refused.is_error);
+    assert!(text(&refused).contains("`up_lookup_alpha` needs approval, and this MCP client cannot ask for it"));
+    plain.close().await;
+
+    let accepting = answering(true, gateway(&config));
+    assert_eq!(text(&call(&accepting, "up_lookup_alpha", json!({"word": "w"})).await), "lookup_alpha: w");
+    accepting.close().await;
+    assert_eq!(asked.lock().unwrap().len(), 1);
+    assert!(asked.lock().unwrap()[0].contains("`up_lookup_alpha` with arguments {\"word\":\"w\"}"), "{asked:?}");
+
+    let declining = answering(false, gateway(&config));
+    let denied = call(&declining, "up_lookup_alpha", json!({"word": "w"})).await;
+    assert!(denied.is_error);
+    assert_eq!(text(&denied), "The user denied the call to `up_lookup_alpha`.");
+    // Tools not listed in `approve` are not asked about.
+    assert_eq!(text(&call(&declining, "up_big", json!({"bytes": 3})).await), "xxx");
+    declining.close().await;
+    assert_eq!(asked.lock().unwrap().len(), 2);
+
+    // With --expose-all, the listed tool asks the same way.
+    let config_arg = config.display().to_string();
+    let args = ["mcp", "gateway", "--expose-all", "--config", config_arg.as_str()];
+    let direct = answering(false, McpToolset::stdio(env!("CARGO_BIN_EXE_toolsmith"), args));
+    let denied = direct.call_tool("up_lookup_alpha", json!({"word": "w"})).await.unwrap();
+    assert!(denied.is_error);
+    assert_eq!(text(&denied), "The user denied the call to `up_lookup_alpha`.");
+    assert_eq!(text(&direct.call_tool("up_big", json!({"bytes": 2})).await.unwrap()), "xx");
+    direct.close().await;
+    assert_eq!(asked.lock().unwrap().len(), 3);
     let _ = std::fs::remove_dir_all(&dir);
 }
