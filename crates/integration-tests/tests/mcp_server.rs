@@ -13,6 +13,8 @@
 mod cancellation;
 #[path = "mcp_server/in_process.rs"]
 mod in_process;
+#[path = "mcp_server/list_changed.rs"]
+mod list_changed;
 #[allow(dead_code)]
 #[path = "mcp/support.rs"]
 mod support;
