@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use toolsmith::ToolDefinition;
 use toolsmith::search::SearchStrategy;
 use toolsmith::search::eval::SearchIndex;
-use toolsmith::toolset::{McpCallResult, McpError, McpToolset};
+use toolsmith::toolset::{McpCallResult, McpError, McpNotification, McpToolset};
 
 use super::config::{GatewayConfig, ServerConfig};
 
@@ -32,12 +32,25 @@ pub struct Upstreams {
     index: Mutex<Option<(Vec<ToolDefinition>, Arc<SearchIndex>)>>,
 }
 
+/// Called when an upstream server's tool list changed.
+pub type OnToolsChanged = Arc<dyn Fn() + Send + Sync>;
+
 impl Upstreams {
-    pub fn new(config: GatewayConfig) -> Self {
+    pub fn new(config: GatewayConfig, on_tools_changed: Option<OnToolsChanged>) -> Self {
         let servers = config
             .servers
             .into_iter()
-            .map(|(name, config)| Upstream { mcp: config.toolset(&name), name, config })
+            .map(|(name, config)| {
+                let mut mcp = config.toolset(&name);
+                if let Some(changed) = on_tools_changed.clone() {
+                    mcp = mcp.on_notification(move |note| {
+                        if matches!(note, McpNotification::ToolsChanged { .. }) {
+                            changed();
+                        }
+                    });
+                }
+                Upstream { mcp, name, config }
+            })
             .collect();
         Upstreams { servers, index: Mutex::new(None) }
     }

@@ -118,6 +118,35 @@ async fn an_upstream_tool_list_change_is_searched() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_expose_all_an_upstream_tool_list_change_is_passed_on_to_the_client() {
+    use toolsmith::toolset::McpNotification;
+
+    let dir = temp_dir("gateway-expose-all-list-changed");
+    let config = write_config(&dir, &[upstream_table("dict", &dir, "")]);
+    let (tx, mut changed) = tokio::sync::mpsc::unbounded_channel();
+    let config_arg = config.display().to_string();
+    let args = ["mcp", "gateway", "--expose-all", "--config", config_arg.as_str()];
+    let client: McpToolset = McpToolset::stdio(env!("CARGO_BIN_EXE_toolsmith"), args).on_notification(move |note| {
+        if matches!(note, McpNotification::ToolsChanged { .. }) {
+            let _ = tx.send(());
+        }
+    });
+    let listed = |tools: Vec<toolsmith::ToolDefinition>| tools.into_iter().map(|t| t.name).collect::<Vec<_>>();
+    let before = listed(client.list_tools().await.unwrap());
+    assert!(before.contains(&"dict_lookup_alpha".to_string()), "{before:?}");
+
+    assert_eq!(text(&client.call_tool("dict_switch_lookup", json!({})).await.unwrap()), "switched");
+    let notified = tokio::time::timeout(Duration::from_secs(5), changed.recv()).await;
+    assert!(matches!(notified, Ok(Some(()))), "the gateway did not pass on tools/list_changed");
+    // The client's cached list is refreshed from the gateway's, which has the new tool.
+    let after = listed(client.list_tools().await.unwrap());
+    assert!(after.contains(&"dict_lookup_beta".to_string()), "{after:?}");
+    assert!(!after.contains(&"dict_lookup_alpha".to_string()), "{after:?}");
+    client.close().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_oversized_upstream_result_is_an_error_and_the_gateway_goes_on() {
     let dir = temp_dir("gateway-oversized");
     let config = write_config(
