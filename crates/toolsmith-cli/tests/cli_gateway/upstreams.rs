@@ -76,7 +76,8 @@ async fn an_upstream_killed_mid_call_is_an_error_naming_it_and_the_next_call_rec
             call(&gateway, "everything_trigger-long-running-operation", json!({"duration": 10, "steps": 2})).await
         })
     };
-    tokio::time::sleep(Duration::from_millis(700)).await;
+    // Time for the call to reach the server (it runs for 10 s).
+    tokio::time::sleep(Duration::from_millis(1500)).await;
     assert!(Command::new("kill").args(["-9", &pid]).status().unwrap().success());
     let started = Instant::now();
     let failed = slow.await.unwrap();
@@ -178,18 +179,28 @@ async fn a_cancelled_call_is_cancelled_upstream() {
     // Connect first, so that the call below is under way when it is dropped.
     assert!(names(&search(&gateway, "wait").await).contains(&"up_wait_for_cancel".to_string()));
     let pending = call(&gateway, "up_wait_for_cancel", json!({}));
-    // Dropping the call's future sends `notifications/cancelled` to the gateway.
-    assert!(tokio::time::timeout(Duration::from_millis(1500), pending).await.is_err());
-    let marker = dir.join("cancelled");
-    let started = Instant::now();
-    while !marker.exists() && started.elapsed() < Duration::from_secs(10) {
-        tokio::time::sleep(Duration::from_millis(50)).await;
+    // Once the upstream tool runs, the call's future is dropped: the client sends
+    // `notifications/cancelled` to the gateway.
+    let started = dir.join("started");
+    tokio::select! {
+        result = pending => panic!("the call should not end: {}", text(&result)),
+        () = wait_for(&started) => {}
     }
-    assert!(marker.exists(), "the upstream's tool was not cancelled");
+    wait_for(&dir.join("cancelled")).await;
     // The gateway and the upstream go on.
     assert_eq!(text(&call(&gateway, "up_lookup_alpha", json!({"word": "again"})).await), "lookup_alpha: again");
     gateway.close().await;
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Waits for a marker file of the upstream (10 s at most).
+async fn wait_for(marker: &Path) {
+    let started = Instant::now();
+    while !marker.exists() {
+        let name = marker.file_name().unwrap().to_string_lossy();
+        assert!(started.elapsed() < Duration::from_secs(10), "the upstream did not write `{name}`");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 /// The gateway over streamable HTTP on a free port; its URL.

@@ -5,8 +5,8 @@
 //
 // - `lookup_alpha` is listed at the start; `switch_lookup` replaces it by `lookup_beta` and
 //   sends `notifications/tools/list_changed`.
-// - `wait_for_cancel` runs until the client cancels it (it then writes MARKER_DIR/cancelled)
-//   or 30 s pass.
+// - `wait_for_cancel` writes MARKER_DIR/started, then runs until the client cancels it (it then
+//   writes MARKER_DIR/cancelled) or 30 s pass.
 // - `big` returns a text of `bytes` bytes.
 const fs = require("fs");
 const path = require("path");
@@ -44,6 +44,7 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       await server.sendToolListChanged();
       return text("switched");
     case "wait_for_cancel":
+      fs.writeFileSync(path.join(markerDir, "started"), "started");
       return await new Promise((resolve) => {
         const timer = setTimeout(() => resolve(text("not cancelled")), 30000);
         extra.signal.addEventListener("abort", () => {
