@@ -9,8 +9,12 @@
 //! cargo test -p integration-tests --features mcp-servers --test mcp_server
 //! ```
 
+#[path = "mcp_server/cancellation.rs"]
+mod cancellation;
 #[path = "mcp_server/in_process.rs"]
 mod in_process;
+#[path = "mcp_server/list_changed.rs"]
+mod list_changed;
 #[allow(dead_code)]
 #[path = "mcp/support.rs"]
 mod support;

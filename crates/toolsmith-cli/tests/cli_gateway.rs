@@ -10,6 +10,8 @@
 #[allow(dead_code)]
 #[path = "../../integration-tests/tests/mcp/support.rs"]
 mod support;
+#[path = "cli_gateway/upstreams.rs"]
+mod upstreams;
 
 use std::path::Path;
 use std::process::Command;

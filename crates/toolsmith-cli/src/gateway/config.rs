@@ -1,5 +1,5 @@
 //! The gateway's configuration file: `[servers.NAME]` tables, each a stdio command or a
-//! streamable HTTP URL, with optional allow and deny lists of tool names.
+//! streamable HTTP URL, with optional allow, deny and approval lists of tool names.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -41,14 +41,26 @@ pub struct ServerConfig {
     /// These tools are never offered.
     #[serde(default)]
     pub deny: Vec<String>,
+    /// Calls of these tools are approved by the user first, through the client's elicitation
+    /// (a client that cannot elicit gets an error).
+    #[serde(default)]
+    pub approve: Vec<String>,
     /// How long one call may take, in seconds (default 120).
     pub timeout_secs: Option<f64>,
+    /// The largest message taken from the server, in bytes (default 16 MiB): a larger result
+    /// is an error and the server is reconnected.
+    pub max_message_bytes: Option<usize>,
 }
 
 impl ServerConfig {
     /// Whether the server offers a tool of this name.
     pub fn allows(&self, tool: &str) -> bool {
         self.allow.as_ref().is_none_or(|allow| allow.iter().any(|a| a == tool)) && !self.deny.iter().any(|d| d == tool)
+    }
+
+    /// Whether a call of this tool needs the user's approval.
+    pub fn needs_approval(&self, tool: &str) -> bool {
+        self.approve.iter().any(|a| a == tool)
     }
 
     /// The client toolset of this server.
@@ -74,6 +86,9 @@ impl ServerConfig {
         };
         if let Some(secs) = self.timeout_secs.filter(|s| s.is_finite() && *s > 0.0) {
             mcp = mcp.request_timeout(Duration::from_secs_f64(secs));
+        }
+        if let Some(bytes) = self.max_message_bytes {
+            mcp = mcp.max_message_size(bytes);
         }
         mcp.name(name)
     }
@@ -117,13 +132,15 @@ mod tests {
     #[test]
     fn servers_are_commands_or_urls() {
         let config = parse(
-            "[servers.files]\ncommand = \"node\"\nargs = [\"fs.js\", \"/tmp\"]\ndeny = [\"write_file\"]\n\
+            "[servers.files]\ncommand = \"node\"\nargs = [\"fs.js\", \"/tmp\"]\ndeny = [\"write_file\"]\napprove = [\"move_file\"]\n\
              [servers.web]\nurl = \"http://127.0.0.1:1/mcp\"\nheaders = { X-Key = \"k\" }\n",
         )
         .unwrap();
         assert_eq!(config.servers["files"].args, ["fs.js", "/tmp"]);
         assert!(!config.servers["files"].allows("write_file"));
         assert!(config.servers["files"].allows("read_text_file"));
+        assert!(config.servers["files"].needs_approval("move_file"));
+        assert!(!config.servers["files"].needs_approval("read_text_file"));
         assert!(parse("[servers.x]\ncommand = \"a\"\nurl = \"b\"\n").unwrap_err().contains("not both"));
         assert!(parse("[servers.x]\nargs = []\n").unwrap_err().contains("give `command`"));
         assert!(parse("[servers.x]\ncommand = \"a\"\ntypo = 1\n").is_err());

@@ -9,12 +9,12 @@ mod upstreams;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use clap::Args;
 use toolsmith::mcp_server::{HttpOptions, McpServer};
 
-use upstreams::Upstreams;
+use upstreams::{OnToolsChanged, Upstreams};
 
 const INSTRUCTIONS: &str = "This server is a gateway to several MCP servers. Find the tool you need with \
 `search_tools` (a few words on what it should do), then call it with `call_tool` and the name and parameters \
@@ -25,7 +25,8 @@ the search returned. Tool names are the server's name, an underscore and the too
 pub struct GatewayArgs {
     /// The configuration: `[servers.NAME]` tables with `command` + `args` (+ `env`) for a stdio
     /// server, or `url` (+ `headers`, `bearer_token`) for a streamable HTTP one; optional
-    /// `allow` / `deny` lists of tool names and `timeout_secs`.
+    /// `allow` / `deny` / `approve` lists of tool names, `timeout_secs` and
+    /// `max_message_bytes`.
     #[arg(long, value_name = "FILE")]
     config: PathBuf,
     /// Serve over streamable HTTP at http://127.0.0.1:PORT/mcp instead of stdio.
@@ -48,7 +49,18 @@ pub async fn run(args: GatewayArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let upstreams = Arc::new(Upstreams::new(config));
+    // With --expose-all the client lists the upstream tools itself: an upstream's
+    // `tools/list_changed` is passed on to it (search re-reads the lists at each search).
+    let served_server: Arc<OnceLock<McpServer>> = Arc::default();
+    let on_tools_changed: Option<OnToolsChanged> = args.expose_all.then(|| {
+        let served = served_server.clone();
+        Arc::new(move || {
+            if let Some(server) = served.get().cloned() {
+                tokio::spawn(async move { server.notify_tools_changed().await });
+            }
+        }) as OnToolsChanged
+    });
+    let upstreams = Arc::new(Upstreams::new(config, on_tools_changed));
     let server = if args.expose_all {
         McpServer::builder(tools::expose_all_toolset(&upstreams)).name("toolsmith-gateway").build()
     } else {
@@ -57,6 +69,7 @@ pub async fn run(args: GatewayArgs) -> ExitCode {
             .instructions(INSTRUCTIONS)
             .build()
     };
+    let _ = served_server.set(server.clone());
     let served = match args.port {
         None => server.serve_stdio().await,
         Some(port) => {

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use serde_json::{Value, json};
+use toolsmith::mcp_server::{Elicitation, McpRequest};
 use toolsmith::messages::UserContent;
 use toolsmith::tool::ToolOutput;
 use toolsmith::toolset::{CombinedToolset, FunctionToolset, McpCallResult, ToolsetExt};
@@ -57,6 +58,9 @@ fn call_tool(upstreams: Arc<Upstreams>) -> Tool<()> {
         async move {
             let name = args["name"].as_str().unwrap_or_default().to_string();
             let arguments = args.get("arguments").cloned().unwrap_or_else(|| json!({}));
+            if upstreams.needs_approval(&name) {
+                approve(&name, &arguments).await?;
+            }
             match upstreams.call(&name, arguments).await {
                 Ok(result) => answer(result),
                 Err(CallError::Unknown) => Err(ModelRetry::new(format!(
@@ -70,6 +74,22 @@ fn call_tool(upstreams: Arc<Upstreams>) -> Tool<()> {
         }
     })
     .validate_args(true)
+}
+
+/// Asks the user, through the client's elicitation, whether the call may run (as `McpServer`
+/// does for its approval-required tools, naming the upstream tool rather than `call_tool`).
+async fn approve(name: &str, arguments: &Value) -> Result<(), ToolError> {
+    let request = McpRequest::current().filter(McpRequest::can_elicit).ok_or_else(|| {
+        ToolError::failed(format!(
+            "`{name}` needs approval, and this MCP client cannot ask for it (it did not declare the elicitation capability)."
+        ))
+    })?;
+    let message = format!("Allow the call to `{name}` with arguments {arguments}?");
+    match request.elicit(message, json!({"type": "object", "properties": {}})).await {
+        Ok(Elicitation::Accept(_)) => Ok(()),
+        Ok(_) => Err(ToolError::failed(format!("The user denied the call to `{name}`."))),
+        Err(e) => Err(ToolError::failed(format!("`{name}` needs approval, which could not be asked: {e}"))),
+    }
 }
 
 /// An upstream result as the gateway's: its content blocks passed on as they are; an upstream
@@ -95,7 +115,8 @@ pub fn search_toolset(upstreams: Arc<Upstreams>) -> FunctionToolset<()> {
     FunctionToolset::new().with_tool(search_tool(upstreams.clone())).with_tool(call_tool(upstreams))
 }
 
-/// `--expose-all`: every allowed upstream tool as `NAME_tool`; a server that is down is left
+/// `--expose-all`: every allowed upstream tool as `NAME_tool` (those of `approve` needing the
+/// user's approval, which `McpServer` asks through elicitation); a server that is down is left
 /// out until it answers again.
 pub fn expose_all_toolset(upstreams: &Upstreams) -> CombinedToolset<()> {
     let mut combined = CombinedToolset::new();
@@ -111,6 +132,7 @@ pub fn expose_all_toolset(upstreams: &Upstreams) -> CombinedToolset<()> {
             .mcp
             .clone()
             .filtered(move |_, def| config_allows(&def.name))
+            .approval_required_for(server.config.approve.clone())
             .prefixed(server.name.clone())
             .optional();
         combined.add(toolset);

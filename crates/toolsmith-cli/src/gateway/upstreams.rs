@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use toolsmith::ToolDefinition;
 use toolsmith::search::SearchStrategy;
 use toolsmith::search::eval::SearchIndex;
-use toolsmith::toolset::{McpCallResult, McpError, McpToolset};
+use toolsmith::toolset::{McpCallResult, McpError, McpNotification, McpToolset};
 
 use super::config::{GatewayConfig, ServerConfig};
 
@@ -32,12 +32,25 @@ pub struct Upstreams {
     index: Mutex<Option<(Vec<ToolDefinition>, Arc<SearchIndex>)>>,
 }
 
+/// Called when an upstream server's tool list changed.
+pub type OnToolsChanged = Arc<dyn Fn() + Send + Sync>;
+
 impl Upstreams {
-    pub fn new(config: GatewayConfig) -> Self {
+    pub fn new(config: GatewayConfig, on_tools_changed: Option<OnToolsChanged>) -> Self {
         let servers = config
             .servers
             .into_iter()
-            .map(|(name, config)| Upstream { mcp: config.toolset(&name), name, config })
+            .map(|(name, config)| {
+                let mut mcp = config.toolset(&name);
+                if let Some(changed) = on_tools_changed.clone() {
+                    mcp = mcp.on_notification(move |note| {
+                        if matches!(note, McpNotification::ToolsChanged { .. }) {
+                            changed();
+                        }
+                    });
+                }
+                Upstream { mcp, name, config }
+            })
             .collect();
         Upstreams { servers, index: Mutex::new(None) }
     }
@@ -92,7 +105,14 @@ impl Upstreams {
         let tools: Vec<Value> = names
             .iter()
             .filter_map(|name| gathered.tools.iter().find(|t| &t.name == name))
-            .map(|t| json!({"name": t.name, "description": t.description, "parameters": t.parameters_json_schema}))
+            .map(|t| {
+                let mut found =
+                    json!({"name": t.name, "description": t.description, "parameters": t.parameters_json_schema});
+                if self.needs_approval(&t.name) {
+                    found["requires_approval"] = json!(true);
+                }
+                found
+            })
             .collect();
         let mut result = json!({"tools": tools});
         if !gathered.unavailable.is_empty() {
@@ -109,6 +129,11 @@ impl Upstreams {
             .filter_map(|s| name.strip_prefix(s.name.as_str())?.strip_prefix('_').map(|tool| (s, tool)))
             .filter(|(s, tool)| !tool.is_empty() && s.config.allows(tool))
             .max_by_key(|(s, _)| s.name.len())
+    }
+
+    /// Whether a call of the tool of this gateway name needs the user's approval.
+    pub fn needs_approval(&self, name: &str) -> bool {
+        self.resolve(name).is_some_and(|(server, tool)| server.config.needs_approval(tool))
     }
 
     /// Calls an upstream tool by its gateway name.

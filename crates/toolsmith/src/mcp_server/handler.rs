@@ -1,5 +1,6 @@
 //! The rmcp `ServerHandler` of one MCP session: tools from the toolset, resources, prompts,
-//! logging level, completions and resource subscriptions.
+//! logging level, completions and resource subscriptions; the session's peer kept once it is
+//! initialized, for `McpServer::notify_tools_changed`.
 // Logging and sampling are deprecated by rmcp for the draft protocol 2026-07-28, which drops them;
 // protocol 2025-11-25, which clients speak, has them.
 #![allow(deprecated)]
@@ -13,7 +14,7 @@ use rmcp::model::{
     ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
     SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -58,7 +59,7 @@ impl<D: Clone + Send + Sync + 'static> Session<D> {
 impl<D: Clone + Send + Sync + 'static> ServerHandler for Session<D> {
     fn get_info(&self) -> InitializeResult {
         let s = &self.server;
-        let mut caps = json!({"tools": {"listChanged": false}, "logging": {}, "completions": {}});
+        let mut caps = json!({"tools": {"listChanged": true}, "logging": {}, "completions": {}});
         if !s.resources.is_empty() || !s.templates.is_empty() {
             caps["resources"] = json!({"subscribe": true, "listChanged": false});
         }
@@ -71,6 +72,12 @@ impl<D: Clone + Send + Sync + 'static> ServerHandler for Session<D> {
             serde_json::from_value(json!({"name": s.name, "version": s.version})).unwrap_or(info.server_info);
         info.instructions = s.instructions.clone();
         info
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let mut peers = self.server.peers.lock().unwrap_or_else(|p| p.into_inner());
+        peers.retain(|peer| !peer.is_transport_closed());
+        peers.push(context.peer);
     }
 
     async fn set_level(&self, request: SetLevelRequestParams, _: RequestContext<RoleServer>) -> Result<(), ErrorData> {

@@ -68,6 +68,8 @@ struct Shared<D> {
     resources: Vec<Resource>,
     templates: Vec<ResourceTemplate>,
     prompts: Vec<Prompt>,
+    /// The clients whose sessions are open, for the notifications sent to all of them.
+    peers: std::sync::Mutex<Vec<rmcp::Peer<rmcp::RoleServer>>>,
 }
 
 /// An MCP server for a toolset: build it with [`McpServer::builder`], then serve it over stdio
@@ -144,6 +146,23 @@ impl<D: Clone + Send + Sync + 'static> McpServer<D> {
         }
     }
 
+    /// Tells every connected client that the tool list changed
+    /// (`notifications/tools/list_changed`), so that it lists the tools again: call it when
+    /// what the toolset lists changes (a [`DynamicToolset`](crate::toolset::DynamicToolset), a
+    /// gateway whose upstream changed).
+    pub async fn notify_tools_changed(&self) {
+        let peers: Vec<_> = {
+            let mut peers = self.shared.peers.lock().unwrap_or_else(|p| p.into_inner());
+            peers.retain(|peer| !peer.is_transport_closed());
+            peers.clone()
+        };
+        for peer in peers {
+            if let Err(e) = peer.notify_tool_list_changed().await {
+                tracing::debug!(error = %e, "could not send tools/list_changed");
+            }
+        }
+    }
+
     async fn enter(&self) -> Result<(), McpServerError> {
         self.shared.toolset.enter_boxed().await.map_err(|e| McpServerError::Toolset { message: e.to_string() })
     }
@@ -176,6 +195,7 @@ impl<D: Clone + Send + Sync + 'static> McpServerBuilder<D> {
                 resources: Vec::new(),
                 templates: Vec::new(),
                 prompts: Vec::new(),
+                peers: Default::default(),
             },
         }
     }
