@@ -118,8 +118,12 @@ async def run_turn(agent: Agent, protocol: str, body: dict) -> list[dict]:
             agent=agent, run_input=VercelAIAdapter.build_run_input(raw), accept='text/event-stream', sdk_version=version
         )
     chunks = []
-    async for text in adapter.encode_stream(adapter.run_stream()):
-        chunks.append(text)
+    # toolsmith reports a step's tool results in call order once its calls have finished, which
+    # is Pydantic AI's `parallel_ordered_events` mode; its default reports them as they finish,
+    # an order that depends on thread timing for sync tools (and so could not be compared).
+    with Agent.parallel_tool_call_execution_mode('parallel_ordered_events'):
+        async for text in adapter.encode_stream(adapter.run_stream()):
+            chunks.append(text)
     return parse_sse(''.join(chunks))
 
 
