@@ -76,6 +76,7 @@ mod set_metadata;
 pub mod spec;
 mod thinking;
 mod thread_executor;
+pub mod tool_output_limits;
 mod tool_search;
 mod toolset;
 mod trait_def;
@@ -105,6 +106,7 @@ pub use set_metadata::SetToolMetadata;
 pub use spec::{CapabilityRegistry, CapabilitySpec, LoadedSpec, SpecArgs, SpecError};
 pub use thinking::{Thinking, ThinkingEffort, ThinkingFormat};
 pub use thread_executor::ThreadExecutor;
+pub use tool_output_limits::ToolOutputLimits;
 pub use toolset::Toolset;
 pub use trait_def::Capability;
 pub use types::{
