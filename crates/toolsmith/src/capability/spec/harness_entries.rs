@@ -5,11 +5,33 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::CapabilityRegistry;
-use crate::capability::{BoxedCapability, RepairToolArguments, ToolOutputLimits};
+use serde::Deserialize;
+
+use crate::capability::{BoxedCapability, CompactRetryHistory, RepairToolArguments, ToolOutputLimits};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CompactArgs {
+    #[serde(default)]
+    keep_last: Option<usize>,
+    #[serde(default)]
+    tools: Option<Vec<String>>,
+}
 
 /// `registry` with the harness capabilities' names.
 pub(super) fn register<D: Clone + Send + Sync + 'static>(registry: CapabilityRegistry<D>) -> CapabilityRegistry<D> {
     registry
+        .register("CompactRetryHistory", |args| {
+            let a: CompactArgs = args.parse_with_main("keep_last")?;
+            if a.keep_last == Some(0) {
+                return Err(args.error("keep_last must be at least 1"));
+            }
+            let mut c = CompactRetryHistory::new().keep_last(a.keep_last.unwrap_or(1));
+            if let Some(tools) = a.tools {
+                c = c.tools(tools);
+            }
+            Ok(BoxedCapability::new(c))
+        })
         .register("RepairToolArguments", |args| match args.value() {
             Value::Null => Ok(BoxedCapability::new(RepairToolArguments::new())),
             Value::Object(map) if map.is_empty() => Ok(BoxedCapability::new(RepairToolArguments::new())),
