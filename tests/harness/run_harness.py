@@ -18,7 +18,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from pydantic_ai import Agent, ModelRetry, Tool, ToolReturn
+from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, ModelRetry, Tool, ToolDenied, ToolReturn
 from pydantic_ai.messages import (
     ModelMessage,
     ModelMessagesTypeAdapter,
@@ -69,8 +69,11 @@ def make_tool(entry: dict[str, Any]) -> Tool[Any]:
             return ToolReturn(return_value=value, metadata=metadata)
         return value
 
-    return Tool.from_schema(function, name=name, description=entry.get('description', name), json_schema=schema,
+    tool = Tool.from_schema(function, name=name, description=entry.get('description', name), json_schema=schema,
                             takes_ctx=True)
+    if entry.get('requires_approval'):
+        tool.requires_approval = True
+    return tool
 
 
 # ---------------------------------------------------------------------------------------------
@@ -112,6 +115,31 @@ def summarizer(name: str) -> Any:
     if name == 'first_line':
         return dict(summarize=lambda tool, text: f'{tool}: {text.splitlines()[0] if text else ""}')
     raise ValueError(f'unknown summariser {name}')
+
+
+JUDGE_LOG: list[dict[str, Any]] = []
+
+
+def judge_model(name: str) -> FunctionModel:
+    """The scripted judging models (the Rust runner defines the same)."""
+
+    def fn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        prompt = messages[-1].parts[-1].content  # type: ignore[union-attr]
+        JUDGE_LOG.append({
+            'model': name,
+            'instructions': info.instructions,
+            'prompt': prompt,
+            'output_tools': [{'name': t.name, 'description': t.description, 'parameters': t.parameters_json_schema} for t in info.output_tools],
+            'allow_text_output': info.allow_text_output,
+        })
+        if name == 'judge_fail':
+            raise RuntimeError('judge down')
+        answer = {'judge_yes': 'yes', 'judge_no': 'no', 'judge_unsure': 'unsure'}.get(name)
+        if answer is None:  # judge_danger
+            answer = 'yes' if 'danger' in prompt else 'no'
+        return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, {'response': answer})])
+
+    return FunctionModel(fn)
 
 
 def action(spec: Any, store_dir: str) -> Any:
@@ -175,6 +203,16 @@ def capability(entry: Any, store_dir: str) -> Any:
     args = args or {}
     if name == 'ToolOutputLimits':
         return tool_output_limits(args, store_dir)
+    if name == 'ToolCallJudge':
+        from pydantic_ai_harness.tool_call_judge import ToolCallJudge
+
+        kw = dict(args)
+        return ToolCallJudge(judge_model(kw.pop('model')), **kw)
+    if name == 'ApprovalReviewer':
+        from pydantic_ai_harness.approval_reviewer import ApprovalReviewer
+
+        kw = dict(args)
+        return ApprovalReviewer(judge_model(kw.pop('model')), **kw)
     if name == 'RepairToolArguments':
         from pydantic_ai_harness.repair_tool_arguments import RepairToolArguments
 
@@ -273,20 +311,35 @@ async def run(sc: dict[str, Any], store_dir: str) -> dict[str, Any]:
 
     caps = [capability(e, store_dir) for e in sc.get('capabilities', [])]
     tools = [make_tool(t) for t in sc.get('tools', [])]
-    agent = Agent(FunctionModel(model_fn), tools=tools, capabilities=caps, retries=sc.get('retries', 1))
+    output_type: Any = [str, DeferredToolRequests] if sc.get('deferred') else str
+    agent = Agent(FunctionModel(model_fn), tools=tools, capabilities=caps, retries=sc.get('retries', 1),
+                  output_type=output_type)
     history: list[ModelMessage] | None = None
     runs_out = []
+    JUDGE_LOG.clear()
     for r in sc.get('runs', [{'prompt': 'go'}]):
         try:
-            result = await agent.run(r.get('prompt'), message_history=history)
+            results = None
+            if 'approve' in r or 'deny' in r:
+                results = DeferredToolResults(approvals={
+                    **{i: True for i in r.get('approve', [])},
+                    **{i: ToolDenied(m) for i, m in r.get('deny', {}).items()},
+                })
+            result = await agent.run(r.get('prompt'), message_history=history, deferred_tool_results=results)
             history = result.all_messages()
-            runs_out.append({'output': result.output})
+            out = result.output
+            if isinstance(out, DeferredToolRequests):
+                out = {'deferred': {'approvals': [c.tool_call_id for c in out.approvals],
+                                    'calls': [c.tool_call_id for c in out.calls]}}
+            runs_out.append({'output': out})
         except Exception as e:  # noqa: BLE001
             runs_out.append({'error': {'type': type(e).__name__, 'message': str(e)}})
             if history is None:
                 history = []
     requests = [norm.messages(m) for m in seen]
     out = {'runs': runs_out, 'requests': requests, 'history': norm.messages(history or [])}
+    if JUDGE_LOG:
+        out['judge_requests'] = list(JUDGE_LOG)
     return norm.finish(out)
 
 

@@ -6,10 +6,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value, json};
+use toolsmith::agent::Deferrable;
 use toolsmith::capability::tool_output_limits::{Summarize, ToolOutputLimits};
-use toolsmith::capability::{BoxedCapability, CapabilityRegistry, CapabilitySpec};
+use toolsmith::capability::{ApprovalReviewer, BoxedCapability, CapabilityRegistry, CapabilitySpec, ToolCallJudge};
+use toolsmith::deferred::{DeferredToolRequests, ToolApproval};
 use toolsmith::messages::{ModelMessage, ModelResponse, ModelResponsePart, TextPart, ToolCallPart};
-use toolsmith::model::{ModelError, ModelErrorKind};
+use toolsmith::model::{AnyModel, ModelError, ModelErrorKind};
 use toolsmith::prelude::*;
 use toolsmith::tool::{ToolOutput, ToolReturn};
 
@@ -42,6 +44,7 @@ fn make_tool(entry: &Value) -> Tool<()> {
     let metadata = entry.get("return_metadata").cloned();
     let wrap = metadata.is_some() || entry.get("wrap").and_then(Value::as_bool) == Some(true);
     let schema = entry.get("schema").cloned().unwrap_or(json!({"type": "object", "properties": {}}));
+    let requires_approval = entry.get("requires_approval").and_then(Value::as_bool) == Some(true);
     Tool::from_schema(name, description, schema, move |ctx: RunContext<()>, args: Value| {
         let value = if returns == json!("$args") { args } else { returns.clone() };
         let result = if ctx.retry < fail_times {
@@ -55,6 +58,53 @@ fn make_tool(entry: &Value) -> Tool<()> {
         };
         async move { result }
     })
+    .requires_approval(requires_approval)
+}
+
+type JudgeLog = Arc<Mutex<Vec<Value>>>;
+
+/// The scripted judging models (the Python runner defines the same).
+fn judge_model(name: &str, log: JudgeLog) -> Result<AnyModel, String> {
+    let name = name.to_string();
+    if !["judge_yes", "judge_no", "judge_unsure", "judge_fail", "judge_danger"].contains(&name.as_str()) {
+        return Err(format!("unknown judge model {name}"));
+    }
+    Ok(AnyModel::from_model(FunctionModel::new(move |messages, info| {
+        let prompt = messages
+            .last()
+            .and_then(|m| match m {
+                ModelMessage::Request(r) => r.parts.iter().rev().find_map(|p| match p {
+                    toolsmith::messages::ModelRequestPart::UserPrompt(u) => Some(u.content.text()),
+                    _ => None,
+                }),
+                _ => None,
+            })
+            .unwrap_or_default();
+        let tools: Vec<Value> = info
+            .output_tools
+            .iter()
+            .map(|t| json!({"name": t.name, "description": t.description, "parameters": *t.parameters_json_schema}))
+            .collect();
+        log.lock().unwrap_or_else(|e| e.into_inner()).push(json!({
+            "model": name, "instructions": info.instructions, "prompt": prompt,
+            "output_tools": tools, "allow_text_output": info.allow_text_output,
+        }));
+        let answer = match name.as_str() {
+            "judge_fail" => Err(ModelError::new(ModelErrorKind::UnexpectedResponse, "judge down")),
+            "judge_yes" => Ok("yes"),
+            "judge_no" => Ok("no"),
+            "judge_unsure" => Ok("unsure"),
+            _ => Ok(if prompt.contains("danger") { "yes" } else { "no" }),
+        };
+        let answer = answer.map(|a| {
+            ModelResponse::new(vec![ModelResponsePart::ToolCall(ToolCallPart::new(
+                "final_result",
+                json!({"response": a}),
+                "judge",
+            ))])
+        });
+        async move { answer }
+    })))
 }
 
 fn summarizers() -> HashMap<String, Summarize> {
@@ -88,24 +138,38 @@ fn summarizers() -> HashMap<String, Summarize> {
     ])
 }
 
-fn registry(store_dir: &str) -> CapabilityRegistry<()> {
+fn registry(store_dir: &str, judges: JudgeLog) -> CapabilityRegistry<()> {
     let store_dir = store_dir.to_string();
-    CapabilityRegistry::new().register("ToolOutputLimits", move |args| {
-        let mut value = args.value().clone();
-        // A file store goes to the scenario's temporary directory.
-        if let Some(Value::Object(store)) = value.get_mut("store")
-            && let Some(Value::Object(cfg)) = store.get_mut("LocalFileStore")
-        {
-            cfg.insert("base_dir".into(), json!(store_dir));
-        } else if let Some(Value::Object(store)) = value.get_mut("store")
-            && store.get("LocalFileStore").is_some_and(Value::is_null)
-        {
-            store.insert("LocalFileStore".into(), json!({"base_dir": store_dir}));
-        }
-        ToolOutputLimits::<()>::from_spec_with(&value, &summarizers())
-            .map(BoxedCapability::new)
-            .map_err(|e| args.error(e))
-    })
+    let reviewer_log = judges.clone();
+    CapabilityRegistry::new()
+        .register("ToolCallJudge", move |args| {
+            let log = judges.clone();
+            ToolCallJudge::<()>::from_spec_with(args.value(), &move |name| judge_model(name, log.clone()))
+                .map(BoxedCapability::new)
+                .map_err(|e| args.error(e))
+        })
+        .register("ApprovalReviewer", move |args| {
+            let log = reviewer_log.clone();
+            ApprovalReviewer::from_spec_with(args.value(), &move |name| judge_model(name, log.clone()))
+                .map(BoxedCapability::new)
+                .map_err(|e| args.error(e))
+        })
+        .register("ToolOutputLimits", move |args| {
+            let mut value = args.value().clone();
+            // A file store goes to the scenario's temporary directory.
+            if let Some(Value::Object(store)) = value.get_mut("store")
+                && let Some(Value::Object(cfg)) = store.get_mut("LocalFileStore")
+            {
+                cfg.insert("base_dir".into(), json!(store_dir));
+            } else if let Some(Value::Object(store)) = value.get_mut("store")
+                && store.get("LocalFileStore").is_some_and(Value::is_null)
+            {
+                store.insert("LocalFileStore".into(), json!({"base_dir": store_dir}));
+            }
+            ToolOutputLimits::<()>::from_spec_with(&value, &summarizers())
+                .map(BoxedCapability::new)
+                .map_err(|e| args.error(e))
+        })
 }
 
 /// The handle of the last spill marker the model was shown (`$last_handle` in scripted args).
@@ -247,6 +311,74 @@ fn sorted(v: Value) -> Value {
     }
 }
 
+/// A run's output as the Python runner prints it.
+trait OutputJson {
+    fn json(&self) -> Value;
+    fn deferred(&self) -> Option<&DeferredToolRequests>;
+}
+
+impl OutputJson for String {
+    fn json(&self) -> Value {
+        json!(self)
+    }
+    fn deferred(&self) -> Option<&DeferredToolRequests> {
+        None
+    }
+}
+
+impl OutputJson for Deferrable<String> {
+    fn json(&self) -> Value {
+        match self {
+            Deferrable::Output(o) => json!(o),
+            Deferrable::Deferred(d) => json!({"deferred": {
+                "approvals": d.approvals.iter().map(|c| c.tool_call_id.clone()).collect::<Vec<_>>(),
+                "calls": d.calls.iter().map(|c| c.tool_call_id.clone()).collect::<Vec<_>>(),
+            }}),
+            _ => Value::Null,
+        }
+    }
+    fn deferred(&self) -> Option<&DeferredToolRequests> {
+        match self {
+            Deferrable::Deferred(d) => Some(d),
+            _ => None,
+        }
+    }
+}
+
+/// Every run of the scenario, each from the previous one's messages: the outputs and the last history.
+async fn run_all<O: OutputJson + Send + 'static>(agent: Agent<(), O>, sc: &Value) -> (Vec<Value>, Vec<ModelMessage>) {
+    let mut history: Vec<ModelMessage> = Vec::new();
+    let mut requests: Option<DeferredToolRequests> = None;
+    let mut runs = Vec::new();
+    let default_runs = json!([{"prompt": "go"}]);
+    for r in sc.get("runs").unwrap_or(&default_runs).as_array().into_iter().flatten() {
+        let mut builder = match r.get("prompt").and_then(Value::as_str) {
+            Some(p) => agent.run(p.to_string()),
+            None => agent.resume(),
+        };
+        builder = builder.message_history(history.clone());
+        if r.get("approve").is_some() || r.get("deny").is_some() {
+            let mut results = requests.as_ref().map(DeferredToolRequests::results).unwrap_or_default();
+            for id in r.get("approve").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str) {
+                results = results.approve(id, ToolApproval::approved());
+            }
+            for (id, m) in r.get("deny").and_then(Value::as_object).into_iter().flatten() {
+                results = results.approve(id.clone(), ToolApproval::denied_with(m.as_str().unwrap_or_default()));
+            }
+            builder = builder.deferred_tool_results(results);
+        }
+        match builder.await {
+            Ok(result) => {
+                history = result.all_messages().to_vec();
+                requests = result.output().deferred().cloned();
+                runs.push(json!({"output": result.output().json()}));
+            }
+            Err(e) => runs.push(json!({"error": {"type": e.kind(), "message": e.to_string()}})),
+        }
+    }
+    (runs, history)
+}
+
 async fn run(sc: &Value, store_dir: &str) -> Result<Value, String> {
     let script = sc["script"].as_array().cloned().unwrap_or_default();
     let seen: Arc<Mutex<Vec<Vec<ModelMessage>>>> = Arc::default();
@@ -271,25 +403,23 @@ async fn run(sc: &Value, store_dir: &str) -> Result<Value, String> {
     }
     let spec =
         CapabilitySpec::from_value(sc.get("capabilities").cloned().unwrap_or(json!([]))).map_err(|e| e.to_string())?;
-    let agent = builder.capabilities_from_spec(&spec, &registry(store_dir)).build().map_err(|e| e.to_string())?;
-    let mut history: Vec<ModelMessage> = Vec::new();
-    let mut runs = Vec::new();
-    let default_runs = json!([{"prompt": "go"}]);
-    for r in sc.get("runs").unwrap_or(&default_runs).as_array().into_iter().flatten() {
-        let prompt = r.get("prompt").and_then(Value::as_str).unwrap_or("go").to_string();
-        match agent.run(prompt).message_history(history.clone()).await {
-            Ok(result) => {
-                history = result.all_messages().to_vec();
-                runs.push(json!({"output": result.output()}));
-            }
-            Err(e) => runs.push(json!({"error": {"type": e.kind(), "message": e.to_string()}})),
-        }
-    }
+    let judges: JudgeLog = Arc::default();
+    let builder = builder.capabilities_from_spec(&spec, &registry(store_dir, judges.clone()));
+    let (runs, history) = if sc.get("deferred").and_then(Value::as_bool) == Some(true) {
+        run_all(builder.allow_deferred().build().map_err(|e| e.to_string())?, sc).await
+    } else {
+        run_all(builder.build().map_err(|e| e.to_string())?, sc).await
+    };
     let mut norm = Normaliser { store_dir: store_dir.to_string(), ..Default::default() };
     let seen = seen.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let requests: Vec<Value> = seen.iter().map(|m| norm.messages(m)).collect();
     let history = norm.messages(&history);
-    Ok(sorted(norm.finish(json!({"runs": runs, "requests": requests, "history": history}))))
+    let mut out = json!({"runs": runs, "requests": requests, "history": history});
+    let judges = judges.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    if !judges.is_empty() {
+        out["judge_requests"] = Value::Array(judges);
+    }
+    Ok(sorted(norm.finish(out)))
 }
 
 fn main() -> std::process::ExitCode {

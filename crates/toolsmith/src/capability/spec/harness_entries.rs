@@ -7,7 +7,15 @@ use serde_json::Value;
 use super::CapabilityRegistry;
 use serde::Deserialize;
 
-use crate::capability::{BoxedCapability, CompactRetryHistory, RepairToolArguments, ToolOutputLimits};
+use crate::capability::{
+    ApprovalReviewer, BoxedCapability, CompactRetryHistory, RepairToolArguments, ToolCallJudge, ToolOutputLimits,
+};
+use crate::model::AnyModel;
+
+/// A spec's model name, as `infer_model` reads it.
+fn infer(name: &str) -> Result<AnyModel, String> {
+    crate::providers::infer_model(name).map_err(|e| e.to_string())
+}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -31,6 +39,14 @@ pub(super) fn register<D: Clone + Send + Sync + 'static>(registry: CapabilityReg
                 c = c.tools(tools);
             }
             Ok(BoxedCapability::new(c))
+        })
+        .register("ToolCallJudge", |args| {
+            ToolCallJudge::<D>::from_spec_with(args.value(), &infer)
+                .map(BoxedCapability::new)
+                .map_err(|e| args.error(e))
+        })
+        .register("ApprovalReviewer", |args| {
+            ApprovalReviewer::from_spec_with(args.value(), &infer).map(BoxedCapability::new).map_err(|e| args.error(e))
         })
         .register("RepairToolArguments", |args| match args.value() {
             Value::Null => Ok(BoxedCapability::new(RepairToolArguments::new())),

@@ -5,6 +5,8 @@
 mod bands;
 mod read;
 mod spec;
+
+pub(crate) use spec::selector as spec_selector;
 mod store;
 mod text;
 
