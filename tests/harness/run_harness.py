@@ -73,6 +73,8 @@ def make_tool(entry: dict[str, Any]) -> Tool[Any]:
                             takes_ctx=True)
     if entry.get('requires_approval'):
         tool.requires_approval = True
+    if entry.get('metadata') is not None:
+        tool.metadata = entry['metadata']
     return tool
 
 

@@ -45,7 +45,8 @@ fn make_tool(entry: &Value) -> Tool<()> {
     let wrap = metadata.is_some() || entry.get("wrap").and_then(Value::as_bool) == Some(true);
     let schema = entry.get("schema").cloned().unwrap_or(json!({"type": "object", "properties": {}}));
     let requires_approval = entry.get("requires_approval").and_then(Value::as_bool) == Some(true);
-    Tool::from_schema(name, description, schema, move |ctx: RunContext<()>, args: Value| {
+    let tool_metadata = entry.get("metadata").cloned();
+    let tool = Tool::from_schema(name, description, schema, move |ctx: RunContext<()>, args: Value| {
         let value = if returns == json!("$args") { args } else { returns.clone() };
         let result = if ctx.retry < fail_times {
             Err(ToolError::from(ModelRetry::new(format!("{retry_message} ({})", ctx.retry + 1))))
@@ -58,7 +59,11 @@ fn make_tool(entry: &Value) -> Tool<()> {
         };
         async move { result }
     })
-    .requires_approval(requires_approval)
+    .requires_approval(requires_approval);
+    match tool_metadata {
+        Some(m) => tool.metadata(m),
+        None => tool,
+    }
 }
 
 type JudgeLog = Arc<Mutex<Vec<Value>>>;

@@ -75,7 +75,7 @@ impl std::fmt::Debug for Serializer {
 /// The store is in memory by default ([`MemoryStore`]; clones of the capability share it, so a
 /// run resumed from a saved history still reads earlier spills), or [`FileStore`] for spills that
 /// outlive the process. Errors and retries are never reduced (they are not returns), nor are
-/// `read_tool_result`'s own pages.
+/// `read_tool_result`'s own pages or tool search's returns.
 ///
 /// ```
 /// use toolsmith::capability::tool_output_limits::{Band, Spill, ToolOutputLimits, Truncate, TruncationStrategy};
@@ -300,7 +300,12 @@ impl<D: Clone + Send + Sync + 'static> Capability<D> for ToolOutputLimits<D> {
         _args: &Value,
         result: ToolOutput,
     ) -> Result<ToolOutput, ToolError> {
-        if call.def.name == READ_TOOL_NAME || !self.tool_filter.matches(ctx, call.def) {
+        // Never reduced: read_tool_result's own pages, and tool search's returns (read back from
+        // the history to know which tools were found), whatever `tool_filter` says.
+        let exempt = call.def.name == READ_TOOL_NAME
+            || call.def.name == crate::search::SEARCH_TOOL_NAME
+            || call.call.tool_kind.is_some();
+        if exempt || !self.tool_filter.matches(ctx, call.def) {
             return Ok(result);
         }
         let value = match &result {
