@@ -219,3 +219,26 @@ fn specs_use_the_harness_names() {
     .unwrap();
     assert!(registry.load(&spec).is_ok());
 }
+
+/// The harness capabilities in one YAML spec, with the harness's names and options.
+#[cfg(feature = "yaml")]
+#[test]
+fn a_yaml_spec_with_the_harness_capabilities() {
+    let spec = CapabilitySpec::from_yaml(
+        r#"
+capabilities:
+  - ToolOutputLimits:
+      bands:
+        - {over: 100000, action: {Spill: {then: Truncate}}}
+        - {over: 5000, action: {Truncate: {strategy: tail, max_chars: 2000, keep_tail_lines: 2}}}
+      per_tool: {read_file: [{over: 8000, action: {Truncate: {strategy: head}}}]}
+      store: {LocalFileStore: {cleanup_after: 21600}}
+  - RepairToolArguments
+  - CompactRetryHistory: {keep_last: 1}
+  - ToolCallJudge: {model: test, question: Would this destroy data?, tools: [rm], on_uncertain: ask}
+  - ApprovalReviewer: {model: test, question: Could this leak secrets?}
+"#,
+    )
+    .unwrap();
+    assert_eq!(CapabilityRegistry::<()>::new().load(&spec).unwrap().capabilities.len(), 5);
+}
