@@ -427,28 +427,27 @@ async fn run(sc: &Value, store_dir: &str) -> Result<Value, String> {
     Ok(sorted(norm.finish(out)))
 }
 
+/// Runs the scenario in the file `path` and returns its normalised result (a file store goes to a
+/// temporary directory named after `tag`, removed afterwards).
+pub fn run_file(path: &std::path::Path, tag: &str) -> Result<Value, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let sc: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let dir = std::env::temp_dir().join(format!("toolsmith-harness-{}-{tag}", std::process::id()));
+    let _ = std::fs::create_dir_all(&dir);
+    let store_dir = std::fs::canonicalize(&dir).unwrap_or(dir.clone()).to_string_lossy().into_owned();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
+    let out = rt.block_on(run(&sc, &store_dir));
+    let _ = std::fs::remove_dir_all(&dir);
+    out
+}
+
+#[allow(dead_code)] // Also compiled into the harness_scenarios test, which has its own main.
 fn main() -> std::process::ExitCode {
     let Some(path) = std::env::args().nth(1) else {
         eprintln!("usage: harness_runner SCENARIO.json");
         return std::process::ExitCode::from(2);
     };
-    let sc: Value = match std::fs::read_to_string(&path)
-        .map_err(|e| e.to_string())
-        .and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()))
-    {
-        Ok(v) => v,
-        Err(e) => {
-            eprintln!("{path}: {e}");
-            return std::process::ExitCode::from(2);
-        }
-    };
-    let dir = std::env::temp_dir().join(format!("toolsmith-harness-{}", std::process::id()));
-    let _ = std::fs::create_dir_all(&dir);
-    let store_dir = std::fs::canonicalize(&dir).unwrap_or(dir.clone()).to_string_lossy().into_owned();
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
-    let out = rt.block_on(run(&sc, &store_dir));
-    let _ = std::fs::remove_dir_all(&dir);
-    match out {
+    match run_file(std::path::Path::new(&path), "main") {
         Ok(v) => {
             println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
             std::process::ExitCode::SUCCESS
