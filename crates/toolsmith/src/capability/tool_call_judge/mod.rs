@@ -185,10 +185,14 @@ impl<D> fmt::Debug for ToolCallJudge<D> {
     }
 }
 
-/// Whether `message` has no placeholder but `{tool_name}` (`{{` and `}}` are literal braces).
+/// The denial message for `tool` (`{tool_name}` filled in, `{{` and `}}` literal braces).
+fn denial(message: &str, tool: &str) -> Result<String, String> {
+    crate::capability::tool_output_limits::py_format(message, &[("tool_name", tool)])
+}
+
+/// Whether `message` is a usable denial message.
 fn valid_denial(message: &str) -> bool {
-    let rest = message.replace("{{", "").replace("}}", "").replace("{tool_name}", "");
-    !message.is_empty() && !rest.contains(['{', '}'])
+    !message.is_empty() && denial(message, "tool").is_ok()
 }
 
 impl<D: Clone + Send + Sync + 'static> ToolCallJudge<D> {
@@ -336,10 +340,7 @@ impl<D: Clone + Send + Sync + 'static> Capability<D> for ToolCallJudge<D> {
             Decision::Ask => Err(ApprovalRequired::default().into()),
             Decision::Block => {
                 let message = verdict.reason.clone().unwrap_or_else(|| {
-                    self.denial_message
-                        .replace("{tool_name}", &call.call.tool_name)
-                        .replace("{{", "{")
-                        .replace("}}", "}")
+                    denial(&self.denial_message, &call.call.tool_name).unwrap_or_else(|_| self.denial_message.clone())
                 });
                 let diagnostics = json!({METADATA_KEY: {
                     "answer": verdict.answer.map(JudgeAnswer::as_str),

@@ -10,6 +10,8 @@ pub(crate) use spec::selector as spec_selector;
 mod store;
 mod text;
 
+pub(crate) use text::py_format;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -234,7 +236,8 @@ impl<D: Clone + Send + Sync + 'static> ToolOutputLimits<D> {
                 Action::Summarize(s) => {
                     if let Some(f) = &s.summarize {
                         let input = if s.prompted {
-                            self.summary_prompt.replace("{tool_name}", &call.call.tool_name).replace("{output}", text)
+                            let values = [("tool_name", call.call.tool_name.as_str()), ("output", text)];
+                            text::py_format(&self.summary_prompt, &values).unwrap_or_else(|_| text.to_string())
                         } else {
                             text.to_string()
                         };

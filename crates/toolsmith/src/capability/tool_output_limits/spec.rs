@@ -192,6 +192,7 @@ impl<D: Clone + Send + Sync + 'static> ToolOutputLimits<D> {
             if !p.contains("{tool_name}") || !p.contains("{output}") {
                 return Err("summary_prompt must contain both {tool_name} and {output}".into());
             }
+            super::py_format(&p, &[("tool_name", ""), ("output", "")]).map_err(|e| format!("summary_prompt: {e}"))?;
             limits = limits.summary_prompt(p);
         }
         match a.serializer {

@@ -44,6 +44,42 @@ pub(super) fn py_repr(s: &str) -> String {
     out
 }
 
+/// Python's `str.format` with named fields only: `{name}` replaced by its value, `{{` and `}}`
+/// literal braces; any other field (or a lone brace) is an error, as it is in Python.
+pub(crate) fn py_format(template: &str, values: &[(&str, &str)]) -> Result<String, String> {
+    let mut out = String::with_capacity(template.len());
+    let mut chars = template.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '{' if chars.peek() == Some(&'{') => {
+                chars.next();
+                out.push('{');
+            }
+            '}' if chars.peek() == Some(&'}') => {
+                chars.next();
+                out.push('}');
+            }
+            '{' => {
+                let mut name = String::new();
+                loop {
+                    match chars.next() {
+                        Some('}') => break,
+                        Some(c) => name.push(c),
+                        None => return Err("a `{` is not closed".into()),
+                    }
+                }
+                match values.iter().find(|(k, _)| *k == name) {
+                    Some((_, v)) => out.push_str(v),
+                    None => return Err(format!("unknown placeholder {{{name}}}")),
+                }
+            }
+            '}' => return Err("a single `}` (write `}}`)".into()),
+            c => out.push(c),
+        }
+    }
+    Ok(out)
+}
+
 /// The size of `text` in characters, or in estimated tokens.
 pub(super) fn measure(
     text: &str,
@@ -317,6 +353,13 @@ mod tests {
         assert_eq!(splitlines("a\nb\r\nc\rd\n"), vec!["a", "b", "c", "d"]);
         assert_eq!(splitlines(""), Vec::<&str>::new());
         assert_eq!(splitlines("\n\n"), vec!["", ""]);
+    }
+
+    #[test]
+    fn format_like_python() {
+        assert_eq!(py_format("a {x} {{x}} }}", &[("x", "1")]).unwrap(), "a 1 {x} }");
+        assert!(py_format("{y}", &[("x", "1")]).is_err());
+        assert!(py_format("{x", &[("x", "1")]).is_err());
     }
 
     #[test]
