@@ -764,7 +764,9 @@ fn spec_errors_name_the_offending_entry() {
         "{e}"
     );
     assert!(
-        e.contains("known capabilities: ImageGeneration, IncludeToolReturnSchemas, Instrumentation, MCP, NativeTool, PrefixTools"),
+        e.contains(
+            "known capabilities: ApprovalReviewer, CompactRetryHistory, ImageGeneration, IncludeToolReturnSchemas, Instrumentation, MCP, NativeTool, PrefixTools"
+        ),
         "{e}"
     );
 

@@ -37,6 +37,11 @@
 //! | `WebFetch` | [`WebFetch`](super::WebFetch): `allowed_domains`, `blocked_domains`, `max_uses`, `enable_citations`, `max_content_tokens`; `native`, `local`: bool | — |
 //! | `ImageGeneration` | [`ImageGeneration`](super::ImageGeneration): the image settings of the native tool; `native`: bool | — |
 //! | `MCP` | [`Mcp`](super::Mcp): `url`, `id`, `authorization_token`, `headers`, `allowed_tools`, `description`; `native`, `local`: bool | `url` |
+//! | `ToolOutputLimits` | the harness's: `bands` (`[{over, action}]`, an action `Truncate` / `Spill` / `Summarize` / `Passthrough`, alone or with `strategy`, `max_chars`, `keep_tail_lines`, `preview_chars`, `then`), `per_tool`, `tool_filter`, `over_tokens`, `strip_ansi`, `summary_prompt`, `serializer` (`indented_json`, `json_lines`), `store` (`memory`, `{LocalFileStore: {base_dir, cleanup_after}}`); see [`ToolOutputLimits::from_spec_with`](super::ToolOutputLimits::from_spec_with) | — |
+//! | `RepairToolArguments` | none | — |
+//! | `ToolCallJudge` | the harness's: `model` (a `provider:model` name, [`infer_model`](crate::providers::infer_model)), `question`, `tools`, `include_conversation`, `conversation_window`, `on_uncertain` (`block`, `allow`, `ask`), `denial_message`, `id` | — |
+//! | `ApprovalReviewer` | the harness's: `model`, `question`, `tools` (a list of names), `include_conversation`, `conversation_window`, `id` | — |
+//! | `CompactRetryHistory` | `keep_last` (default 1), `tools` (a list of tool names) | `keep_last` |
 //! | `ToolSearchBridge` | `enabled`: `auto`, `on`, `off`; `threshold_pct`, `search_default_limit`, `max_search_limit`, `core_tools`, `context_window` (or `true` / `"auto"` alone) | — |
 //!
 //! `ToolSearch` and `ToolSearchBridge` build the [`ToolSearch`](crate::search::ToolSearch) and
@@ -79,6 +84,7 @@
 //! ```
 
 mod builtins;
+mod harness_entries;
 mod native_entries;
 
 use std::collections::BTreeMap;
@@ -337,7 +343,7 @@ impl<D: Clone + Send + Sync + 'static> Default for CapabilityRegistry<D> {
 impl<D: Clone + Send + Sync + 'static> CapabilityRegistry<D> {
     /// A registry of the built-in names.
     pub fn new() -> Self {
-        native_entries::register(builtins::register(Self::empty()))
+        harness_entries::register(native_entries::register(builtins::register(Self::empty())))
     }
 
     /// A registry without any name.
