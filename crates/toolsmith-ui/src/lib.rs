@@ -11,7 +11,6 @@ pub mod ag_ui;
 mod error;
 mod history;
 mod input;
-mod pyjson;
 mod store;
 mod transform;
 pub mod vercel_ai;

@@ -66,6 +66,7 @@ mod model_info;
 pub mod native;
 mod output_mode;
 pub mod providers;
+pub mod pyjson;
 mod run;
 pub mod search;
 mod serde_secs;

@@ -103,64 +103,10 @@ impl OutputObject {
     }
 }
 
-/// JSON as Python's `json.dumps` writes it by default (`", "` and `": "` separators, non-ASCII
-/// escaped), so that the instructions are the reference's to the byte.
+/// JSON as Python's `json.dumps` writes it by default, so that the instructions are the
+/// reference's to the byte.
 pub(crate) fn python_json(value: &Value) -> String {
-    let mut out = String::new();
-    write_python_json(value, &mut out);
-    out
-}
-
-fn write_python_json(value: &Value, out: &mut String) {
-    match value {
-        Value::Array(items) => {
-            out.push('[');
-            for (i, v) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_python_json(v, out);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            out.push('{');
-            for (i, (k, v)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_python_string(k, out);
-                out.push_str(": ");
-                write_python_json(v, out);
-            }
-            out.push('}');
-        }
-        Value::String(s) => write_python_string(s, out),
-        other => out.push_str(&other.to_string()),
-    }
-}
-
-fn write_python_string(s: &str, out: &mut String) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{08}' => out.push_str("\\b"),
-            '\u{0c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 || (c as u32) > 0x7e => {
-                let mut buf = [0u16; 2];
-                for unit in c.encode_utf16(&mut buf) {
-                    out.push_str(&format!("\\u{unit:04x}"));
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
+    crate::pyjson::dumps(value)
 }
 
 /// The JSON object inside a Markdown fence (```` ```json ````), as Pydantic AI finds it; the

@@ -4,8 +4,8 @@ use serde_json::{Value, json};
 use toolsmith::messages::{ToolOutcome, ToolReturnPart};
 
 use super::events::{AgUiEvent, Interrupt, RunOutcome};
-use crate::pyjson;
 use crate::transform::{Encoder, Moment, args_value};
+use toolsmith::pyjson;
 
 /// The version of the AG-UI protocol the events follow.
 pub const PROTOCOL_VERSION: &str = "1.0";

@@ -88,21 +88,7 @@ fn write_value(v: &Value, depth: usize, out: &mut String) {
 
 /// A JSON string as Python writes it by default: non-ASCII characters as `\uXXXX` escapes.
 fn write_string(s: &str, out: &mut String) {
-    let quoted = serde_json::to_string(s).unwrap_or_default();
-    if quoted.is_ascii() {
-        out.push_str(&quoted);
-        return;
-    }
-    for c in quoted.chars() {
-        if c.is_ascii() {
-            out.push(c);
-        } else {
-            let mut units = [0u16; 2];
-            for unit in c.encode_utf16(&mut units) {
-                out.push_str(&format!("\\u{unit:04x}"));
-            }
-        }
-    }
+    crate::pyjson::write_string(s, true, out);
 }
 
 #[cfg(test)]

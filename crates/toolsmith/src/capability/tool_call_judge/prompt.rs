@@ -71,17 +71,7 @@ pub(super) fn neutralize_tags(text: &str) -> String {
 
 /// JSON as Python's `json.dumps(..., ensure_ascii=False)` writes it (`", "` and `": "`).
 pub(super) fn py_json(value: &Value) -> String {
-    match value {
-        Value::Object(map) => {
-            let items: Vec<String> = map
-                .iter()
-                .map(|(k, v)| format!("{}: {}", serde_json::to_string(k).unwrap_or_default(), py_json(v)))
-                .collect();
-            format!("{{{}}}", items.join(", "))
-        }
-        Value::Array(items) => format!("[{}]", items.iter().map(py_json).collect::<Vec<_>>().join(", ")),
-        other => serde_json::to_string(other).unwrap_or_default(),
-    }
+    crate::pyjson::dumps_unicode(value)
 }
 
 fn compact(value: &Value) -> String {
