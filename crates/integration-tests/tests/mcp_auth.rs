@@ -20,13 +20,13 @@ use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use serde_json::{Value, json};
+use serde_json::json;
 use toolsmith::toolset::{
     AuthorizationResponse, InMemoryTokenStore, McpAuth, McpAuthError, McpError, McpToolset, StoredAuth,
 };
 
 use hostile::{Hostile, json_answer, route};
-use support::{conformance_js, localhost_preload, node, temp_dir};
+use support::{assert_harness_passed, conformance_js, localhost_preload, node, temp_dir};
 
 // ---------------------------------------------------------------------------------------------
 // The conformance harness
@@ -46,22 +46,6 @@ fn conformance_client() -> PathBuf {
     client
 }
 
-/// The `checks.json` files under `dir`, at any depth (an `auth/x` scenario writes
-/// `results/auth/x-<time>/checks.json`).
-fn checks_under(dir: &std::path::Path) -> Vec<Value> {
-    let mut checks = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            checks.extend(checks_under(&path));
-        } else if path.file_name().is_some_and(|n| n == "checks.json") {
-            let text = std::fs::read_to_string(&path).unwrap_or_default();
-            checks.extend(serde_json::from_str::<Vec<Value>>(&text).unwrap_or_default());
-        }
-    }
-    checks
-}
-
 /// Runs one scenario; every check must pass (no failure, no warning).
 fn run_conformance(scenario: &str) {
     let client = conformance_client();
@@ -76,15 +60,7 @@ fn run_conformance(scenario: &str) {
         .env("RUST_LOG", "off")
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    let report = format!("harness exit {:?}\nstdout:\n{stdout}\nstderr:\n{stderr}", output.status.code());
-    assert!(output.status.success(), "scenario {scenario} failed:\n{report}");
-    let checks = checks_under(&work.join("results"));
-    assert!(!checks.is_empty(), "the harness recorded no checks\n{report}");
-    let bad: Vec<&Value> = checks.iter().filter(|c| c["status"] == "FAILURE" || c["status"] == "WARNING").collect();
-    assert!(bad.is_empty(), "failed checks: {bad:#?}\n{report}");
-    let _ = std::fs::remove_dir_all(&work);
+    assert_harness_passed(scenario, &output, &work, false);
 }
 
 macro_rules! conformance {

@@ -24,9 +24,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 
-use serde_json::Value;
-
-use support::{conformance_js, node, temp_dir};
+use support::{assert_harness_passed, conformance_js, node, temp_dir};
 
 /// The example binary, built by `cargo build -p toolsmith --features mcp-server --example
 /// mcp_conformance_server` into the same target folder.
@@ -69,21 +67,6 @@ fn server_url() -> &'static str {
         .url
 }
 
-/// The checks the harness wrote under `dir`, at any depth.
-fn checks_under(dir: &std::path::Path) -> Vec<Value> {
-    let mut checks = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            checks.extend(checks_under(&path));
-        } else if path.file_name().is_some_and(|n| n == "checks.json") {
-            let text = std::fs::read_to_string(&path).unwrap_or_default();
-            checks.extend(serde_json::from_str::<Vec<Value>>(&text).unwrap_or_default());
-        }
-    }
-    checks
-}
-
 /// Runs one server scenario; every check must pass (no failure, no warning).
 fn run_conformance(scenario: &str) {
     let url = server_url();
@@ -94,15 +77,7 @@ fn run_conformance(scenario: &str) {
         .current_dir(&work)
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    let report = format!("harness exit {:?}\nstdout:\n{stdout}\nstderr:\n{stderr}", output.status.code());
-    assert!(output.status.success(), "scenario {scenario} failed:\n{report}");
-    let checks = checks_under(&work.join("results"));
-    assert!(!checks.is_empty(), "the harness recorded no checks\n{report}");
-    let bad: Vec<&Value> = checks.iter().filter(|c| c["status"] == "FAILURE" || c["status"] == "WARNING").collect();
-    assert!(bad.is_empty(), "failed checks: {bad:#?}\n{report}");
-    let _ = std::fs::remove_dir_all(&work);
+    assert_harness_passed(scenario, &output, &work, false);
 }
 
 /// Every active server scenario the pinned harness lists (`conformance list`).

@@ -130,3 +130,36 @@ pub fn temp_dir(tag: &str) -> PathBuf {
 fn nanos() -> u128 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0)
 }
+
+/// Asserts that a run of the official conformance harness passed: it exited 0 and every check it
+/// wrote under `work/results` (at any depth: an `auth/x` scenario writes
+/// `results/auth/x-<time>/checks.json`) is a success: no failure, and no warning unless
+/// `warnings_allowed`. Removes `work`.
+pub fn assert_harness_passed(scenario: &str, output: &std::process::Output, work: &Path, warnings_allowed: bool) {
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let report = format!("harness exit {:?}\nstdout:\n{stdout}\nstderr:\n{stderr}", output.status.code());
+    assert!(output.status.success(), "scenario {scenario} failed:\n{report}");
+    let checks = checks_under(&work.join("results"));
+    assert!(!checks.is_empty(), "the harness recorded no checks\n{report}");
+    let bad: Vec<&serde_json::Value> =
+        checks.iter().filter(|c| c["status"] == "FAILURE" || (!warnings_allowed && c["status"] == "WARNING")).collect();
+    assert!(bad.is_empty(), "failed checks: {bad:#?}\n{report}");
+    assert!(checks.iter().any(|c| c["status"] == "SUCCESS"), "no check passed\n{report}");
+    let _ = std::fs::remove_dir_all(work);
+}
+
+/// The checks the harness wrote under `dir`, at any depth.
+fn checks_under(dir: &Path) -> Vec<serde_json::Value> {
+    let mut checks = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            checks.extend(checks_under(&path));
+        } else if path.file_name().is_some_and(|n| n == "checks.json") {
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            checks.extend(serde_json::from_str::<Vec<serde_json::Value>>(&text).unwrap_or_default());
+        }
+    }
+    checks
+}
