@@ -632,3 +632,44 @@ fn parallel_calls_stay_parallel_under_the_journal() {
     let trace = world.lines("pay-trace.log");
     assert_eq!(trace, ["start 1", "start 2", "start 3", "paid 2", "paid 1", "paid 3"], "{trace:?}");
 }
+
+/// `report 7` with the process stopped after the report's step was journaled, the service
+/// restarted (a fresh process), then a later turn in another fresh process: the model's reads
+/// of the spilled report, as its final answer shows them.
+fn spill_scenario(name: &str, store: Option<&str>) -> (String, (u16, Value)) {
+    let mut world = World::new(name, Some(2));
+    let env: Vec<(&str, String)> = store.map(|s| ("SPILL_STORE", s.to_string())).into_iter().collect();
+    let hang = [env.clone(), vec![("HANG_BEFORE_MODEL_REQUEST", "2".to_string())]].concat();
+    world.service.kill();
+    world.service = Service::spawn_with(world.service.port, &world.service.logs.clone(), &hang);
+    let invocation = world.turn_send("s", "report 7");
+    world.wait_for("the hang before model request 2", || world.service.logs.join("hanging").exists());
+    world.service.kill();
+    assert_eq!(world.lines("report.log"), ["7"]);
+    world.service = Service::spawn_with(world.service.port, &world.service.logs.clone(), &env);
+    let (status, reply) = world.attach(&invocation);
+    assert_eq!(status, 200, "{reply}");
+    assert_eq!(world.lines("report.log"), ["7"], "the report ran once");
+    let first = reply["output"].as_str().unwrap_or_default().to_string();
+    world.service.kill();
+    world.service = Service::spawn_with(world.service.port, &world.service.logs.clone(), &env);
+    (first, world.turn("s", "reread"))
+}
+
+#[test]
+fn a_spilled_tool_output_is_read_after_a_crash_and_in_a_later_turn() {
+    let (first, (status, later)) = spill_scenario("spill", None);
+    // The model saw a preview and read two lines back from the store (the answer's last part).
+    let read = first.rsplit_once("; [handle").map_or("", |(_, read)| read);
+    assert!(read.ends_with("1,000 matching line(s); showing 2]\nline 0 of report 7\nline 1 of report 7"), "{read}");
+    assert_eq!(status, 200, "{later}");
+    let later = later["output"].as_str().unwrap_or_default();
+    assert!(later.contains("line 3 of report 7") && !later.contains("line 4 of"), "{later}");
+
+    // The same with the spills kept in the process's memory only: lost with the process.
+    let (first, (_, later)) = spill_scenario("spill-memory", Some("memory"));
+    let read = first.rsplit_once("; [").map_or("", |(_, read)| read);
+    assert!(read.starts_with("No stored tool result for handle"), "{first}");
+    let later = later["output"].as_str().unwrap_or_default();
+    assert!(later.contains("No stored tool result for handle") && !later.contains("line 3 of"), "{later}");
+}

@@ -1,6 +1,7 @@
 //! The capability that makes a run's model requests and tool calls journaled steps.
 
 use std::future::Future;
+use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 use toolsmith::AgentRunError;
@@ -14,6 +15,7 @@ use toolsmith::tool::{ToolError, ToolOutput};
 
 use crate::codec;
 use crate::journal::Journal;
+use crate::spills;
 
 /// Added to each durable run, outermost: a model request (with the hooks inside it) and a tool
 /// call (its hooks, the tool, MCP calls included) each run once, as one journaled step.
@@ -69,14 +71,20 @@ impl<D: Send + Sync + 'static> Capability<D> for Journaled {
         let key = format!("tool {} {:?} {:?}", ctx.run_step, call.call.tool_name, call.call.tool_call_id);
         async move {
             let work = || async {
-                let outcome = next.run(args).await;
-                (outcome, next.tool_ran())
+                // What a `JournaledStore` spills during the call goes into the step's entry.
+                let spilled = Arc::new(Mutex::new(Vec::new()));
+                let outcome = spills::STEP.scope(spilled.clone(), next.run(args)).await;
+                codec::ToolRecord { outcome, ran: next.tool_ran(), spills: spills::take(&spilled) }
             };
             match self.journal.step(key, work, codec::encode_tool, codec::decode_tool).await {
-                Ok((outcome, ran)) => {
+                Ok(codec::ToolRecord { outcome, ran, spills }) => {
                     // A replayed call counts in the run's usage as it did when it ran.
                     if ran {
                         next.count_as_ran();
+                    }
+                    // A replayed call's spills are readable again.
+                    for spill in spills {
+                        let _ = spills::TURN.try_with(|turn| turn.add(spill));
                     }
                     outcome
                 }

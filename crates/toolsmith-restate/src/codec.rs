@@ -9,6 +9,8 @@ use toolsmith::model::ModelError;
 use toolsmith::tool::{ApprovalRequired, CallDeferred, ModelRetry, ToolError, ToolOutput, ToolReturn};
 use toolsmith::validation::ErrorDetail;
 
+use crate::spills::Spill;
+
 /// A model request's outcome: the response, or the failure's kind and message.
 pub(crate) fn encode_model(outcome: &Result<ModelResponse, AgentRunError>) -> Value {
     match outcome {
@@ -47,19 +49,36 @@ enum ToolStep {
     Failed { kind: String, message: String },
 }
 
-/// A tool call's outcome and whether the tool itself returned successfully (what the run's
-/// `usage.tool_calls` counts), as recorded.
-pub(crate) fn encode_tool((outcome, ran): &(Result<ToolOutput, ToolError>, bool)) -> Value {
-    let mut value = encode_outcome(outcome);
+/// What a tool call's step records.
+#[derive(Debug)]
+pub(crate) struct ToolRecord {
+    /// The call's outcome.
+    pub(crate) outcome: Result<ToolOutput, ToolError>,
+    /// Whether the tool itself returned successfully (what the run's `usage.tool_calls` counts).
+    pub(crate) ran: bool,
+    /// What a `JournaledStore` spilled during the call.
+    pub(crate) spills: Vec<Spill>,
+}
+
+/// A tool call's step as recorded: the outcome's fields, `ran`, and `spills` when there are any.
+pub(crate) fn encode_tool(record: &ToolRecord) -> Value {
+    let mut value = encode_outcome(&record.outcome);
     if let Value::Object(map) = &mut value {
-        map.insert("ran".into(), Value::Bool(*ran));
+        map.insert("ran".into(), Value::Bool(record.ran));
+        if !record.spills.is_empty() {
+            map.insert("spills".into(), serde_json::to_value(&record.spills).unwrap_or(Value::Null));
+        }
     }
     value
 }
 
-pub(crate) fn decode_tool(value: Value) -> Result<(Result<ToolOutput, ToolError>, bool), String> {
+pub(crate) fn decode_tool(mut value: Value) -> Result<ToolRecord, String> {
     let ran = value.get("ran").and_then(Value::as_bool).unwrap_or(false);
-    Ok((decode_outcome(value)?, ran))
+    let spills = match value.as_object_mut().and_then(|map| map.remove("spills")) {
+        Some(spills) => serde_json::from_value(spills).map_err(|e| format!("the step's spills: {e}"))?,
+        None => Vec::new(),
+    };
+    Ok(ToolRecord { outcome: decode_outcome(value)?, ran, spills })
 }
 
 fn encode_outcome(outcome: &Result<ToolOutput, ToolError>) -> Value {
@@ -126,7 +145,12 @@ mod tests {
 
     fn round_trip(outcome: Result<ToolOutput, ToolError>) {
         let ran = outcome.is_ok();
-        let recorded = (outcome, ran);
+        let spills = if ran {
+            vec![Spill { handle: "run/c1.0".into(), data: crate::spills::Payload::Text("long".into()) }]
+        } else {
+            Vec::new()
+        };
+        let recorded = ToolRecord { outcome, ran, spills };
         let decoded = decode_tool(encode_tool(&recorded)).expect("decodes");
         assert_eq!(format!("{decoded:?}"), format!("{recorded:?}"));
     }

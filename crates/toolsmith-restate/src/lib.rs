@@ -54,6 +54,7 @@ mod journal;
 mod object;
 mod session;
 mod source;
+mod spills;
 
 pub use decision::{Decision, PENDING_KEY, PendingCall, PendingKind, Settle, decide, pending, settle};
 pub use object::AgentSession;
@@ -61,6 +62,7 @@ pub use object::AgentSession;
 /// `Endpoint` without matching the SDK's version by hand.
 pub use restate_sdk;
 pub use session::{DurableAgent, HISTORY_KEY, TurnReply, TurnRequest, history};
+pub use spills::{JournaledStore, SPILLS_KEY};
 
 /// `value` read as `T` when it is a JSON object; anything else (an array, which serde would
 /// read into a struct field by field, a string, a number) is refused first.

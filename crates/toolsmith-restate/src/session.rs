@@ -1,6 +1,7 @@
 //! A durable conversation: one turn at a time per key, the history in Restate's state, calls
 //! that wait for approval (or for an outside result) on awakeables.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -23,6 +24,7 @@ use crate::capability::Journaled;
 use crate::decision::{Decision, PENDING_KEY, PendingCall, PendingKind, decide, pending};
 use crate::journal::{Cursor, Journal, drive};
 use crate::source::ReplaySource;
+use crate::spills::{self, Payload, SPILLS_KEY, TurnSpills};
 
 /// State key of the conversation's message history (Pydantic AI's JSON).
 pub const HISTORY_KEY: &str = "history";
@@ -200,6 +202,9 @@ impl<D: Clone + Send + Sync + 'static, O: Serialize + Send + Sync + 'static> Dur
         let mut history: Vec<ModelMessage> =
             ctx.get::<Json<Vec<ModelMessage>>>(HISTORY_KEY).await?.map(|Json(h)| h).unwrap_or_default();
         let start = history.len();
+        let stored: BTreeMap<String, Payload> =
+            ctx.get::<Json<BTreeMap<String, Payload>>>(SPILLS_KEY).await?.map(|Json(s)| s).unwrap_or_default();
+        let spilled = Arc::new(TurnSpills::new(stored));
         // When Restate runs this closure, the journal ends here: the whole turn is new.
         let fresh = Arc::new(AtomicBool::new(false));
         let ran = fresh.clone();
@@ -234,7 +239,8 @@ impl<D: Clone + Send + Sync + 'static, O: Serialize + Send + Sync + 'static> Dur
             if let Some(metadata) = &metadata {
                 run = run.metadata(metadata.clone());
             }
-            let result = drive(ctx, &mut cursor, steps, toolsmith::durable::scope(source.clone(), run))
+            let run = spills::TURN.scope(spilled.clone(), toolsmith::durable::scope(source.clone(), run));
+            let result = drive(ctx, &mut cursor, steps, run)
                 .await
                 .map_err(|e| TerminalError::new(format!("the agent run failed: {e}")))?;
             usage += result.usage();
@@ -242,6 +248,9 @@ impl<D: Clone + Send + Sync + 'static, O: Serialize + Send + Sync + 'static> Dur
             match result.into_output() {
                 Deferrable::Output(output) => {
                     ctx.set(HISTORY_KEY, Json(history.clone()));
+                    if spilled.added() {
+                        ctx.set(SPILLS_KEY, Json(spilled.snapshot()));
+                    }
                     ctx.clear(PENDING_KEY);
                     return Ok(TurnReply { output, new_messages: history.split_off(start.min(history.len())), usage });
                 }

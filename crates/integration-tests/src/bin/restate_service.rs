@@ -6,7 +6,8 @@
 //! process stops before its N-th model request of a run, after writing `LOG_DIR/hanging`: the
 //! test then kills it), and `CRASH_POINT` (the process aborts at that point of a `pay` call:
 //! `after-effect:N`, right after order N's payment was written and before the tool returns;
-//! `before-journal:N`, after the tool returned and before its result reached the journal).
+//! `before-journal:N`, after the tool returned and before its result reached the journal), and
+//! `SPILL_STORE=memory` (long tool outputs spilled to the process's memory only, not journaled).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -14,12 +15,13 @@ use std::time::Duration;
 
 use restate_sdk::prelude::*;
 use serde_json::{Value, json};
+use toolsmith::capability::ToolOutputLimits;
 use toolsmith::capability::{Capability, HookStage, ModelRequestContext, ToolCallInfo, ToolExecuteNext};
 use toolsmith::messages::{ModelMessage, ModelResponse, ModelResponsePart, ToolCallPart};
 use toolsmith::model::ModelError;
 use toolsmith::prelude::*;
 use toolsmith::tool::{CallDeferred, ToolError, ToolOutput};
-use toolsmith_restate::{AgentSession, DurableAgent};
+use toolsmith_restate::{AgentSession, DurableAgent, JournaledStore};
 
 fn log_dir() -> PathBuf {
     PathBuf::from(std::env::var("LOG_DIR").expect("LOG_DIR is set"))
@@ -99,6 +101,20 @@ fn transfer(to: String, amount: u32) -> String {
 fn fx_rate(currency: String) -> Result<String, CallDeferred> {
     record("fx.log", &currency);
     Err(CallDeferred::with_metadata(json!({"queue": "fx"})))
+}
+
+/// A long report: spilled by `ToolOutputLimits` (over its 10,000 characters).
+#[tool]
+fn report(n: u32) -> String {
+    record("report.log", &n.to_string());
+    (0..1000).map(|i| format!("line {i} of report {n}\n")).collect()
+}
+
+/// The handle a spill preview names (`... stored to handle <handle>. Read it with ...`).
+fn spill_handle(part: &Value) -> Option<String> {
+    let text = part["content"].as_str()?;
+    let (_, rest) = text.split_once("stored to handle ")?;
+    Some(rest.split_once(". Read it with")?.0.trim_matches('\'').to_string())
 }
 
 /// Explodes.
@@ -184,6 +200,30 @@ async fn scripted(messages: Vec<ModelMessage>) -> Result<ModelResponse, ModelErr
             "transfer-1",
         ),
         (Some("explode"), true) => call("explode", json!({}), "explode-1"),
+        // `report N`: a spilled report, then its first two lines read back from the store.
+        (Some("report"), true) => {
+            call("report", json!({"n": words.get(1).and_then(|w| w.parse::<u32>().ok())}), "report-1")
+        }
+        (Some("report"), false) if returns.len() == 1 => match spill_handle(&returns[0]) {
+            Some(handle) => call("read_tool_result", json!({"handle": handle, "offset": 0, "limit": 2}), "read-1"),
+            None => done(&returns),
+        },
+        // `reread`: line 3 of the report an earlier turn spilled.
+        (Some("reread"), true) => {
+            let json = serde_json::to_value(&messages).expect("messages serialise");
+            let handle = json
+                .as_array()
+                .into_iter()
+                .flatten()
+                .flat_map(|m| m["parts"].as_array().cloned().unwrap_or_default())
+                .find_map(|p| spill_handle(&p));
+            match handle {
+                Some(handle) => {
+                    call("read_tool_result", json!({"handle": handle, "offset": 3, "limit": 1}), "reread-1")
+                }
+                None => ModelResponse::text("no spill in the history"),
+            }
+        }
         (Some("rate"), true) => call("fx_rate", json!({"currency": words.get(1).copied().unwrap_or("EUR")}), "fx-1"),
         (Some("remember"), _) => {
             let word = words.get(1).copied().unwrap_or_default();
@@ -221,7 +261,13 @@ impl Capability<()> for HangBefore {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let port: u16 = std::env::var("PORT")?.parse()?;
     let model = FunctionModel::new(|messages, _| scripted(messages.to_vec()));
-    let mut builder = Agent::builder(model).tool(charge).tool(pay).tool(transfer).tool(explode).tool(fx_rate);
+    let mut builder =
+        Agent::builder(model).tool(charge).tool(pay).tool(transfer).tool(explode).tool(fx_rate).tool(report);
+    // Spills journaled with their calls, or (SPILL_STORE=memory) kept only in the process.
+    builder = match std::env::var("SPILL_STORE").as_deref() {
+        Ok("memory") => builder.capability(ToolOutputLimits::new()),
+        _ => builder.capability(ToolOutputLimits::new().store(JournaledStore::new())),
+    };
     if let Some(n) = std::env::var("HANG_BEFORE_MODEL_REQUEST").ok().and_then(|v| v.parse().ok()) {
         builder = builder.capability(HangBefore(n));
     }
