@@ -71,6 +71,13 @@ pub(super) fn plan_calls<'h, D: Clone + Send + Sync + 'static>(
         if let Some(res) = resolutions {
             match res.get(&call.tool_call_id) {
                 None | Some(Resolution::Skip) => continue,
+                // A result given for an output call does not answer it (only a function call
+                // takes a result): the call is processed again from its own arguments, as
+                // Pydantic AI does.
+                Some(_) if output_tool == Some(call.tool_name.as_str()) => {
+                    plans.push(Plan::Output(index, call));
+                    continue;
+                }
                 Some(Resolution::Denied(message)) => {
                     let mut p =
                         ToolReturnPart::success(&call.tool_name, Value::String(message.clone()), &call.tool_call_id);
