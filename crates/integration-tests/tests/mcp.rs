@@ -148,6 +148,50 @@ async fn streamable_http_everything_lists_and_calls() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_echoes_the_clients_credentials_puts_them_nowhere() {
+    let server = echo_keys_http();
+    const TOKEN: &str = "sk-test-0123456789abcdef";
+    const KEY: &str = "key-ABCDEF0123456789";
+    let mcp: McpToolset = McpToolset::http(&server.url).name("echo-keys").bearer_token(TOKEN).header("X-Api-Key", KEY);
+    let leaks = |text: &str| text.contains(TOKEN) || text.contains(KEY);
+
+    // Direct calls: the text, the structured content and `_meta` come back without them.
+    let result = mcp.call_tool("whoami", json!({})).await.unwrap();
+    let seen = format!("{result:?}");
+    assert!(!leaks(&seen), "{seen}");
+    assert!(result.text().starts_with("you sent Bearer [REDACTED] and [REDACTED]"), "{}", result.text());
+    assert_eq!(result.structured_content.as_ref().unwrap()["authorization"], "Bearer [REDACTED]");
+    // A failure the server reports as a result (`isError`), naming the key.
+    let failed = mcp.call_tool("fail", json!({})).await.unwrap();
+    assert!(failed.is_error);
+    assert!(!leaks(&format!("{failed:?}")) && failed.text().ends_with("bad key [REDACTED]"), "{failed:?}");
+
+    // Through a run: neither the model nor the history sees them.
+    let seen_by_model = Arc::new(Mutex::new(String::new()));
+    let seen = seen_by_model.clone();
+    let model = FunctionModel::new(move |messages: &[ModelMessage], _info: &AgentInfo| {
+        let first = messages.len() == 1;
+        *seen.lock().unwrap() = serde_json::to_string(messages).unwrap();
+        async move {
+            Ok(if first {
+                ModelResponse::new(vec![
+                    ModelResponsePart::ToolCall(ToolCallPart::new("whoami", json!({}), "c1")),
+                    ModelResponsePart::ToolCall(ToolCallPart::new("fail", json!({}), "c2")),
+                ])
+            } else {
+                ModelResponse::text("done")
+            })
+        }
+    });
+    let agent = Agent::builder(model).toolset(mcp).build().unwrap();
+    let result = agent.run("who am I?").await.unwrap();
+    let history = serde_json::to_string(result.all_messages()).unwrap();
+    assert!(history.contains("[REDACTED]"), "{history}");
+    assert!(!leaks(&history), "{history}");
+    assert!(!leaks(&seen_by_model.lock().unwrap()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn streamable_http_agent_run_end_to_end() {
     let server = everything_http();
     let mcp: McpToolset = McpToolset::http(&server.url).allowed_tools(["echo"]);

@@ -120,6 +120,34 @@ pub fn everything_http() -> ServerProcess {
     ServerProcess { child, url: format!("http://127.0.0.1:{port}/mcp") }
 }
 
+/// A hostile server over streamable HTTP (`mcp/echo_keys_server.cjs`, on the official
+/// TypeScript SDK) that echoes the credentials it receives in its results and errors.
+pub fn echo_keys_http() -> ServerProcess {
+    let port = free_port();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/echo_keys_server.cjs");
+    let mut child = Command::new(node())
+        .arg(script)
+        .arg(port.to_string())
+        .env("NODE_PATH", servers_dir().join("node_modules"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("could not start the echo-keys server");
+    let started = Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if started.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            panic!("the echo-keys server did not listen on 127.0.0.1:{port} within 20 s");
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("the echo-keys server exited early with {status}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    ServerProcess { child, url: format!("http://127.0.0.1:{port}/mcp") }
+}
+
 /// A fresh empty folder under the system's temporary folder.
 pub fn temp_dir(tag: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("toolsmith-mcp-{tag}-{}-{}", std::process::id(), nanos()));

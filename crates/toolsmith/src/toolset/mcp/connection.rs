@@ -195,7 +195,7 @@ impl Inner {
         }
         let method = format!("tools/call '{name}'");
         let result = self.request(&session, &method, session.service.call_tool(params)).await?;
-        Ok((session, McpCallResult::from_rmcp(result)))
+        Ok((session, McpCallResult::from_rmcp(result).redacted(&self.settings.redactor())))
     }
 
     /// Reads a resource link's contents (as MCP JSON), or `None` when the server cannot.

@@ -152,6 +152,22 @@ impl McpCallResult {
         }
     }
 
+    /// The result with the redactor's secrets (the HTTP headers and bearer token this client
+    /// sends) removed from every string: a server that echoes them puts them nowhere, neither
+    /// in the model's context nor in the history.
+    pub(crate) fn redacted(self, redactor: &super::redact::Redactor) -> McpCallResult {
+        if redactor.is_empty() {
+            return self;
+        }
+        let r = |v: Value| super::error::redact_value(v, redactor);
+        McpCallResult {
+            content: self.content.into_iter().map(r).collect(),
+            structured_content: self.structured_content.map(r),
+            is_error: self.is_error,
+            meta: self.meta.map(r),
+        }
+    }
+
     /// The text blocks, joined with newlines.
     pub fn text(&self) -> String {
         self.content

@@ -126,7 +126,7 @@ pub enum McpError {
 }
 
 /// A JSON value with its strings (and keys) redacted.
-fn redact_value(v: Value, redactor: &super::redact::Redactor) -> Value {
+pub(super) fn redact_value(v: Value, redactor: &super::redact::Redactor) -> Value {
     match v {
         Value::String(s) => Value::String(redactor.redact(&s).into_owned()),
         Value::Array(items) => Value::Array(items.into_iter().map(|i| redact_value(i, redactor)).collect()),
