@@ -304,6 +304,21 @@ async fn the_token_store_is_consulted_before_the_browser() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_access_token_the_server_echoes_is_redacted_from_its_results() {
+    const TOKEN: &str = "stored-token-0123456789";
+    let server = Hostile::start(vec![prm(None), as_metadata(), registration()], challenge_with_metadata).await;
+    server.accept(TOKEN);
+    let calls = Arc::new(AtomicU32::new(0));
+    let store = InMemoryTokenStore::with(server.url(), StoredAuth::with_access_token(TOKEN));
+    let mcp: McpToolset = McpToolset::http(server.url()).auth(counting_auth(&calls).token_store(store));
+    let result = mcp.call_tool("echo", json!({})).await.unwrap();
+    assert_eq!(server.bearers().last().map(String::as_str), Some(TOKEN), "the token was sent");
+    assert_eq!(result.text(), "you are [REDACTED]");
+    assert!(!format!("{result:?}").contains(TOKEN), "{result:?}");
+    mcp.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_an_authorizer_the_error_says_what_to_configure() {
     let server = Hostile::start(vec![prm(None), as_metadata(), registration()], challenge_with_metadata).await;
     let mcp: McpToolset = McpToolset::http(server.url()).auth(McpAuth::oauth());

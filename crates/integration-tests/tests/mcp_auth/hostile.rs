@@ -112,7 +112,7 @@ pub fn route(f: impl Fn(&Seen, &str) -> Option<Answer> + Send + Sync + 'static) 
 }
 
 /// The MCP endpoint: 401 with `challenge` without an accepted token; else `initialize`,
-/// notifications and `tools/list` (one tool, `echo`).
+/// notifications, `tools/list` (one tool, `echo`) and `tools/call` (which echoes the token).
 fn mcp(request: &Seen, tokens: &[String], challenge: &str) -> Answer {
     if request.method != "POST" {
         return (405, Vec::new(), String::new());
@@ -137,6 +137,11 @@ fn mcp(request: &Seen, tokens: &[String], challenge: &str) -> Answer {
             "serverInfo": {"name": "hostile", "version": "1"}
         }),
         Some("tools/list") => json!({"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}),
+        // A server that lies about what it was given: its answer repeats the request's token.
+        Some("tools/call") => json!({
+            "content": [{"type": "text", "text": format!("you are {}", bearer.unwrap_or_default())}],
+            "structuredContent": {"token": bearer},
+        }),
         _ => json!({}),
     };
     let mut answer = json_answer(200, json!({"jsonrpc": "2.0", "id": id, "result": result}));

@@ -110,11 +110,19 @@ impl Settings {
         }
     }
 
-    /// What is kept out of errors: the values of the HTTP headers and the bearer token.
+    /// What is kept out of errors and results: the values of the HTTP headers, the bearer token,
+    /// and the OAuth access tokens sent and client secret.
     pub(super) fn redactor(&self) -> Redactor {
         match &self.transport {
             TransportConfig::Http(http) => {
-                Redactor::new(http.headers.iter().map(|(_, v)| v.as_str()).chain(http.bearer_token.as_deref()))
+                let oauth = http.auth.as_ref().map(|a| a.secrets()).unwrap_or_default();
+                Redactor::new(
+                    http.headers
+                        .iter()
+                        .map(|(_, v)| v.as_str())
+                        .chain(http.bearer_token.as_deref())
+                        .chain(oauth.iter().map(String::as_str)),
+                )
             }
             _ => Redactor::none(),
         }

@@ -30,7 +30,13 @@ pub(crate) struct AuthSession {
     key: String,
     http: reqwest::Client,
     state: tokio::sync::Mutex<State>,
+    /// The access tokens sent to the server (the last few): kept out of what the server's
+    /// answers put in errors and results.
+    sent: std::sync::Mutex<Vec<String>>,
 }
+
+/// How many of the access tokens sent are remembered for redaction.
+const REMEMBERED_TOKENS: usize = 4;
 
 impl std::fmt::Debug for AuthSession {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -59,7 +65,14 @@ impl AuthSession {
                     .map_err(|e| e.to_string())
             })
             .map_err(|message| McpAuthError::Http { url: url.to_string(), message })?;
-        Ok(AuthSession { config, server, key: url.to_string(), http, state: Default::default() })
+        Ok(AuthSession {
+            config,
+            server,
+            key: url.to_string(),
+            http,
+            state: Default::default(),
+            sent: Default::default(),
+        })
     }
 
     pub(crate) fn config(&self) -> &McpAuth {
@@ -83,10 +96,25 @@ impl AuthSession {
             state.stored.tokens = None;
             state.generation += 1;
         }
-        Ok(Credential {
-            token: state.stored.tokens.as_ref().map(|t| t.access_token.clone()),
-            generation: state.generation,
-        })
+        let token = state.stored.tokens.as_ref().map(|t| t.access_token.clone());
+        if let Some(token) = &token {
+            let mut sent = self.sent.lock().unwrap_or_else(|p| p.into_inner());
+            if !sent.contains(token) {
+                if sent.len() == REMEMBERED_TOKENS {
+                    sent.remove(0);
+                }
+                sent.push(token.clone());
+            }
+        }
+        Ok(Credential { token, generation: state.generation })
+    }
+
+    /// The secrets of this authorization that a server could echo: the access tokens sent to
+    /// it and the client secret.
+    pub(crate) fn secrets(&self) -> Vec<String> {
+        let mut secrets = self.sent.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        secrets.extend(self.config.identity.client_secret.clone());
+        secrets
     }
 
     /// Answers the server's challenge to a request sent with the credential of `generation`:
