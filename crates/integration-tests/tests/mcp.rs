@@ -191,6 +191,31 @@ async fn a_server_that_echoes_the_clients_credentials_puts_them_nowhere() {
     assert!(!leaks(&seen_by_model.lock().unwrap()));
 }
 
+/// The variable names the everything server's `get-env` tool reports.
+async fn server_env(mcp: &McpToolset) -> Vec<String> {
+    let result = mcp.call_tool("get-env", json!({})).await.unwrap();
+    let env: serde_json::Map<String, Value> = serde_json::from_str(&result.text()).unwrap();
+    env.keys().cloned().collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stdio_server_gets_only_the_safe_part_of_the_environment() {
+    // This process's environment has TOOLSMITH_MCP_SERVERS (these tests need it): a server sees
+    // it only when told to inherit everything, as an API key would be.
+    assert!(std::env::var_os("TOOLSMITH_MCP_SERVERS").is_some());
+    let mcp: McpToolset = everything_stdio().env("GIVEN", "yes");
+    let names = server_env(&mcp).await;
+    assert!(names.contains(&"PATH".to_string()) && names.contains(&"GIVEN".to_string()), "{names:?}");
+    assert!(!names.contains(&"TOOLSMITH_MCP_SERVERS".to_string()), "{names:?}");
+    let allowed = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "GIVEN"];
+    assert!(names.iter().all(|n| allowed.contains(&n.as_str())), "{names:?}");
+    mcp.close().await;
+
+    let everything: McpToolset = everything_stdio().inherit_env(true);
+    assert!(server_env(&everything).await.contains(&"TOOLSMITH_MCP_SERVERS".to_string()));
+    everything.close().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn streamable_http_agent_run_end_to_end() {
     let server = everything_http();

@@ -89,6 +89,13 @@ struct ServerArgs {
     /// lines are shown when connecting fails).
     #[arg(long)]
     show_stderr: bool,
+    /// An environment variable for a stdio server, as NAME=VALUE (repeatable). Of this
+    /// process's environment the server gets only HOME, LOGNAME, PATH, SHELL, TERM and USER.
+    #[arg(long = "env", short = 'e', value_name = "NAME=VALUE")]
+    env: Vec<String>,
+    /// Pass this process's whole environment to a stdio server (API keys included).
+    #[arg(long)]
+    inherit_env: bool,
     /// The command that starts a stdio server, and its arguments (after `--`).
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
@@ -215,6 +222,11 @@ mod imp {
                 ));
             }
             (Some(url), None) => {
+                if !server.env.is_empty() || server.inherit_env {
+                    return Err(usage_error(
+                        "--env and --inherit-env apply only to stdio servers (-- COMMAND ARGS...)",
+                    ));
+                }
                 let mut mcp = McpToolset::http(url.clone());
                 for header in &server.headers {
                     let Some((name, value)) = header.split_once(':') else {
@@ -234,7 +246,16 @@ mod imp {
                 if !server.headers.is_empty() || server.bearer_token.is_some() || server.auth {
                     return Err(usage_error("--header, --bearer-token and --auth apply only to --url servers"));
                 }
-                McpToolset::stdio(command.clone(), args.iter().cloned()).inherit_stderr(server.show_stderr)
+                let mut mcp = McpToolset::stdio(command.clone(), args.iter().cloned())
+                    .inherit_stderr(server.show_stderr)
+                    .inherit_env(server.inherit_env);
+                for var in &server.env {
+                    let Some((name, value)) = var.split_once('=').filter(|(name, _)| !name.is_empty()) else {
+                        return Err(usage_error(format!("--env must look like NAME=VALUE, got '{var}'")));
+                    };
+                    mcp = mcp.env(name, value);
+                }
+                mcp
             }
         };
         let mcp = mcp

@@ -26,9 +26,13 @@ pub struct ServerConfig {
     /// Its arguments.
     #[serde(default)]
     pub args: Vec<String>,
-    /// Environment variables set for it.
+    /// Environment variables set for it (of the gateway's own environment it gets only HOME,
+    /// LOGNAME, PATH, SHELL, TERM and USER, unless `inherit_env`).
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// Whether it gets the gateway's whole environment (API keys included).
+    #[serde(default)]
+    pub inherit_env: bool,
     /// The URL of a streamable HTTP server.
     pub url: Option<String>,
     /// HTTP headers sent with every request (`url` only).
@@ -67,7 +71,7 @@ impl ServerConfig {
     pub fn toolset(&self, name: &str) -> McpToolset {
         let mut mcp = match (&self.command, &self.url) {
             (Some(command), _) => {
-                let mut mcp = McpToolset::stdio(command.clone(), self.args.clone());
+                let mut mcp = McpToolset::stdio(command.clone(), self.args.clone()).inherit_env(self.inherit_env);
                 for (k, v) in &self.env {
                     mcp = mcp.env(k.clone(), v.clone());
                 }
@@ -114,6 +118,14 @@ fn check(config: &GatewayConfig) -> Result<(), String> {
         match (&server.command, &server.url) {
             (Some(_), Some(_)) => return Err(format!("[servers.{name}]: give `command` or `url`, not both")),
             (None, None) => return Err(format!("[servers.{name}]: give `command` (stdio) or `url` (streamable HTTP)")),
+            (Some(_), None) if !server.headers.is_empty() || server.bearer_token.is_some() => {
+                return Err(format!("[servers.{name}]: `headers` and `bearer_token` apply only to `url` servers"));
+            }
+            (None, Some(_)) if !server.env.is_empty() || !server.args.is_empty() || server.inherit_env => {
+                return Err(format!(
+                    "[servers.{name}]: `args`, `env` and `inherit_env` apply only to `command` servers"
+                ));
+            }
             _ => {}
         }
     }
@@ -144,6 +156,13 @@ mod tests {
         assert!(parse("[servers.x]\ncommand = \"a\"\nurl = \"b\"\n").unwrap_err().contains("not both"));
         assert!(parse("[servers.x]\nargs = []\n").unwrap_err().contains("give `command`"));
         assert!(parse("[servers.x]\ncommand = \"a\"\ntypo = 1\n").is_err());
+        assert!(
+            parse("[servers.x]\nurl = \"http://h/mcp\"\ninherit_env = true\n")
+                .unwrap_err()
+                .contains("only to `command`")
+        );
+        assert!(parse("[servers.x]\ncommand = \"a\"\nbearer_token = \"t\"\n").unwrap_err().contains("only to `url`"));
+        assert!(parse("[servers.x]\ncommand = \"a\"\ninherit_env = true\n").unwrap().servers["x"].inherit_env);
         assert!(parse("[servers.\"a b\"]\ncommand = \"a\"\n").is_err());
     }
 }

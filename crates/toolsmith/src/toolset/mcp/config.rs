@@ -39,7 +39,30 @@ pub(crate) struct StdioConfig {
     pub(super) env: Vec<(String, String)>,
     pub(super) cwd: Option<PathBuf>,
     pub(super) inherit_stderr: bool,
+    /// Whether the server gets this process's whole environment, not only [`INHERITED_ENV`].
+    pub(super) inherit_env: bool,
 }
+
+/// The variables of this process's environment a stdio server gets: those the MCP Python SDK
+/// passes on (`DEFAULT_INHERITED_ENV_VARS`).
+pub(crate) const INHERITED_ENV: &[&str] = if cfg!(windows) {
+    &[
+        "APPDATA",
+        "HOMEDRIVE",
+        "HOMEPATH",
+        "LOCALAPPDATA",
+        "PATH",
+        "PATHEXT",
+        "PROCESSOR_ARCHITECTURE",
+        "SYSTEMDRIVE",
+        "SYSTEMROOT",
+        "TEMP",
+        "USERNAME",
+        "USERPROFILE",
+    ]
+} else {
+    &["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"]
+};
 
 impl StdioConfig {
     pub(crate) fn command_line(&self) -> String {

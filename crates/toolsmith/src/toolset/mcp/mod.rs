@@ -184,6 +184,12 @@ impl<D> McpToolset<D> {
     /// A server started as a child process (`command args...`), spoken to over its stdin and
     /// stdout. Its stderr is captured: the last lines are quoted in connection errors, and every
     /// line is logged at debug level (see [`McpToolset::inherit_stderr`]).
+    ///
+    /// Of this process's environment the server gets only what the MCP Python SDK passes on
+    /// (`HOME`, `LOGNAME`, `PATH`, `SHELL`, `TERM` and `USER`; on Windows its list), so that an API
+    /// key in the environment does not reach a third-party server, nor the model through a tool
+    /// that prints the environment; add variables with [`env`](McpToolset::env), or pass it all
+    /// with [`inherit_env`](McpToolset::inherit_env).
     pub fn stdio<I, S>(command: impl Into<String>, args: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -195,6 +201,7 @@ impl<D> McpToolset<D> {
             env: Vec::new(),
             cwd: None,
             inherit_stderr: false,
+            inherit_env: false,
         };
         let mut settings = Settings::new(short(&stdio.command_line(), 80), TransportConfig::Stdio(stdio.clone()));
         if stdio.command.trim().is_empty() {
@@ -279,10 +286,17 @@ impl<D> McpToolset<D> {
         })
     }
 
-    /// Sets an environment variable of a stdio server (the rest of the environment is inherited).
+    /// Sets an environment variable of a stdio server (beside the few it inherits, see
+    /// [`McpToolset::stdio`]).
     pub fn env(self, key: impl Into<String>, value: impl Into<String>) -> Self {
         let (key, value) = (key.into(), value.into());
         self.stdio_option("env", |stdio| stdio.env.push((key, value)))
+    }
+
+    /// Passes this process's whole environment to a stdio server (API keys and other secrets
+    /// included), not only the variables the MCP Python SDK passes on.
+    pub fn inherit_env(self, inherit: bool) -> Self {
+        self.stdio_option("inherit_env", |stdio| stdio.inherit_env = inherit)
     }
 
     /// Sets the working directory of a stdio server.

@@ -221,6 +221,15 @@ pub(crate) async fn connect(settings: &Settings, id: u64) -> Result<Session, Mcp
         let started = match &settings.transport {
             TransportConfig::Stdio(stdio) => {
                 let mut cmd = tokio::process::Command::new(&stdio.command);
+                if !stdio.inherit_env {
+                    cmd.env_clear();
+                    for key in super::config::INHERITED_ENV {
+                        // As the MCP Python SDK: a shell function exported in a variable is not passed on.
+                        if let Some(value) = std::env::var_os(key).filter(|v| !v.to_string_lossy().starts_with("()")) {
+                            cmd.env(key, value);
+                        }
+                    }
+                }
                 cmd.args(&stdio.args).envs(stdio.env.iter().map(|(k, v)| (k, v))).kill_on_drop(true);
                 if let Some(dir) = &stdio.cwd {
                     cmd.current_dir(dir);
