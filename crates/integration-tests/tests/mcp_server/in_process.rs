@@ -43,9 +43,19 @@ fn big(bytes: usize) -> String {
     "x".repeat(bytes)
 }
 
+/// A value nested `depth` arrays deep, built in memory (no parser's depth limit applies).
+#[tool]
+fn deep(depth: usize) -> serde_json::Value {
+    let mut value = json!("bottom");
+    for _ in 0..depth {
+        value = serde_json::Value::Array(vec![value]);
+    }
+    value
+}
+
 fn server() -> McpServer {
     let tools = FunctionToolset::new()
-        .with_tools([add, pay, slow, big])
+        .with_tools([add, pay, slow, big, deep])
         .with_tool(Tool::from(delete_all).requires_approval(true));
     McpServer::builder(tools).name("in-process").timeout(Duration::from_millis(200)).build()
 }
@@ -70,7 +80,7 @@ async fn tools_are_listed_with_their_schemas() {
     let mcp = client();
     let tools = mcp.list_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-    assert_eq!(names, ["add", "pay", "slow", "big", "delete_all"]);
+    assert_eq!(names, ["add", "pay", "slow", "big", "deep", "delete_all"]);
     let schema = &tools[0].parameters_json_schema;
     assert_eq!(schema["properties"]["x"]["type"], "integer");
     assert_eq!(tools[0].description.as_deref(), Some("Add two integers."));
@@ -191,4 +201,26 @@ async fn http_checks_the_bearer_token_and_the_origin() {
     assert_eq!(text(&result), "3");
     with.close().await;
     running.shutdown().await;
+}
+
+/// A tool that returns a value 100,000 levels deep: the server answers on a 2 MiB worker, with
+/// the levels past what a message keeps written as JSON text, and nothing overflows its stack.
+#[test]
+fn a_result_nested_past_any_limit_is_answered_on_a_small_stack() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_stack_size(2 << 20)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mcp = client();
+        let result = mcp.call_tool("deep", json!({"depth": 100_000})).await.unwrap();
+        assert!(!result.is_error, "{}", text(&result));
+        let answer = text(&result);
+        assert!(answer.starts_with("[[") && answer.contains("bottom"), "{}", &answer[..answer.len().min(200)]);
+        // The structured content arrives too, read whole by the client's JSON parser (rmcp's).
+        assert!(result.structured_content.as_ref().is_some_and(|s| s["result"].is_array()), "no structured content");
+        mcp.close().await;
+    });
 }

@@ -330,7 +330,7 @@ async fn run_counted<D: Clone + Send + Sync + 'static>(
 /// What a tool returned, with every value nested deeper than the history keeps written as a
 /// string of its JSON text (see [`crate::messages::flatten_deep`]) before the hooks, the events
 /// and the history copy or walk it.
-fn bound_output(output: &mut ToolOutput) {
+pub(crate) fn bound_output(output: &mut ToolOutput) {
     match output {
         ToolOutput::Value(v) => crate::messages::flatten_deep(v),
         ToolOutput::Return(ret) => {

@@ -42,6 +42,8 @@ mod prompted;
 mod resume;
 mod step;
 
+#[cfg(feature = "mcp-server")]
+pub(crate) use call::bound_output;
 use call::*;
 pub(crate) use index::ToolIndex;
 use index::*;

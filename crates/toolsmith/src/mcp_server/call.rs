@@ -120,13 +120,19 @@ async fn run_once<D: Clone + Send + Sync + 'static>(
             }
         }
     };
-    match timeout {
+    let result = match timeout {
         Some(t) => tokio::time::timeout(t, running).await.unwrap_or_else(|_| {
             let secs = crate::execution::py_float(t.as_secs_f64());
             Err(ToolError::Retry(ModelRetry::new(format!("Timed out after {secs} seconds."))))
         }),
         None => running.await,
-    }
+    };
+    // A value the tool built in memory may nest past any parser's limit: the levels past what a
+    // message keeps become JSON text before anything walks it (as in a run).
+    result.map(|mut output| {
+        crate::execution::bound_output(&mut output);
+        output
+    })
 }
 
 /// The arguments checked as in a run: against the schema (with its coercions; a JSON string is

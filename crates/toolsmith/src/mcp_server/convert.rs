@@ -55,11 +55,21 @@ fn wrapped_schema(schema: &Value) -> Value {
 /// gives its value (unless `null`), then its content; its metadata becomes the result's `_meta`.
 ///
 /// [`ToolReturn`]: crate::tool::ToolReturn
+/// How deep a tool's result (or its `_meta`) may nest in a `tools/call` answer: the JSON-RPC
+/// message adds four levels above it (`result`, `structuredContent`, its `result` wrapper).
+const MAX_RESULT_DEPTH: usize = 100;
+
 pub(super) fn success(def: &ToolDefinition, output: ToolOutput) -> CallToolResult {
-    let (value, content, metadata) = match output {
+    let (mut value, content, mut metadata) = match output {
         ToolOutput::Value(v) => (v, None, None),
         ToolOutput::Return(ret) => (ret.return_value, ret.content, ret.metadata),
     };
+    // What a JSON parser with serde_json's limit of 128 levels (rmcp's, among others) reads whole
+    // inside the JSON-RPC message: deeper levels are sent as their JSON text.
+    crate::messages::flatten_deeper_than(&mut value, MAX_RESULT_DEPTH);
+    if let Some(metadata) = &mut metadata {
+        crate::messages::flatten_deeper_than(metadata, MAX_RESULT_DEPTH);
+    }
     let mut blocks = Vec::new();
     if !(value.is_null() && content.is_some()) {
         blocks.push(json!({"type": "text", "text": value_text(&value)}));

@@ -82,10 +82,16 @@ fn bound_value(value: &mut Value) {
 /// grown on the heap and dropped without recursion: for values a tool returns, which the model
 /// still sees whole.
 pub(crate) fn flatten_deep(value: &mut Value) {
+    flatten_deeper_than(value, MAX_KEPT_VALUE_DEPTH);
+}
+
+/// [`flatten_deep`] with another limit: the arrays and objects nested deeper than `max` levels
+/// become strings of their JSON text.
+pub(crate) fn flatten_deeper_than(value: &mut Value, max: usize) {
     if !matches!(value, Value::Array(_) | Value::Object(_)) {
         return;
     }
-    for loc in cut_points(value, MAX_KEPT_VALUE_DEPTH) {
+    for loc in cut_points(value, max) {
         let Some(slot) = locate(value, &loc) else { continue };
         let deep = std::mem::take(slot);
         let mut text = Vec::new();

@@ -27,6 +27,8 @@ use serde_json::Value;
 use std::sync::Arc;
 
 pub use content::{BinaryContent, FileUrl, MediaContent, UserContent, UserPromptContent};
+#[cfg(feature = "mcp-server")]
+pub(crate) use depth::flatten_deeper_than;
 pub(crate) use depth::{
     bound_call, bound_response, cut_deep, dispose_messages, first_too_deep, flatten_deep, flatten_deep_content,
 };

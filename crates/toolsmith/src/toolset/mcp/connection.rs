@@ -84,11 +84,7 @@ impl Inner {
                     timeout: self.settings.request_timeout,
                 },
             },
-            max_bytes = session.notes.wait_oversized() => McpError::MessageTooLarge {
-                server: server.to_string(),
-                method: method.to_string(),
-                max_bytes,
-            },
+            why = session.notes.wait_unreadable() => why.error(server, method),
         };
         let result = result.redacted(&self.settings.redactor());
         if result.is_connection_error() {

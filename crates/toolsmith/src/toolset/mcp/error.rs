@@ -100,6 +100,19 @@ pub enum McpError {
         /// The limit, in bytes.
         max_bytes: usize,
     },
+    /// The server sent a message nested deeper than a JSON parser reads (serde_json's 127
+    /// levels): the session was dropped, and every request waiting on it failed at once.
+    #[error(
+        "MCP server '{server}' sent a message nested deeper than {max_depth} levels, more than its JSON-RPC messages are read to, during {method}: the session was dropped and the next call reconnects"
+    )]
+    MessageTooDeep {
+        /// The server, as named in messages.
+        server: String,
+        /// The request, e.g. `tools/call 'echo'`.
+        method: String,
+        /// The limit, in levels of arrays and objects.
+        max_depth: usize,
+    },
     /// Authorizing with the server (OAuth, see [`McpAuth`](super::McpAuth)) failed.
     #[error("could not authorize with MCP server '{server}': {error}")]
     Auth {
@@ -145,7 +158,13 @@ fn secs(d: Duration) -> String {
 impl McpError {
     /// Whether the session was dropped because of this error (the next request reconnects).
     pub fn is_connection_error(&self) -> bool {
-        matches!(self, McpError::Timeout { .. } | McpError::ConnectionLost { .. } | McpError::MessageTooLarge { .. })
+        matches!(
+            self,
+            McpError::Timeout { .. }
+                | McpError::ConnectionLost { .. }
+                | McpError::MessageTooLarge { .. }
+                | McpError::MessageTooDeep { .. }
+        )
     }
 
     /// The error with the redactor's secrets (the HTTP headers and bearer token) removed from
@@ -197,6 +216,7 @@ impl McpError {
             | McpError::Timeout { server, .. }
             | McpError::ConnectionLost { server, .. }
             | McpError::MessageTooLarge { server, .. }
+            | McpError::MessageTooDeep { server, .. }
             | McpError::Server { server, .. }
             | McpError::Auth { server, .. } => server,
         }

@@ -9,6 +9,7 @@ mod convert;
 mod error;
 // The redaction the providers use, compiled here too: the providers and the toolsets do not
 // import each other (ARCHITECTURE.md), and no module below both is MCP's or the providers' own.
+mod limits;
 #[allow(clippy::duplicate_mod)]
 #[path = "../../providers/redact.rs"]
 mod redact;

@@ -17,6 +17,7 @@ use tokio::io::AsyncBufReadExt;
 
 use super::client::handler::ClientState;
 use super::convert::CatalogTool;
+use super::limits::{JsonDepth, LimitedReader, MAX_MESSAGE_DEPTH, Unreadable};
 use super::{McpError, Settings, TransportConfig};
 
 /// How many of the server's last stderr lines are kept for error messages.
@@ -33,9 +34,10 @@ pub(crate) struct SessionNotes {
     stderr: Mutex<VecDeque<String>>,
     /// Set when the stderr reader has reached the end of the stream.
     stderr_closed: AtomicBool,
-    /// The limit, once the server sent a message larger than it (the session is then unusable).
-    oversized: Mutex<Option<usize>>,
-    oversized_notify: tokio::sync::Notify,
+    /// Why a message of the server's could not be read, once one could not (the session is
+    /// then unusable).
+    unreadable: Mutex<Option<Unreadable>>,
+    unreadable_notify: tokio::sync::Notify,
     /// Why authorization failed, for the request (or the connection) it failed.
     auth_failure: Mutex<Option<super::McpAuthError>>,
     /// Over HTTP: whether the server gave a session id (the client then opens the standalone
@@ -47,24 +49,24 @@ pub(crate) struct SessionNotes {
 }
 
 impl SessionNotes {
-    fn mark_oversized(&self, max: usize) {
-        *self.oversized.lock().unwrap_or_else(|p| p.into_inner()) = Some(max);
-        self.oversized_notify.notify_waiters();
+    pub(super) fn mark_unreadable(&self, why: Unreadable) {
+        *self.unreadable.lock().unwrap_or_else(|p| p.into_inner()) = Some(why);
+        self.unreadable_notify.notify_waiters();
     }
 
-    /// The limit, when the server sent a message larger than it.
-    pub(crate) fn oversized(&self) -> Option<usize> {
-        *self.oversized.lock().unwrap_or_else(|p| p.into_inner())
+    /// Why a message of the server's could not be read, once one could not.
+    pub(crate) fn unreadable(&self) -> Option<Unreadable> {
+        *self.unreadable.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Waits until the server sends a message larger than the limit, and returns the limit.
-    pub(crate) async fn wait_oversized(&self) -> usize {
+    /// Waits until the server sends a message that cannot be read, and says why.
+    pub(crate) async fn wait_unreadable(&self) -> Unreadable {
         loop {
-            let notified = self.oversized_notify.notified();
+            let notified = self.unreadable_notify.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
-            if let Some(max) = self.oversized() {
-                return max;
+            if let Some(why) = self.unreadable() {
+                return why;
             }
             notified.await;
         }
@@ -156,10 +158,10 @@ impl Session {
 
     /// Maps an rmcp error for a request `method` (e.g. `tools/call 'echo'`).
     pub(crate) async fn error(&self, server: &str, method: &str, e: ServiceError) -> McpError {
-        if let Some(max_bytes) = self.notes.oversized() {
-            // The connection was closed because of an oversized message: say so, whatever rmcp
-            // reports for the requests it cut off.
-            return McpError::MessageTooLarge { server: server.to_string(), method: method.to_string(), max_bytes };
+        if let Some(why) = self.notes.unreadable() {
+            // The connection was closed because of a message it could not read: say so, whatever
+            // rmcp reports for the requests it cut off.
+            return why.error(server, method);
         }
         if let Some(auth) = self.notes.take_auth_failure(server) {
             return auth;
@@ -393,69 +395,6 @@ fn http_client(connect_timeout: Duration) -> Result<reqwest::Client, String> {
         .map_err(|e| format!("could not build the HTTP client: {e}"))
 }
 
-/// A reader that fails (and marks the session) when a line, that is one JSON-RPC message, grows
-/// past the limit: rmcp would drop such a message silently and leave its request waiting for
-/// the request timeout; failing the read closes the connection, so that every request waiting
-/// on it fails at once with [`McpError::MessageTooLarge`].
-pub(crate) struct LimitedReader<R> {
-    inner: R,
-    /// Bytes of the line being read.
-    line: usize,
-    max: usize,
-    notes: Arc<SessionNotes>,
-    failed: bool,
-}
-
-impl<R> LimitedReader<R> {
-    pub(crate) fn new(inner: R, max: usize, notes: Arc<SessionNotes>) -> Self {
-        LimitedReader { inner, line: 0, max, notes, failed: false }
-    }
-
-    fn too_large(&self) -> std::io::Error {
-        std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!("the server sent a message larger than {} bytes, the limit", self.max),
-        )
-    }
-}
-
-impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for LimitedReader<R> {
-    fn poll_read(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        buf: &mut tokio::io::ReadBuf<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        if self.failed {
-            return std::task::Poll::Ready(Err(self.too_large()));
-        }
-        let before = buf.filled().len();
-        let this = &mut *self;
-        match std::pin::Pin::new(&mut this.inner).poll_read(cx, buf) {
-            std::task::Poll::Ready(Ok(())) => {}
-            other => return other,
-        }
-        let mut too_large = false;
-        for (i, segment) in buf.filled()[before..].split(|&b| b == b'\n').enumerate() {
-            if i > 0 {
-                // A line end: the next segment starts a new line.
-                this.line = 0;
-            }
-            this.line = this.line.saturating_add(segment.len());
-            too_large |= this.line > this.max;
-        }
-        if too_large {
-            this.failed = true;
-            this.notes.mark_oversized(this.max);
-            tracing::warn!(
-                max_bytes = this.max,
-                "an MCP server sent a message larger than the limit: closing the session"
-            );
-            return std::task::Poll::Ready(Err(this.too_large()));
-        }
-        std::task::Poll::Ready(Ok(()))
-    }
-}
-
 /// How long opening a session waits for the standalone stream of a streamable HTTP session.
 const STANDALONE_STREAM_WAIT: Duration = Duration::from_secs(2);
 
@@ -550,7 +489,13 @@ impl LimitedHttp {
                 if let Err(e) = event
                     && error_chain(e).contains("exceeded the maximum size")
                 {
-                    notes.mark_oversized(max);
+                    notes.mark_unreadable(Unreadable::TooLarge(max));
+                }
+                if let Ok(event) = event
+                    && event.data.as_deref().is_some_and(|data| JsonDepth::exceeds(data.as_bytes()))
+                {
+                    // rmcp would drop the message and leave its request waiting.
+                    notes.mark_unreadable(Unreadable::TooDeep(MAX_MESSAGE_DEPTH));
                 }
             })
             .boxed()
@@ -558,7 +503,7 @@ impl LimitedHttp {
 
     fn check<T>(&self, result: Result<T, HttpError>) -> Result<T, HttpError> {
         if let Err(HttpError::ResponseBodyTooLarge { max_size }) = &result {
-            self.notes.mark_oversized(*max_size);
+            self.notes.mark_unreadable(Unreadable::TooLarge(*max_size));
         }
         result
     }

@@ -38,6 +38,13 @@ async fn fake_server(stream: tokio::io::DuplexStream, script: Script) {
                 }),
             ),
             "tools/list" => reply(&id, script.tools.clone()),
+            "tools/call" if message["params"]["name"] == "deep" => {
+                let levels = message["params"]["arguments"]["levels"].as_u64().unwrap_or(0) as usize;
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[],"structuredContent":{{"v":{}}}}}}}"#,
+                    nested_text(levels)
+                ) + "\n"
+            }
             "tools/call" if message["params"]["name"] == "huge" => {
                 let bytes = message["params"]["arguments"]["bytes"].as_u64().unwrap_or(0) as usize;
                 reply(&id, json!({"content": [{"type": "text", "text": "x".repeat(bytes)}]}))
@@ -51,6 +58,11 @@ async fn fake_server(stream: tokio::io::DuplexStream, script: Script) {
             return;
         }
     }
+}
+
+/// JSON text of arrays nested `levels` deep around `0`.
+fn nested_text(levels: usize) -> String {
+    format!("{}0{}", "[".repeat(levels), "]".repeat(levels))
 }
 
 fn fake(script: Script) -> McpToolset {
@@ -349,6 +361,67 @@ async fn an_http_result_past_the_limit_fails_at_once() {
     let err = mcp.call_tool("x", json!({})).await.unwrap_err();
     assert!(started.elapsed() < Duration::from_secs(10), "{:?}: {err}", started.elapsed());
     assert!(err.to_string().contains("65536"), "the error names the limit: {err}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// A message nested deeper than a parser reads fails at once, naming the limit
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_result_nested_past_what_a_parser_reads_fails_at_once() {
+    // The default request timeout (300 s) is left as it is: the error must not wait for it.
+    let mcp = fake(Script { tools: echo_tools() });
+    // 120 levels inside the message's 4: read.
+    let ok = mcp.call_tool("deep", json!({"levels": 120})).await.unwrap();
+    assert!(ok.structured_content.is_some());
+    let started = Instant::now();
+    let err = mcp.call_tool("deep", json!({"levels": 200})).await.unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(20), "{:?}", started.elapsed());
+    assert!(matches!(err, McpError::MessageTooDeep { max_depth: 127, .. }), "{err:?}");
+    assert!(err.to_string().contains("nested deeper than 127 levels"), "{err}");
+    assert!(err.is_connection_error());
+    // The next call opens a new session.
+    assert_eq!(mcp.call_tool("echo", json!({"a": 1})).await.unwrap().text(), r#"{"a":1}"#);
+    assert_eq!(mcp.connection_count(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_result_nested_past_what_a_parser_reads_fails_at_once() {
+    let url = http_server(
+        |m| {
+            let event = format!(
+                r#"{{"jsonrpc":"2.0","id":{},"result":{{"content":[],"structuredContent":{{"v":{}}}}}}}"#,
+                m["id"],
+                nested_text(300)
+            );
+            (200, "text/event-stream", format!("data: {event}\n\n"))
+        },
+        false,
+    )
+    .await;
+    let mcp = http_toolset(&url).request_timeout(Duration::from_secs(120));
+    let started = Instant::now();
+    let err = mcp.call_tool("x", json!({})).await.unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(20), "{:?}: {err}", started.elapsed());
+    assert!(matches!(err, McpError::MessageTooDeep { .. }), "{err:?}");
+
+    // The same answer as a JSON body, not an event stream: refused as fast.
+    let url = http_server(
+        |m| {
+            let body = format!(
+                r#"{{"jsonrpc":"2.0","id":{},"result":{{"content":[],"structuredContent":{{"v":{}}}}}}}"#,
+                m["id"],
+                nested_text(300)
+            );
+            (200, "application/json", body)
+        },
+        false,
+    )
+    .await;
+    let mcp = http_toolset(&url).request_timeout(Duration::from_secs(120));
+    let started = Instant::now();
+    let err = mcp.call_tool("x", json!({})).await.unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(20), "{:?}: {err}", started.elapsed());
 }
 
 #[tokio::test]
