@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::sync::Arc;
 
-pub use content::{BinaryContent, FileUrl, MediaContent, UserContent, UserPromptContent};
+pub use content::{BinaryContent, FileUrl, MediaContent, TextContent, UserContent, UserPromptContent};
 pub(crate) use depth::{
     bound_call, bound_response, cut_deep, dispose_messages, first_too_deep, flatten_deep, flatten_deep_content,
 };
