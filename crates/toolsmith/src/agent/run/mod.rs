@@ -2,6 +2,7 @@
 //! awaiting a [`RunBuilder`].
 
 mod builder;
+mod deliver;
 mod output_stream;
 mod partial;
 mod request;
@@ -580,7 +581,20 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                 Box::pin(self.start()).await?;
                 Ok(None)
             }
-            Pending::Response(response, resume) => Box::pin(self.handle_response(response, resume.map(|r| *r))).await,
+            Pending::Response(response, resume) => {
+                let output = Box::pin(self.handle_response(response, resume.map(|r| *r))).await?;
+                // Content a capability still has to deliver (a background tool's result) is
+                // sent in one more request instead of ending the run; a run that pauses for
+                // deferred calls is not held up.
+                if output.as_ref().is_some_and(|o| !matches!(o, RunOutput::Deferred(_)))
+                    && !self.caps.is_empty()
+                    && Box::pin(self.deliver_pending(crate::capability::DeliveryPoint::RunEnd)).await?
+                {
+                    self.next = Pending::Request;
+                    return Ok(None);
+                }
+                Ok(output)
+            }
             // (A request was sent above.)
             Pending::Request | Pending::Done => Err(AgentRunError::User(UserError::new("the run has already ended"))),
         }
