@@ -374,7 +374,7 @@ async def run(sc: dict[str, Any], store_dir: str) -> dict[str, Any]:
             if isinstance(out, DeferredToolRequests):
                 out = {'deferred': {'approvals': [c.tool_call_id for c in out.approvals],
                                     'calls': [c.tool_call_id for c in out.calls]}}
-            runs_out.append({'output': out})
+            runs_out.append({'output': out, 'requests': result.usage.requests})
         except Exception as e:  # noqa: BLE001
             runs_out.append({'error': {'type': type(e).__name__, 'message': advice_cut(str(e))}})
             if history is None:

@@ -414,7 +414,7 @@ async fn run_all<O: OutputJson + Send + 'static>(agent: Agent<(), O>, sc: &Value
             Ok(result) => {
                 history = result.all_messages().to_vec();
                 requests = result.output().deferred().cloned();
-                runs.push(json!({"output": result.output().json()}));
+                runs.push(json!({"output": result.output().json(), "requests": result.usage().requests}));
             }
             Err(e) => runs.push(json!({"error": {"type": e.kind(), "message": advice_cut(e.to_string())}})),
         }

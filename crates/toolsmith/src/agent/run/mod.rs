@@ -168,6 +168,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             metadata: self.extras.as_ref().and_then(|e| e.metadata.clone()),
             model_settings: self.settings.as_deref().cloned(),
             partial_output: false,
+            spent: self.state.spent.clone(),
         }
     }
 
@@ -283,6 +284,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             return Ok(());
         }
         self.begun = true;
+        self.state.spent = Some(crate::context::UsageSink::default());
         // The capabilities' calls catch their own panics; this catches the toolsets'.
         match AssertUnwindSafe(self.begin_inner()).catch_unwind().await {
             Ok(r) => r,
@@ -351,6 +353,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
     /// with an output), then the toolsets exited and the last events delivered.
     async fn finish(&mut self, result: Result<RunOutput, AgentRunError>) -> Result<RunOutput, AgentRunError> {
         self.next = Pending::Done;
+        self.state.absorb_spent();
         let ctx = self.context();
         let outcome = match result {
             Ok(output) => match self.caps.after_run(&ctx, output).await {

@@ -334,6 +334,9 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
     /// prompt is then the next request).
     pub(super) async fn request(&mut self) -> Result<Option<Responded>, AgentRunError> {
         self.state.run_step += 1;
+        // What the last step's code spent on models of its own counts before this request.
+        self.state.absorb_spent();
+        self.check_token_limits()?;
         if !self.caps.is_empty() {
             Box::pin(self.deliver_pending(DeliveryPoint::BeforeRequest)).await?;
         }
