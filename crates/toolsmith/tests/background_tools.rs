@@ -205,8 +205,12 @@ async fn a_result_not_delivered_when_a_run_pauses_is_delivered_in_the_next_run()
     let Deferrable::Deferred(requests) = first.output() else { panic!("expected a deferred output") };
     assert_eq!(tools.running().len(), 1);
     assert_eq!(tools.running()[0].task_id, "c1");
+    assert!(tools.undelivered().is_empty());
     gate.add_permits(1);
     settle(&tools).await;
+    // Finished, waiting for the conversation's next request.
+    let waiting = tools.undelivered();
+    assert_eq!((waiting[0].task_id.as_str(), waiting[0].tool_name.as_str()), ("c1", "report"));
     let results = requests.results().approve("c2", ToolApproval::approved());
     let second =
         agent.resume().message_history(first.all_messages().to_vec()).deferred_tool_results(results).await.unwrap();
@@ -217,6 +221,40 @@ async fn a_result_not_delivered_when_a_run_pauses_is_delivered_in_the_next_run()
         seen[1],
         vec!["<tool_result tool_name=\"report\" tool_call_id=\"c1\">\nquarterly numbers\n</tool_result>"]
     );
+    assert!(tools.undelivered().is_empty());
+}
+
+#[tokio::test]
+async fn a_conversation_that_will_not_go_on_is_discarded() {
+    let gate = Arc::new(Semaphore::new(0));
+    let done = Arc::new(Semaphore::new(0));
+    let (model, _) = scripted(vec![vec![call("slow", "c1"), call("quick", "c2"), call("delete", "c3")]]);
+    let tools = BackgroundTools::new();
+    let agent = Agent::builder(model)
+        .tool(background("slow", "never", Some(gate), 0))
+        .tool(background("quick", "fast", Some(done.clone()), 0))
+        .tool(needs_approval())
+        .capability(tools.clone())
+        .allow_deferred()
+        .build()
+        .unwrap();
+    let first = agent.run("go").await.unwrap();
+    done.add_permits(1);
+    for _ in 0..10_000 {
+        if tools.running().len() == 1 {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    assert_eq!(tools.undelivered().len(), 1);
+    let conversation = tools.running()[0].conversation_id.clone();
+    assert!(first.all_messages().iter().all(|m| match m {
+        ModelMessage::Request(r) => r.conversation_id.as_deref().is_none_or(|c| c == conversation),
+        ModelMessage::Response(r) => r.conversation_id.as_deref().is_none_or(|c| c == conversation),
+    }));
+    assert_eq!(tools.discard("another conversation"), 0);
+    assert_eq!(tools.discard(&conversation), 2);
+    assert!(tools.running().is_empty() && tools.undelivered().is_empty());
 }
 
 #[tokio::test]

@@ -59,7 +59,10 @@ enum Mode {
 /// - **Cancellation and limits.** [`cancel`](Self::cancel) and [`cancel_all`](Self::cancel_all)
 ///   stop tasks (the model is told each was cancelled); [`max_concurrent`](Self::max_concurrent)
 ///   bounds how many run at once (the others wait for a place); [`running`](Self::running)
-///   lists them. A pending call counts as a tool call in the run's usage.
+///   lists them, [`undelivered`](Self::undelivered) the results waiting for a later run, and
+///   [`discard`](Self::discard) drops a conversation that will not go on. A pending call counts
+///   as a tool call in the run's usage. Synchronous tools run on Tokio's blocking pool, and
+///   cannot be stopped once started (their result is then dropped).
 ///
 /// ```
 /// use serde_json::json;
@@ -162,6 +165,20 @@ impl<D> BackgroundTools<D> {
     /// synchronous tool already running cannot be stopped: its result is dropped.
     pub fn cancel(&self, task_id: &str) -> bool {
         self.shared.cancel(task_id)
+    }
+
+    /// The finished tasks whose results wait for the next request of their conversation (a run
+    /// that paused or failed before it could deliver them): what a later run of the conversation
+    /// will be given, in the order they finished.
+    pub fn undelivered(&self) -> Vec<BackgroundTask> {
+        self.shared.undelivered()
+    }
+
+    /// Drops what is kept for the conversation `conversation_id` (a conversation that will not
+    /// go on): its running tasks are stopped without a word to the model, its undelivered
+    /// results dropped. How many tasks and results there were.
+    pub fn discard(&self, conversation_id: &str) -> usize {
+        self.shared.discard(conversation_id)
     }
 
     /// Stops every running task; how many were.

@@ -47,6 +47,7 @@ pub(super) enum Settled {
 }
 
 pub(super) struct Outcome {
+    pub(super) task_id: String,
     pub(super) conversation: Arc<str>,
     pub(super) tool_name: String,
     pub(super) max_retries: u32,
@@ -123,7 +124,7 @@ impl Shared {
                 })
                 .await;
             let settled = settle(&tool_name, &id, result);
-            shared.finish(&id, Outcome { conversation, tool_name, max_retries, settled });
+            shared.finish(&id.clone(), Outcome { task_id: id, conversation, tool_name, max_retries, settled });
         });
         if let Some(live) = self.lock().live.get_mut(&task_id) {
             live.abort = Some(handle.abort_handle());
@@ -155,6 +156,37 @@ impl Shared {
         tasks
     }
 
+    /// The finished tasks whose outcome waits for a request of their conversation.
+    pub(super) fn undelivered(&self) -> Vec<BackgroundTask> {
+        let state = self.lock();
+        state
+            .arrived
+            .iter()
+            .map(|o| BackgroundTask {
+                task_id: o.task_id.clone(),
+                tool_name: o.tool_name.clone(),
+                conversation_id: o.conversation.to_string(),
+            })
+            .collect()
+    }
+
+    /// Drops everything kept for `conversation`: its running tasks (stopped), its outcomes and
+    /// its retry counts. How many tasks and outcomes there were.
+    pub(super) fn discard(&self, conversation: &str) -> usize {
+        let mut state = self.lock();
+        let running: Vec<String> =
+            state.live.iter().filter(|(_, l)| &*l.conversation == conversation).map(|(id, _)| id.clone()).collect();
+        for id in &running {
+            if let Some(abort) = state.live.remove(id).and_then(|l| l.abort) {
+                abort.abort();
+            }
+        }
+        let before = state.arrived.len();
+        state.arrived.retain(|o| &*o.conversation != conversation);
+        state.retries.retain(|(c, _), _| &**c != conversation);
+        running.len() + before - state.arrived.len()
+    }
+
     /// Stops a running task; the model is told it was cancelled.
     pub(super) fn cancel(&self, task_id: &str) -> bool {
         let mut state = self.lock();
@@ -164,6 +196,7 @@ impl Shared {
         }
         let content = text::failure(&live.tool_name, task_id, "The task was cancelled.", "CancelledError");
         state.arrived.push(Outcome {
+            task_id: task_id.to_string(),
             conversation: live.conversation,
             tool_name: live.tool_name,
             max_retries: u32::MAX,
