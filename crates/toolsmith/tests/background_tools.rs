@@ -459,3 +459,46 @@ fn the_spec_entry_takes_the_harness_options() {
         assert!(registry.load(&spec).is_err());
     }
 }
+
+#[tokio::test]
+async fn results_that_arrived_before_a_failure_are_delivered_first() {
+    let failing = Tool::from_schema("charge", "Charge.", EMPTY(), |_ctx, _args| async {
+        Err(ToolError::failed("the payment service is down"))
+    })
+    .metadata(json!({"background": true}));
+    let (model, seen) = scripted(vec![vec![call("lookup", "c1"), call("charge", "c2")], vec![text("fine")]]);
+    let agent = Agent::builder(model)
+        .tool(background("lookup", "order 42", None, 0))
+        .tool(failing)
+        .capability(BackgroundTools::new())
+        .build()
+        .unwrap();
+    let error = agent.run("go").await.unwrap_err();
+    assert!(matches!(&error, AgentRunError::ToolFailed { tool, .. } if tool == "charge"), "{error:?}");
+    // The lookup's result reached the model before the failure ended the run.
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 2);
+    assert_eq!(seen[1], vec!["<tool_result tool_name=\"lookup\" tool_call_id=\"c1\">\norder 42\n</tool_result>"]);
+}
+
+#[tokio::test]
+async fn a_run_waiting_for_a_discarded_conversation_ends() {
+    let (model, seen) = scripted(vec![vec![call("slow", "c1")], vec![text("waiting")]]);
+    let tools = BackgroundTools::new();
+    let agent = Agent::builder(model)
+        .tool(background("slow", "never", Some(Arc::new(Semaphore::new(0))), 0))
+        .capability(tools.clone())
+        .build()
+        .unwrap();
+    let run = tokio::spawn(async move { agent.run("go").await.map(|r| r.output().clone()) });
+    // The model has ended its turn; the run waits for the task.
+    for _ in 0..10_000 {
+        if seen.lock().unwrap().len() == 2 && tools.running().len() == 1 {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    let conversation = tools.running()[0].conversation_id.clone();
+    assert_eq!(tools.discard(&conversation), 1);
+    assert_eq!(run.await.unwrap().unwrap(), "waiting");
+}

@@ -305,21 +305,33 @@ impl<D: Clone + Send + Sync + 'static> Capability<D> for BackgroundTools<D> {
         let mut delivery = Delivery::default();
         let mut outcomes = outcomes.into_iter();
         while let Some(outcome) = outcomes.next() {
-            let charged = self.shared.charge(&outcome);
-            let tool = outcome.tool_name.clone();
-            let (content, count) = match (charged, outcome.settled) {
-                (Ok(count), Settled::Returned(content) | Settled::Failed { content, .. }) => (content, count),
-                (Err(e), _) | (Ok(_), Settled::Fatal(e)) => {
-                    // The run ends here; what arrived after this outcome waits for a later run.
-                    self.shared.put_back(outcomes.collect());
-                    return Err(e);
+            let error = match (self.shared.charge(&outcome), &outcome.settled) {
+                (Err(e), _) => Some(e),
+                (Ok(_), Settled::Fatal(_)) => None,
+                (Ok(count), Settled::Returned(_) | Settled::Failed { .. }) => {
+                    let tool = outcome.tool_name.clone();
+                    let (Settled::Returned(content) | Settled::Failed { content, .. }) = outcome.settled else {
+                        continue;
+                    };
+                    let part = UserPromptPart::new(UserPromptContent::Parts(content));
+                    delivery.requests.push(ModelRequest::new(vec![ModelRequestPart::UserPrompt(part)]));
+                    if let Some(count) = count {
+                        delivery = delivery.with_retry_count(tool, count);
+                    }
+                    continue;
                 }
             };
-            let part = UserPromptPart::new(UserPromptContent::Parts(content));
-            delivery.requests.push(ModelRequest::new(vec![ModelRequestPart::UserPrompt(part)]));
-            if let Some(count) = count {
-                delivery = delivery.with_retry_count(tool, count);
+            // An outcome that ends the run: the results before it are delivered first, and it
+            // ends the run at the next delivery; what came after it waits meanwhile.
+            if !delivery.requests.is_empty() {
+                self.shared.put_back(std::iter::once(outcome).chain(outcomes).collect());
+                return Ok(delivery);
             }
+            self.shared.put_back(outcomes.collect());
+            return Err(match (error, outcome.settled) {
+                (Some(e), _) | (None, Settled::Fatal(e)) => e,
+                (None, _) => AgentRunError::unexpected("a background outcome that ends the run had no error"),
+            });
         }
         Ok(delivery)
     }

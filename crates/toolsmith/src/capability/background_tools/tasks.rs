@@ -184,7 +184,11 @@ impl Shared {
         let before = state.arrived.len();
         state.arrived.retain(|o| &*o.conversation != conversation);
         state.retries.retain(|(c, _), _| &**c != conversation);
-        running.len() + before - state.arrived.len()
+        let dropped = running.len() + before - state.arrived.len();
+        drop(state);
+        // A run waiting for these tasks goes on without them.
+        self.arrived.notify_waiters();
+        dropped
     }
 
     /// Stops a running task; the model is told it was cancelled.
