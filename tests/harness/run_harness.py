@@ -53,6 +53,14 @@ def expand(v: Any) -> Any:
 # ---------------------------------------------------------------------------------------------
 # Tools
 
+GATES: dict[str, asyncio.Event] = {}
+
+
+def gate(name: str) -> asyncio.Event:
+    """Named gates a scenario's tools wait on (`wait_for`) and open (`opens`)."""
+    return GATES.setdefault(name, asyncio.Event())
+
+
 def make_tool(entry: dict[str, Any]) -> Tool[Any]:
     name = entry['name']
     returns = expand(entry.get('returns', 'ok'))
@@ -69,12 +77,32 @@ def make_tool(entry: dict[str, Any]) -> Tool[Any]:
             return ToolReturn(return_value=value, metadata=metadata)
         return value
 
+    if entry.get('wait_for') or entry.get('opens') or entry.get('async') or entry.get('yields'):
+        sync_function = function
+
+        async def function(ctx: Any, **kwargs: Any) -> Any:  # type: ignore[no-redef]
+            try:
+                value, error = sync_function(ctx, **kwargs), None
+            except ModelRetry as e:
+                value, error = None, e
+            if entry.get('opens'):
+                gate(entry['opens']).set()
+            if entry.get('wait_for'):
+                await gate(entry['wait_for']).wait()
+            for _ in range(entry.get('yields', 0)):
+                await asyncio.sleep(0)
+            if error is not None:
+                raise error
+            return value
+
     tool = Tool.from_schema(function, name=name, description=entry.get('description', name), json_schema=schema,
                             takes_ctx=True)
     if entry.get('requires_approval'):
         tool.requires_approval = True
     if entry.get('metadata') is not None:
         tool.metadata = entry['metadata']
+    if entry.get('sequential'):
+        tool.sequential = True
     return tool
 
 
@@ -215,6 +243,10 @@ def capability(entry: Any, store_dir: str) -> Any:
 
         kw = dict(args)
         return ApprovalReviewer(judge_model(kw.pop('model')), **kw)
+    if name == 'BackgroundTools':
+        from pydantic_ai_harness.background_tools import BackgroundTools
+
+        return BackgroundTools(**args)
     if name == 'RepairToolArguments':
         from pydantic_ai_harness.repair_tool_arguments import RepairToolArguments
 
@@ -288,6 +320,15 @@ def last_handle(messages: list[ModelMessage]) -> str:
     return found
 
 
+def advice_cut(message: str) -> str:
+    """An error's advice on where to raise the retry limit names each library's own API: cut."""
+    cut = message.find(ADVICE)
+    return message if cut < 0 else message[:cut + len(ADVICE)]
+
+
+ADVICE = 'Consider raising the retry limit'
+
+
 async def run(sc: dict[str, Any], store_dir: str) -> dict[str, Any]:
     norm = Normaliser(store_dir)
     script = sc['script']
@@ -333,9 +374,9 @@ async def run(sc: dict[str, Any], store_dir: str) -> dict[str, Any]:
             if isinstance(out, DeferredToolRequests):
                 out = {'deferred': {'approvals': [c.tool_call_id for c in out.approvals],
                                     'calls': [c.tool_call_id for c in out.calls]}}
-            runs_out.append({'output': out})
+            runs_out.append({'output': out, 'requests': result.usage.requests})
         except Exception as e:  # noqa: BLE001
-            runs_out.append({'error': {'type': type(e).__name__, 'message': str(e)}})
+            runs_out.append({'error': {'type': type(e).__name__, 'message': advice_cut(str(e))}})
             if history is None:
                 history = []
     requests = [norm.messages(m) for m in seen]

@@ -35,7 +35,19 @@ fn expand(v: &Value) -> Value {
     }
 }
 
-fn make_tool(entry: &Value) -> Tool<()> {
+/// Named gates a scenario's tools wait on (`wait_for`) and open (`opens`): a background task's
+/// progress ordered by the model's calls, without timing.
+#[derive(Clone, Default)]
+struct Gates(Arc<Mutex<HashMap<String, Arc<tokio::sync::Semaphore>>>>);
+
+impl Gates {
+    fn gate(&self, name: &str) -> Arc<tokio::sync::Semaphore> {
+        let mut gates = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        gates.entry(name.to_string()).or_insert_with(|| Arc::new(tokio::sync::Semaphore::new(0))).clone()
+    }
+}
+
+fn make_tool(entry: &Value, gates: &Gates) -> Tool<()> {
     let name = entry["name"].as_str().unwrap_or_default().to_string();
     let description = entry.get("description").and_then(Value::as_str).unwrap_or(&name).to_string();
     let returns = expand(entry.get("returns").unwrap_or(&json!("ok")));
@@ -46,6 +58,10 @@ fn make_tool(entry: &Value) -> Tool<()> {
     let schema = entry.get("schema").cloned().unwrap_or(json!({"type": "object", "properties": {}}));
     let requires_approval = entry.get("requires_approval").and_then(Value::as_bool) == Some(true);
     let tool_metadata = entry.get("metadata").cloned();
+    let wait_for = entry.get("wait_for").and_then(Value::as_str).map(|g| gates.gate(g));
+    let opens = entry.get("opens").and_then(Value::as_str).map(|g| gates.gate(g));
+    let sequential = entry.get("sequential").and_then(Value::as_bool) == Some(true);
+    let yields = entry.get("yields").and_then(Value::as_u64).unwrap_or(0);
     let tool = Tool::from_schema(name, description, schema, move |ctx: RunContext<()>, args: Value| {
         let value = if returns == json!("$args") { args } else { returns.clone() };
         let result = if ctx.retry < fail_times {
@@ -57,9 +73,22 @@ fn make_tool(entry: &Value) -> Tool<()> {
         } else {
             Ok(ToolOutput::Value(value))
         };
-        async move { result }
+        if let Some(gate) = &opens {
+            gate.add_permits(tokio::sync::Semaphore::MAX_PERMITS / 2);
+        }
+        let wait_for = wait_for.clone();
+        async move {
+            if let Some(gate) = wait_for {
+                let _ = gate.acquire().await;
+            }
+            for _ in 0..yields {
+                tokio::task::yield_now().await;
+            }
+            result
+        }
     })
-    .requires_approval(requires_approval);
+    .requires_approval(requires_approval)
+    .sequential(sequential);
     match tool_metadata {
         Some(m) => tool.metadata(m),
         None => tool,
@@ -350,6 +379,15 @@ impl OutputJson for Deferrable<String> {
     }
 }
 
+/// An error's advice on where to raise the retry limit names each library's own API: cut.
+fn advice_cut(mut message: String) -> String {
+    const ADVICE: &str = "Consider raising the retry limit";
+    if let Some(at) = message.find(ADVICE) {
+        message.truncate(at + ADVICE.len());
+    }
+    message
+}
+
 /// Every run of the scenario, each from the previous one's messages: the outputs and the last history.
 async fn run_all<O: OutputJson + Send + 'static>(agent: Agent<(), O>, sc: &Value) -> (Vec<Value>, Vec<ModelMessage>) {
     let mut history: Vec<ModelMessage> = Vec::new();
@@ -376,9 +414,9 @@ async fn run_all<O: OutputJson + Send + 'static>(agent: Agent<(), O>, sc: &Value
             Ok(result) => {
                 history = result.all_messages().to_vec();
                 requests = result.output().deferred().cloned();
-                runs.push(json!({"output": result.output().json()}));
+                runs.push(json!({"output": result.output().json(), "requests": result.usage().requests}));
             }
-            Err(e) => runs.push(json!({"error": {"type": e.kind(), "message": e.to_string()}})),
+            Err(e) => runs.push(json!({"error": {"type": e.kind(), "message": advice_cut(e.to_string())}})),
         }
     }
     (runs, history)
@@ -403,8 +441,9 @@ async fn run(sc: &Value, store_dir: &str) -> Result<Value, String> {
         async move { answer }
     });
     let mut builder = Agent::builder(model).retries(sc.get("retries").and_then(Value::as_u64).unwrap_or(1) as u32);
+    let gates = Gates::default();
     for t in sc.get("tools").and_then(Value::as_array).into_iter().flatten() {
-        builder = builder.tool(make_tool(t));
+        builder = builder.tool(make_tool(t, &gates));
     }
     let spec =
         CapabilitySpec::from_value(sc.get("capabilities").cloned().unwrap_or(json!([]))).map_err(|e| e.to_string())?;

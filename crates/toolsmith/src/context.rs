@@ -70,12 +70,67 @@ pub struct RunContext<D = ()> {
     /// (the final output is validated once more, with `false`). Skip expensive checks on
     /// partial output; a partial output that fails validation is not shown and costs no retry.
     pub partial_output: bool,
+    /// Where [`RunContext::add_usage`] adds to the run's usage (`None` outside a run).
+    pub(crate) spent: Option<UsageSink>,
+}
+
+/// What code inside a run spends on model calls of its own, added to the run's usage at its next
+/// step (see [`RunContext::add_usage`]).
+#[derive(Clone, Default)]
+pub(crate) struct UsageSink(Arc<std::sync::Mutex<RunUsage>>);
+
+impl UsageSink {
+    /// Adds one model request's usage.
+    pub(crate) fn add_request(&self, usage: &crate::usage::RequestUsage) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).add_request(usage);
+    }
+
+    /// What was added since the last take.
+    pub(crate) fn take(&self) -> RunUsage {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}
+
+impl std::fmt::Debug for UsageSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("UsageSink")
+    }
 }
 
 impl<D> RunContext<D> {
     /// Whether the current attempt is the last one before the retry budget runs out.
     pub fn last_attempt(&self) -> bool {
         self.retry >= self.max_retries
+    }
+
+    /// Adds `usage` to the run's usage: for a capability or a tool that calls a model of its own
+    /// (a judge, a summariser, a sub-agent), as Pydantic AI counts a nested run in the run's usage.
+    /// The run adds it at its next step, where the run's limits apply to it, and to the usage of
+    /// its result. `ctx.usage` is a snapshot: it does not change. Outside a run it does nothing.
+    ///
+    /// ```
+    /// use toolsmith::prelude::*;
+    /// use toolsmith::usage::{RequestUsage, RunUsage};
+    ///
+    /// /// Ask a second model (here: pretend to).
+    /// #[tool]
+    /// async fn consult(ctx: RunContext) -> String {
+    ///     let mut spent = RunUsage::default();
+    ///     spent.add_request(&RequestUsage::new(120, 30));
+    ///     ctx.add_usage(&spent);
+    ///     "the second opinion".into()
+    /// }
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let agent = Agent::builder(TestModel::default()).tool(consult).build().unwrap();
+    /// let result = agent.run("ask").await.unwrap();
+    /// // TestModel's two requests, and the one the tool reported.
+    /// assert_eq!(result.usage().requests, 3);
+    /// # });
+    /// ```
+    pub fn add_usage(&self, usage: &RunUsage) {
+        if let Some(sink) = &self.spent {
+            *sink.0.lock().unwrap_or_else(|p| p.into_inner()) += usage;
+        }
     }
 
     /// The same context with other dependencies.
@@ -99,6 +154,7 @@ impl<D> RunContext<D> {
             metadata: self.metadata,
             model_settings: self.model_settings,
             partial_output: self.partial_output,
+            spent: self.spent,
         }
     }
 
@@ -123,6 +179,7 @@ impl<D> RunContext<D> {
             metadata: self.metadata.clone(),
             model_settings: self.model_settings.clone(),
             partial_output: self.partial_output,
+            spent: self.spent.clone(),
         }
     }
 }
@@ -156,6 +213,7 @@ impl<D> RunContext<D> {
             metadata: None,
             model_settings: None,
             partial_output: false,
+            spent: None,
         }
     }
 }

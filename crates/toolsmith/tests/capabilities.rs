@@ -765,7 +765,7 @@ fn spec_errors_name_the_offending_entry() {
     );
     assert!(
         e.contains(
-            "known capabilities: ApprovalReviewer, CompactRetryHistory, ImageGeneration, IncludeToolReturnSchemas, Instrumentation, MCP, NativeTool, PrefixTools"
+            "known capabilities: ApprovalReviewer, BackgroundTools, CompactRetryHistory, ImageGeneration, IncludeToolReturnSchemas, Instrumentation, MCP, NativeTool, PrefixTools"
         ),
         "{e}"
     );

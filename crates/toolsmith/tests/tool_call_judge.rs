@@ -48,7 +48,12 @@ fn caller(paths: &'static [&'static str]) -> FunctionModel {
 
 /// A judging model answering `yes` for prompts that mention "danger"; it records the prompts.
 fn judging(prompts: Arc<Mutex<Vec<String>>>) -> FunctionModel {
-    FunctionModel::sync(move |messages: &[ModelMessage], info: &AgentInfo| {
+    FunctionModel::sync(move |messages: &[ModelMessage], info: &AgentInfo| judge_response(&prompts, messages, info))
+}
+
+/// The answer of [`judging`]'s model.
+fn judge_response(prompts: &Mutex<Vec<String>>, messages: &[ModelMessage], info: &AgentInfo) -> ModelResponse {
+    {
         let prompt = match messages.last() {
             Some(ModelMessage::Request(r)) => r
                 .parts
@@ -70,7 +75,7 @@ fn judging(prompts: Arc<Mutex<Vec<String>>>) -> FunctionModel {
             json!({"response": answer}),
             "j",
         ))])
-    })
+    }
 }
 
 #[tokio::test]
@@ -184,4 +189,21 @@ fn configuration_errors_are_typed() {
     .unwrap();
     let err = registry.load(&bad).unwrap_err();
     assert!(err.message.contains("unknown variant `maybe`"), "{}", err.message);
+}
+
+#[tokio::test]
+async fn the_judges_requests_count_in_the_runs_usage() {
+    let prompts = Arc::new(Mutex::new(Vec::new()));
+    // The judging model reports what each judgement cost.
+    let costly = FunctionModel::sync(move |messages: &[ModelMessage], info: &AgentInfo| {
+        let mut response = judge_response(&prompts, messages, info);
+        response.usage = toolsmith::usage::RequestUsage::new(100, 7);
+        response
+    });
+    let judge = ToolCallJudge::new(costly, "Is it dangerous?").unwrap();
+    let agent = Agent::builder(caller(&["/tmp/a", "/danger"])).tool(rm).capability(judge).build().unwrap();
+    let result = agent.run("go").await.unwrap();
+    // The run's two requests (the caller reports no tokens) and the two judgements.
+    assert_eq!(result.usage().requests, 4);
+    assert_eq!((result.usage().input_tokens, result.usage().output_tokens), (200, 14));
 }

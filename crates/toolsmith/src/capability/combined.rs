@@ -362,6 +362,17 @@ impl<D: Clone + Send + Sync + 'static> Capability<D> for CombinedCapability<D> {
         }
         results
     }
+    async fn pending_messages(
+        &self,
+        ctx: &RunContext<D>,
+        at: crate::capability::DeliveryPoint,
+    ) -> Result<crate::capability::Delivery, AgentRunError> {
+        let mut delivery = crate::capability::Delivery::default();
+        for c in &self.caps {
+            delivery.extend(c.0.pending_messages(ctx, at).await?);
+        }
+        Ok(delivery)
+    }
     async fn prepare_tools(
         &self,
         ctx: &RunContext<D>,

@@ -50,6 +50,11 @@ macro_rules! for_each_hook {
                 ctx: &$a RunContext<D>,
                 requests: &$a DeferredToolRequests,
             ) -> Option<DeferredToolResults>;
+            fn pending_messages(
+                &self,
+                ctx: &$a RunContext<D>,
+                at: DeliveryPoint,
+            ) -> Result<Delivery, AgentRunError>;
             fn prepare_tools(
                 &self,
                 ctx: &$a RunContext<D>,
@@ -227,8 +232,8 @@ macro_rules! for_each_hook {
 /// expanded.
 pub(super) mod hook_types {
     pub(crate) use super::super::{
-        AgentNode, EventBoxStream, HookStage, ModelRequestContext, ModelRequestNext, NodeNext, NodeResult, OutputInfo,
-        OutputNext, RunNext, ToolCallInfo, ToolExecuteNext, ToolValidateNext,
+        AgentNode, Delivery, DeliveryPoint, EventBoxStream, HookStage, ModelRequestContext, ModelRequestNext, NodeNext,
+        NodeResult, OutputInfo, OutputNext, RunNext, ToolCallInfo, ToolExecuteNext, ToolValidateNext,
     };
     pub(crate) use crate::context::RunContext;
     pub(crate) use crate::deferred::{DeferredToolRequests, DeferredToolResults};

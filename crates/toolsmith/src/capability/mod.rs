@@ -51,6 +51,7 @@
 #[macro_use]
 mod hook_list;
 
+pub mod background_tools;
 mod boxed;
 mod chain;
 mod combined;
@@ -86,6 +87,7 @@ mod trait_def;
 mod types;
 mod wrapper;
 
+pub use background_tools::BackgroundTools;
 pub use boxed::BoxedCapability;
 pub(crate) use boxed::DynCapability;
 pub(crate) use chain::{Capabilities, OutputStage};
@@ -116,6 +118,7 @@ pub use tool_output_limits::ToolOutputLimits;
 pub use toolset::Toolset;
 pub use trait_def::Capability;
 pub use types::{
-    AgentNode, EventBoxStream, HookStage, ModelRequestContext, NodeResult, OutputInfo, OutputKind, ToolCallInfo,
+    AgentNode, Delivery, DeliveryPoint, EventBoxStream, HookStage, ModelRequestContext, NodeResult, OutputInfo,
+    OutputKind, ToolCallInfo,
 };
 pub use wrapper::{Wrapper, WrapperCapability};

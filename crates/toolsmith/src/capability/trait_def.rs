@@ -7,9 +7,9 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::{
-    AgentNode, BoxedCapability, CapabilityOrdering, EventBoxStream, HookStage, ModelRequestContext, ModelRequestNext,
-    NodeNext, NodeResult, OutputInfo, OutputNext, PrefixTools, RunNext, ToolCallInfo, ToolExecuteNext,
-    ToolValidateNext,
+    AgentNode, BoxedCapability, CapabilityOrdering, Delivery, DeliveryPoint, EventBoxStream, HookStage,
+    ModelRequestContext, ModelRequestNext, NodeNext, NodeResult, OutputInfo, OutputNext, PrefixTools, RunNext,
+    ToolCallInfo, ToolExecuteNext, ToolValidateNext,
 };
 use crate::context::RunContext;
 use crate::deferred::{DeferredToolRequests, DeferredToolResults};
@@ -108,6 +108,23 @@ pub trait Capability<D>: Send + Sync + 'static {
     ) -> impl Future<Output = Option<DeferredToolResults>> + Send {
         let _ = (ctx, requests);
         async { None }
+    }
+
+    /// Messages to deliver into the conversation: content produced outside the model's turn
+    /// (a background task's result, a notification) that the run writes into the history as a
+    /// request of its own, with Pydantic AI's `ctx.enqueue` and its queue drain. Asked
+    /// [`DeliveryPoint::BeforeRequest`] before every model request, where what is returned is
+    /// sent with that request; and [`DeliveryPoint::RunEnd`] when the run is about to end with
+    /// its output, where what is returned is sent in one more request instead (the run goes
+    /// on, and its output is the model's answer to it). At `RunEnd` a capability with work in
+    /// progress may wait for it. The default: nothing to deliver.
+    fn pending_messages(
+        &self,
+        ctx: &RunContext<D>,
+        at: DeliveryPoint,
+    ) -> impl Future<Output = Result<Delivery, AgentRunError>> + Send {
+        let _ = (ctx, at);
+        async { Ok(Delivery::default()) }
     }
 
     /// Filters or edits the output tool definitions offered this step.

@@ -160,3 +160,53 @@ impl HookStage {
         self as usize
     }
 }
+
+/// Where the run asks its capabilities for messages to deliver (see
+/// [`Capability::pending_messages`](super::Capability::pending_messages)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DeliveryPoint {
+    /// Before a model request: what is returned goes into the history, and to the model, with it.
+    BeforeRequest,
+    /// The run is about to end with its output: what is returned is sent in one more request
+    /// (the run goes on). A capability with work in progress may wait for it here.
+    RunEnd,
+}
+
+/// What a capability delivers into the conversation at a [`DeliveryPoint`] (see
+/// [`Capability::pending_messages`](super::Capability::pending_messages)).
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct Delivery {
+    /// Requests added to the history in this order, each a message of its own (the model is
+    /// sent them merged with the request they follow).
+    pub requests: Vec<crate::messages::ModelRequest>,
+    /// Retry counts to set, per tool: calls finished elsewhere (in the background) settle their
+    /// tool's count as a call in the foreground would, a failure counting toward the retries and
+    /// a result resetting them. The calls of the tool that follow see it in `RunContext::retry`.
+    pub retries: Vec<(String, u32)>,
+}
+
+impl Delivery {
+    /// These requests, in order.
+    pub fn new(requests: Vec<crate::messages::ModelRequest>) -> Self {
+        Delivery { requests, retries: Vec::new() }
+    }
+
+    /// Sets `tool`'s retry count to `count` as the requests are delivered.
+    pub fn with_retry_count(mut self, tool: impl Into<String>, count: u32) -> Self {
+        self.retries.push((tool.into(), count));
+        self
+    }
+
+    /// Whether there is nothing to deliver.
+    pub fn is_empty(&self) -> bool {
+        self.requests.is_empty() && self.retries.is_empty()
+    }
+
+    /// `other` after this delivery.
+    pub fn extend(&mut self, other: Delivery) {
+        self.requests.extend(other.requests);
+        self.retries.extend(other.retries);
+    }
+}

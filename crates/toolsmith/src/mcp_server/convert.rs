@@ -113,6 +113,7 @@ pub(crate) fn value_text(value: &Value) -> String {
 pub(super) fn content_block(item: UserContent) -> Option<Value> {
     Some(match item {
         UserContent::Text(text) => json!({"type": "text", "text": text}),
+        UserContent::TextContent(text) => json!({"type": "text", "text": text.content}),
         UserContent::Media(MediaContent::Binary(b)) => binary_block(b),
         UserContent::Media(
             MediaContent::ImageUrl(u)

@@ -162,6 +162,9 @@ pub enum UserContent {
     Text(String),
     /// Media.
     Media(MediaContent),
+    /// Text with metadata kept in the history and not sent to the model (Pydantic AI's
+    /// `TextContent`, which marks where the text came from).
+    TextContent(TextContent),
     /// Content of a kind this version does not know, kept as it is.
     Other(Value),
 }
@@ -172,6 +175,12 @@ impl<'de> Deserialize<'de> for UserContent {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         Ok(match Value::deserialize(deserializer)? {
             Value::String(text) => UserContent::Text(text),
+            value if value.get("kind").and_then(Value::as_str) == Some("text-content") => {
+                match TextContent::deserialize(&value) {
+                    Ok(text) => UserContent::TextContent(text),
+                    Err(_) => UserContent::Other(value),
+                }
+            }
             value => match MediaContent::deserialize(&value) {
                 Ok(media) => UserContent::Media(media),
                 Err(_) => UserContent::Other(value),
@@ -180,7 +189,59 @@ impl<'de> Deserialize<'de> for UserContent {
     }
 }
 
+/// Text with metadata that stays in the history and is not sent to the model: Pydantic AI's
+/// `TextContent` (`{"content": ..., "metadata": ..., "kind": "text-content"}`). Models are sent
+/// its text as they are sent a text item.
+///
+/// ```
+/// use toolsmith::messages::{TextContent, UserContent};
+///
+/// let item = UserContent::TextContent(TextContent::new("report ready").with_metadata(serde_json::json!({"origin": "cron"})));
+/// assert_eq!(item.as_text(), Some("report ready"));
+/// assert_eq!(serde_json::to_value(&item).unwrap()["kind"], "text-content");
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct TextContent {
+    /// The text the model is sent.
+    pub content: String,
+    /// Metadata for the application (provenance, ids), not sent to the model.
+    #[serde(default)]
+    pub metadata: Option<Value>,
+    #[serde(default)]
+    kind: TextContentKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+enum TextContentKind {
+    #[default]
+    #[serde(rename = "text-content")]
+    TextContent,
+}
+
+impl TextContent {
+    /// Text without metadata.
+    pub fn new(content: impl Into<String>) -> Self {
+        TextContent { content: content.into(), metadata: None, kind: TextContentKind::TextContent }
+    }
+
+    /// The same text with `metadata`.
+    pub fn with_metadata(mut self, metadata: Value) -> Self {
+        self.metadata = Some(metadata);
+        self
+    }
+}
+
 impl UserContent {
+    /// The text of a text item (plain, or with metadata); `None` for media and other content.
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            UserContent::Text(s) => Some(s),
+            UserContent::TextContent(t) => Some(&t.content),
+            _ => None,
+        }
+    }
+
     /// A text item.
     pub fn text(text: impl Into<String>) -> Self {
         UserContent::Text(text.into())
@@ -250,14 +311,9 @@ impl UserPromptContent {
     pub fn text(&self) -> String {
         match self {
             UserPromptContent::Text(s) => s.clone(),
-            UserPromptContent::Parts(parts) => parts
-                .iter()
-                .filter_map(|p| match p {
-                    UserContent::Text(s) => Some(s.as_str()),
-                    _ => None,
-                })
-                .collect::<Vec<_>>()
-                .join("\n"),
+            UserPromptContent::Parts(parts) => {
+                parts.iter().filter_map(UserContent::as_text).collect::<Vec<_>>().join("\n")
+            }
         }
     }
 }

@@ -179,6 +179,11 @@ macro_rules! for_each_value {
                                 for item in items {
                                     match item {
                                         UserContent::Text(_) => {}
+                                        UserContent::TextContent(crate::messages::TextContent {
+                                            metadata: Some(v),
+                                            ..
+                                        }) => f(v),
+                                        UserContent::TextContent(_) => {}
                                         UserContent::Media(m) => for_each_media_value!(m, f),
                                         UserContent::Other(v) => f(v),
                                     }

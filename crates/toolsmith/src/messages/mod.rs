@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::sync::Arc;
 
-pub use content::{BinaryContent, FileUrl, MediaContent, UserContent, UserPromptContent};
+pub use content::{BinaryContent, FileUrl, MediaContent, TextContent, UserContent, UserPromptContent};
 #[cfg(feature = "mcp-server")]
 pub(crate) use depth::flatten_deeper_than;
 pub(crate) use depth::{

@@ -33,6 +33,9 @@ pub(crate) struct RunState {
     /// The message of the event handler's panic, once it panicked (see [`guard_sink`]); only a
     /// run with a handler has the slot.
     pub(crate) handler_panic: Option<Arc<std::sync::Mutex<Option<String>>>>,
+    /// What code inside the run reported spending on model calls of its own
+    /// (`RunContext::add_usage`), not yet in `usage`; made as the run begins.
+    pub(crate) spent: Option<crate::context::UsageSink>,
 }
 
 /// The retry counts of a run that has retried nothing: one empty map every such run shares (a
@@ -60,6 +63,13 @@ pub(crate) fn guard_sink(sink: EventSink, slot: Arc<std::sync::Mutex<Option<Stri
 }
 
 impl RunState {
+    /// Adds what code inside the run reported spending (`RunContext::add_usage`) to the usage.
+    pub(crate) fn absorb_spent(&mut self) {
+        if let Some(spent) = &self.spent {
+            self.usage += &spent.take();
+        }
+    }
+
     /// The run's error for the event handler's panic, if it panicked.
     pub(crate) fn handler_panicked(&self) -> Option<crate::error::AgentRunError> {
         let slot = self.handler_panic.as_ref()?.lock().unwrap_or_else(|p| p.into_inner());

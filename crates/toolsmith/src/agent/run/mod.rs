@@ -2,6 +2,7 @@
 //! awaiting a [`RunBuilder`].
 
 mod builder;
+mod deliver;
 mod output_stream;
 mod partial;
 mod request;
@@ -167,6 +168,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             metadata: self.extras.as_ref().and_then(|e| e.metadata.clone()),
             model_settings: self.settings.as_deref().cloned(),
             partial_output: false,
+            spent: self.state.spent.clone(),
         }
     }
 
@@ -282,6 +284,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             return Ok(());
         }
         self.begun = true;
+        self.state.spent = Some(crate::context::UsageSink::default());
         // The capabilities' calls catch their own panics; this catches the toolsets'.
         match AssertUnwindSafe(self.begin_inner()).catch_unwind().await {
             Ok(r) => r,
@@ -350,6 +353,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
     /// with an output), then the toolsets exited and the last events delivered.
     async fn finish(&mut self, result: Result<RunOutput, AgentRunError>) -> Result<RunOutput, AgentRunError> {
         self.next = Pending::Done;
+        self.state.absorb_spent();
         let ctx = self.context();
         let outcome = match result {
             Ok(output) => match self.caps.after_run(&ctx, output).await {
@@ -580,7 +584,20 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
                 Box::pin(self.start()).await?;
                 Ok(None)
             }
-            Pending::Response(response, resume) => Box::pin(self.handle_response(response, resume.map(|r| *r))).await,
+            Pending::Response(response, resume) => {
+                let output = Box::pin(self.handle_response(response, resume.map(|r| *r))).await?;
+                // Content a capability still has to deliver (a background tool's result) is
+                // sent in one more request instead of ending the run; a run that pauses for
+                // deferred calls is not held up.
+                if output.as_ref().is_some_and(|o| !matches!(o, RunOutput::Deferred(_)))
+                    && !self.caps.is_empty()
+                    && Box::pin(self.deliver_pending(crate::capability::DeliveryPoint::RunEnd)).await?
+                {
+                    self.next = Pending::Request;
+                    return Ok(None);
+                }
+                Ok(output)
+            }
             // (A request was sent above.)
             Pending::Request | Pending::Done => Err(AgentRunError::User(UserError::new("the run has already ended"))),
         }

@@ -10,7 +10,7 @@ use futures::future::BoxFuture;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
-use crate::capability::{ModelRequestContext, OutputInfo, OutputKind};
+use crate::capability::{DeliveryPoint, ModelRequestContext, OutputInfo, OutputKind};
 use crate::deferred::{
     Binding, DeferralId, DeferredKind, DeferredToolRequests, DeferredToolResults, ResumeRefusal, ToolApproval,
 };
@@ -334,6 +334,12 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
     /// prompt is then the next request).
     pub(super) async fn request(&mut self) -> Result<Option<Responded>, AgentRunError> {
         self.state.run_step += 1;
+        // What the last step's code spent on models of its own counts before this request.
+        self.state.absorb_spent();
+        self.check_token_limits()?;
+        if !self.caps.is_empty() {
+            Box::pin(self.deliver_pending(DeliveryPoint::BeforeRequest)).await?;
+        }
         // The preparation (tools, instructions, settings: the hooks that shape the request) is
         // boxed: what the run holds inline while it waits on the model is the request alone.
         let (settings, params) = Box::pin(self.prepare_request()).await?;

@@ -10,9 +10,9 @@ use serde_json::Value;
 
 use super::combined::spread_all;
 use super::{
-    AgentNode, DynCapability, EventBoxStream, HookStage, Instrumentation, ModelRequestContext, ModelRequestNext,
-    NodeNext, NodeResult, OutputInfo, OutputNext, ReinjectSystemPrompt, RunNext, ThreadExecutor, ToolCallInfo,
-    ToolExecuteNext, ToolValidateNext, ordering,
+    AgentNode, Delivery, DeliveryPoint, DynCapability, EventBoxStream, HookStage, Instrumentation, ModelRequestContext,
+    ModelRequestNext, NodeNext, NodeResult, OutputInfo, OutputNext, ReinjectSystemPrompt, RunNext, ThreadExecutor,
+    ToolCallInfo, ToolExecuteNext, ToolValidateNext, ordering,
 };
 use crate::context::RunContext;
 use crate::deferred::{DeferredToolRequests, DeferredToolResults};

@@ -63,6 +63,19 @@ impl<D: Send + Sync + 'static> Capabilities<D> {
         Ok(results)
     }
 
+    /// The messages each capability has to deliver at `at`, in order.
+    pub(crate) async fn pending_messages(
+        &self,
+        ctx: &RunContext<D>,
+        at: DeliveryPoint,
+    ) -> Result<Delivery, AgentRunError> {
+        let mut delivery = Delivery::default();
+        for c in &self.chain.caps {
+            delivery.extend(guard_run(&**c, "pending_messages", || c.pending_messages(ctx, at)).await?);
+        }
+        Ok(delivery)
+    }
+
     pub(crate) async fn prepare_output_tools(
         &self,
         ctx: &RunContext<D>,

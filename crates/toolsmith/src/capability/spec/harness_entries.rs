@@ -8,7 +8,8 @@ use super::CapabilityRegistry;
 use serde::Deserialize;
 
 use crate::capability::{
-    ApprovalReviewer, BoxedCapability, CompactRetryHistory, RepairToolArguments, ToolCallJudge, ToolOutputLimits,
+    ApprovalReviewer, BackgroundTools, BoxedCapability, CompactRetryHistory, RepairToolArguments, ToolCallJudge,
+    ToolOutputLimits,
 };
 use crate::model::AnyModel;
 
@@ -29,6 +30,9 @@ struct CompactArgs {
 /// `registry` with the harness capabilities' names.
 pub(super) fn register<D: Clone + Send + Sync + 'static>(registry: CapabilityRegistry<D>) -> CapabilityRegistry<D> {
     registry
+        .register("BackgroundTools", |args| {
+            BackgroundTools::<D>::from_spec(args.value()).map(BoxedCapability::new).map_err(|e| args.error(e))
+        })
         .register("CompactRetryHistory", |args| {
             let a: CompactArgs = args.parse_with_main("keep_last")?;
             if a.keep_last == Some(0) {

@@ -7,9 +7,11 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::JudgeAnswer;
+use crate::context::RunContext;
 use crate::messages::{ModelMessage, ModelRequest, ModelResponsePart};
 use crate::model::{AnyModel, Model, ModelRequestParameters};
 use crate::tool::{ToolDefinition, ToolKind};
+use crate::usage::RunUsage;
 
 /// A model and the instructions it is asked under.
 #[derive(Clone)]
@@ -23,8 +25,9 @@ impl Asker {
         Asker { model, instructions: instructions.into() }
     }
 
-    /// The answer to `prompt`, or why there is none.
-    pub(super) async fn ask(&self, prompt: String) -> Result<JudgeAnswer, String> {
+    /// The answer to `prompt`, or why there is none. The request, once answered, is added to the
+    /// run's usage (as the harness's judge runs with the run's usage).
+    pub(super) async fn ask<D>(&self, ctx: &RunContext<D>, prompt: String) -> Result<JudgeAnswer, String> {
         let mut output = ToolDefinition::new(
             "final_result",
             json!({
@@ -45,6 +48,9 @@ impl Asker {
         request.instructions = Some(self.instructions.to_string());
         let response =
             self.model.request(&[ModelMessage::Request(request)], None, &params).await.map_err(|e| e.to_string())?;
+        let mut spent = RunUsage::default();
+        spent.add_request(&response.usage);
+        ctx.add_usage(&spent);
         for part in &response.parts {
             let ModelResponsePart::ToolCall(call) = part else { continue };
             if call.tool_name != "final_result" {

@@ -283,7 +283,7 @@ impl<D: Clone + Send + Sync + 'static> ToolCallJudge<D> {
                     self.include_conversation,
                     self.conversation_window,
                 );
-                (agent.ask(prompt).await.ok(), None, None)
+                (agent.ask(ctx, prompt).await.ok(), None, None)
             }
             Judge::Function(f) => {
                 let (decision, reason) = f(ctx, &call.call.tool_name, args).await;

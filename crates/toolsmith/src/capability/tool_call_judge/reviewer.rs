@@ -111,7 +111,7 @@ impl<D: Clone + Send + Sync + 'static> Capability<D> for ApprovalReviewer {
                 self.include_conversation,
                 self.conversation_window,
             );
-            if let Ok(JudgeAnswer::No) = self.reviewer.ask(prompt).await {
+            if let Ok(JudgeAnswer::No) = self.reviewer.ask(ctx, prompt).await {
                 results = results.approve(call.tool_call_id.clone(), ToolApproval::approved());
                 any = true;
             }

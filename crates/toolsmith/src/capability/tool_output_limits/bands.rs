@@ -148,6 +148,12 @@ impl PartialEq for Summarize {
     }
 }
 
+tokio::task_local! {
+    /// The run's usage while a summariser runs: a model's request is added to it, as the
+    /// harness's summarising agent runs with the run's usage.
+    pub(super) static SUMMARY_SPENT: crate::context::UsageSink;
+}
+
 impl Summarize {
     /// Summarise with a function of the tool's name and its full text.
     pub fn with_fn<F, Fut>(f: F) -> Self
@@ -173,6 +179,7 @@ impl Summarize {
                     .request(&messages, None, &ModelRequestParameters::default())
                     .await
                     .map_err(|e| e.to_string())?;
+                let _ = SUMMARY_SPENT.try_with(|spent| spent.add_request(&response.usage));
                 Ok(response.text_content().unwrap_or_default().trim().to_string())
             })
         });

@@ -241,7 +241,13 @@ impl<D: Clone + Send + Sync + 'static> ToolOutputLimits<D> {
                         } else {
                             text.to_string()
                         };
-                        if let Ok(summary) = f(call.call.tool_name.clone(), input).await {
+                        let summary = f(call.call.tool_name.clone(), input);
+                        // A summarising model's request is the run's (see `Summarize::with_model`).
+                        let summary = match ctx.spent.clone() {
+                            Some(sink) => bands::SUMMARY_SPENT.scope(sink, summary).await,
+                            None => summary.await,
+                        };
+                        if let Ok(summary) = summary {
                             return (Some(summary), None);
                         }
                     }

@@ -307,6 +307,7 @@ fn map_user_content(content: &UserPromptContent) -> Result<Vec<Value>, ModelErro
     for item in items {
         match item {
             UserContent::Text(t) => out.push(json!({"type": "text", "text": t})),
+            UserContent::TextContent(t) => out.push(json!({"type": "text", "text": t.content})),
             UserContent::Media(m) => out.push(map_media(m)?),
             UserContent::Other(v) => {
                 tracing::warn!(content = %v, "user content of an unknown kind is not sent to Anthropic")

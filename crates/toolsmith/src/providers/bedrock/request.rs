@@ -304,6 +304,8 @@ async fn user_blocks(content: &UserPromptContent, files: &mut Files<'_>) -> Resu
         match item {
             UserContent::Text(t) if t.is_empty() => {}
             UserContent::Text(t) => out.push(json!({"text": t})),
+            UserContent::TextContent(t) if t.content.is_empty() => {}
+            UserContent::TextContent(t) => out.push(json!({"text": t.content})),
             UserContent::Media(m) => out.push(media_block(m, files).await?),
             UserContent::Other(v) => {
                 tracing::warn!(content = %v, "user content of an unknown kind is not sent to Bedrock")
