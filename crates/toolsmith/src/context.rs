@@ -70,6 +70,11 @@ pub struct RunContext<D = ()> {
     /// (the final output is validated once more, with `false`). Skip expensive checks on
     /// partial output; a partial output that fails validation is not shown and costs no retry.
     pub partial_output: bool,
+    /// The run's path for calls a tool makes to other tools: a
+    /// [`NestedCalls<D>`](crate::execution::NestedCalls), read with
+    /// [`NestedCalls::of`](crate::execution::NestedCalls::of) (held as `Any`: the context does
+    /// not depend on the executor).
+    pub(crate) nested: Option<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 impl<D> RunContext<D> {
@@ -99,6 +104,7 @@ impl<D> RunContext<D> {
             metadata: self.metadata,
             model_settings: self.model_settings,
             partial_output: self.partial_output,
+            nested: None,
         }
     }
 
@@ -123,6 +129,7 @@ impl<D> RunContext<D> {
             metadata: self.metadata.clone(),
             model_settings: self.model_settings.clone(),
             partial_output: self.partial_output,
+            nested: None,
         }
     }
 }
@@ -156,6 +163,7 @@ impl<D> RunContext<D> {
             metadata: None,
             model_settings: None,
             partial_output: false,
+            nested: None,
         }
     }
 }
