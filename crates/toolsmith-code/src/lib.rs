@@ -50,6 +50,7 @@ mod description;
 mod limits;
 mod sandbox;
 mod signature;
+mod spec;
 mod toolset;
 
 use std::sync::Arc;
@@ -58,6 +59,7 @@ use toolsmith::capability::{Capability, CapabilityOrdering};
 use toolsmith::toolset::{BoxedToolset, ToolSelector};
 
 pub use limits::CodeModeLimits;
+pub use spec::register;
 pub use toolset::RUN_CODE_TOOL_NAME;
 
 /// Monty's allocator, which counts the memory a snippet allocates: install it with

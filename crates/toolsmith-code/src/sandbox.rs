@@ -33,6 +33,8 @@ pub(crate) struct Session {
     pub(crate) repl: Option<MontyRepl>,
     /// Suspensions answered since the session started (bounded by `max_suspensions`).
     pub(crate) suspensions: usize,
+    /// Whether a snippet has run in the session (a syntax error in the first one discards it).
+    pub(crate) fed: bool,
 }
 
 /// What one snippet made: the calls it made and their returns (for the history's metadata).
@@ -71,6 +73,7 @@ pub(crate) async fn run<D: Clone + Send + Sync + 'static>(
     match result {
         Ok((repl, value)) => {
             session.repl = Some(repl);
+            session.fed = true;
             Ok(ex.tool_return(to_json(&value)))
         }
         Err(failure) => Err(ex.retry_message(session, failure)),
@@ -319,9 +322,9 @@ impl Execution {
         let mut calls = Map::new();
         let mut returns = Map::new();
         for call in &self.calls {
-            calls.insert(call.tool_call_id.clone(), serde_json::to_value(call).unwrap_or(Value::Null));
+            calls.insert(call.tool_call_id.clone(), with_kind(serde_json::to_value(call), "tool-call"));
             if let Some(ret) = self.returns.get(&call.tool_call_id) {
-                returns.insert(call.tool_call_id.clone(), serde_json::to_value(ret).unwrap_or(Value::Null));
+                returns.insert(call.tool_call_id.clone(), with_kind(serde_json::to_value(ret), "tool-return"));
             }
         }
         json!({"code_mode": true, "tool_calls": calls, "tool_returns": returns})
@@ -353,17 +356,25 @@ impl Execution {
         let Failure::Python { error, repl } = failure;
         let display = error.to_string();
         if error.exc_type() == ExcType::SyntaxError {
-            session.repl = repl;
+            // No code ran: a session that had run nothing starts afresh, as the harness's does.
+            session.repl = if session.fed { repl } else { None };
             return format!("Syntax error in code:\n{}", self.prepend(&display));
         }
-        let mut message = format!("Runtime error:\n{}", self.prepend(&display));
+        session.fed = true;
         let text = error.message().unwrap_or("");
+        let duration_spent = error.traceback().is_empty() && text.contains(LIMIT_MARKERS[0]);
+        // Monty 1.x, the harness's, names the limit per feed; 0.0.23 reports the same stop so.
+        let display = if duration_spent {
+            display.replacen("TimeoutError: time limit exceeded", "TimeoutError: feed time limit exceeded", 1)
+        } else {
+            display
+        };
+        let mut message = format!("Runtime error:\n{}", self.prepend(&display));
         let limit_hit = LIMIT_MARKERS.iter().any(|m| text.contains(m));
         if (self.budget_exhausted || limit_hit) && !self.calls.is_empty() {
             message.push_str("\n\n");
             message.push_str(&self.started_calls());
         }
-        let duration_spent = error.traceback().is_empty() && text.contains(LIMIT_MARKERS[0]);
         if duration_spent {
             session.repl = None;
             message.push_str("\n\nThe code ran longer than `max_duration_secs` and was stopped, so the session was reset. Re-run any imports, recreate any state you need, and make the code do less work per call.");
@@ -399,6 +410,15 @@ impl Execution {
             lines.join("\n")
         )
     }
+}
+
+/// A part as the history writes it, with its `part_kind`.
+fn with_kind(part: Result<Value, serde_json::Error>, kind: &str) -> Value {
+    let mut v = part.unwrap_or(Value::Null);
+    if let Value::Object(map) = &mut v {
+        map.insert("part_kind".into(), Value::String(kind.into()));
+    }
+    v
 }
 
 fn is_suspension_limit(text: &str) -> bool {
