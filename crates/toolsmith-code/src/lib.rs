@@ -78,11 +78,19 @@ pub struct CodeMode<D = ()> {
     tools: ToolSelector<D>,
     max_retries: u32,
     limits: CodeModeLimits,
+    pause_for_approval: bool,
+    paused: sandbox::PausedStore,
 }
 
 impl<D> Default for CodeMode<D> {
     fn default() -> Self {
-        CodeMode { tools: ToolSelector::All, max_retries: 3, limits: CodeModeLimits::default() }
+        CodeMode {
+            tools: ToolSelector::All,
+            max_retries: 3,
+            limits: CodeModeLimits::default(),
+            pause_for_approval: false,
+            paused: Default::default(),
+        }
     }
 }
 
@@ -118,6 +126,18 @@ impl<D> CodeMode<D> {
         self.limits = limits;
         self
     }
+
+    /// Whether a call from the snippet to a tool that needs approval pauses the snippet: the run
+    /// ends with the `run_code` call in its deferred requests (the waiting call's name, arguments
+    /// and id in its metadata, under `code_mode`), and resuming the run with `run_code` approved
+    /// runs the call and the rest of the snippet, with the state it had. The paused snippet is
+    /// kept in this `CodeMode` (in memory, for resuming in the same process; the agent needs
+    /// `allow_deferred`). Off by default, as in the harness: such a call raises inside the
+    /// snippet.
+    pub fn pause_for_approval(mut self, pause: bool) -> Self {
+        self.pause_for_approval = pause;
+        self
+    }
 }
 
 impl<D: Clone + Send + Sync + 'static> Capability<D> for CodeMode<D>
@@ -129,8 +149,13 @@ where
     }
 
     fn wrapper_toolset(&self, toolset: BoxedToolset<D>) -> Option<BoxedToolset<D>> {
-        let config =
-            toolset::Config { tools: self.tools.clone(), max_retries: self.max_retries, limits: self.limits.clone() };
+        let config = toolset::Config {
+            tools: self.tools.clone(),
+            max_retries: self.max_retries,
+            limits: self.limits.clone(),
+            pause_for_approval: self.pause_for_approval,
+            paused: self.paused.clone(),
+        };
         Some(BoxedToolset::new(toolset::CodeModeToolset {
             inner: toolset,
             config: Arc::new(config),

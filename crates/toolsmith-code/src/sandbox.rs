@@ -50,34 +50,115 @@ pub(crate) struct Execution {
 
 type Pending = BoxFuture<'static, (ToolCallPart, Result<ToolOutput, ToolError>)>;
 
-/// The outcome of a snippet: the tool's return, or the retry message.
-pub(crate) type Outcome = Result<toolsmith::ToolReturn, String>;
+/// The outcome of a snippet.
+pub(crate) enum Outcome {
+    /// It ran to its end: `run_code`'s return.
+    Return(toolsmith::ToolReturn),
+    /// It failed: the retry message the model sees.
+    Retry(String),
+    /// It waits for the approval of a call it made (the metadata of `run_code`'s deferral).
+    Approval(Value),
+}
 
-/// Runs `code` in the session (a fresh REPL when it has none) with `functions` callable.
+/// What a snippet runs with.
+pub(crate) struct Snippet<'a, D> {
+    pub(crate) ctx: &'a RunContext<D>,
+    pub(crate) functions: Arc<HashMap<String, Function<D>>>,
+    pub(crate) limits: &'a CodeModeLimits,
+    /// Whether a call that needs approval pauses the snippet (else it raises inside it).
+    pub(crate) pause: bool,
+}
+
+/// A snippet paused at a call that needs approval, kept until its `run_code` call is approved.
+pub(crate) struct Paused {
+    state: ReplProgress,
+    part: ToolCallPart,
+    call_id: u32,
+    sequential: bool,
+    resolved: HashMap<u32, ExtFunctionResult>,
+    ex: Execution,
+    suspensions: usize,
+}
+
+/// The paused snippets, by their `run_code` call's id (shared by the runs of a `CodeMode`).
+pub(crate) type PausedStore = Arc<std::sync::Mutex<HashMap<String, Paused>>>;
+
+/// Runs `code` in the session (a fresh REPL when it has none), or, for an approved `run_code`
+/// call whose snippet paused, resumes that snippet with the approved call.
 pub(crate) async fn run<D: Clone + Send + Sync + 'static>(
     session: &mut Session,
     code: String,
-    ctx: &RunContext<D>,
-    functions: Arc<HashMap<String, Function<D>>>,
-    limits: &CodeModeLimits,
+    snippet: &Snippet<'_, D>,
+    store: &PausedStore,
 ) -> Outcome {
+    let ctx = snippet.ctx;
     let parent = ctx.tool_call_id.clone().unwrap_or_else(|| "pyd_ai_code_mode".into());
-    let mut ex = Execution { parent, ..Execution::default() };
-    let repl = session.repl.take().unwrap_or_else(|| MontyRepl::new("main.py", tracker(limits), Default::default()));
+    let limits = snippet.limits;
     let _arm = MemoryArm::new(limits.max_memory);
-    let mut printed = String::new();
     let max_output = limits.max_output_bytes;
-    let first = step(&mut printed, max_output, move |print| repl.feed_start(&code, Vec::new(), print)).await;
-    let result = drive(session, first, &mut printed, ctx, &functions, limits, &mut ex).await;
+    let saved =
+        if ctx.tool_call_approved { store.lock().unwrap_or_else(|e| e.into_inner()).remove(&parent) } else { None };
+    let (mut ex, mut printed, first, resolved) = match saved {
+        Some(paused) => {
+            let Paused { state, part, call_id, sequential, mut resolved, mut ex, suspensions } = paused;
+            session.suspensions = suspensions;
+            let mut approved = ctx.clone();
+            approved.tool_call_approved = true;
+            let (part, result) =
+                dispatch(approved, snippet.functions.clone(), sanitized(&snippet.functions, &part), part).await;
+            let result = ex.finish(part, result);
+            let mut printed = std::mem::take(&mut ex.printed);
+            let ReplProgress::FunctionCall(call) = state else {
+                return Outcome::Retry("the paused snippet could not be resumed".into());
+            };
+            let first = if sequential {
+                step(&mut printed, max_output, move |print| call.resume(result, print)).await
+            } else {
+                resolved.insert(call_id, result);
+                step(&mut printed, max_output, move |print| call.resume_pending(print)).await
+            };
+            (ex, printed, first, resolved)
+        }
+        None => {
+            let ex = Execution { parent: parent.clone(), ..Execution::default() };
+            let repl =
+                session.repl.take().unwrap_or_else(|| MontyRepl::new("main.py", tracker(limits), Default::default()));
+            let mut printed = String::new();
+            let first = step(&mut printed, max_output, move |print| repl.feed_start(&code, Vec::new(), print)).await;
+            (ex, printed, first, HashMap::new())
+        }
+    };
+    let result = drive(session, first, &mut printed, snippet, resolved, &mut ex).await;
     ex.printed = printed;
     match result {
         Ok((repl, value)) => {
             session.repl = Some(repl);
             session.fed = true;
-            Ok(ex.tool_return(to_json(&value)))
+            Outcome::Return(ex.tool_return(to_json(&value)))
         }
-        Err(failure) => Err(ex.retry_message(session, failure)),
+        Err(Failure::Paused(paused)) => {
+            let Paused { state, part, call_id, sequential, resolved, .. } = *paused;
+            let metadata = json!({"code_mode": {"tool_name": part.tool_name, "args": part.args, "tool_call_id": part.tool_call_id}});
+            session.fed = true;
+            let suspensions = session.suspensions;
+            store
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(parent, Paused { state, part, call_id, sequential, resolved, ex, suspensions });
+            Outcome::Approval(metadata)
+        }
+        Err(Failure::Python { error, repl }) => Outcome::Retry(ex.retry_message(session, error, repl)),
     }
+}
+
+/// The sandbox name of the function that calls `part`'s tool.
+fn sanitized<D>(functions: &HashMap<String, Function<D>>, part: &ToolCallPart) -> String {
+    functions.iter().find(|(_, f)| f.tool.def.name == part.tool_name).map(|(n, _)| n.clone()).unwrap_or_default()
+}
+
+/// Whether a call to this tool waits for a person's approval.
+fn needs_approval<D>(tool: &ToolsetTool<D>) -> bool {
+    tool.requires_approval || tool.def.kind == toolsmith::tool::ToolKind::Unapproved
 }
 
 fn tracker(limits: &CodeModeLimits) -> ResourceTracker {
@@ -125,19 +206,23 @@ async fn step(
 pub(crate) enum Failure {
     /// A Python exception (syntax or runtime), with the session to keep when it survives.
     Python { error: MontyException, repl: Option<MontyRepl> },
+    /// A call needs approval: the snippet waits at it (its `ex`, `suspensions` filled in later).
+    Paused(Box<Paused>),
 }
 
 async fn drive<D: Clone + Send + Sync + 'static>(
     session: &mut Session,
     mut progress: Result<ReplProgress, Box<ReplStartError>>,
     printed: &mut String,
-    ctx: &RunContext<D>,
-    functions: &Arc<HashMap<String, Function<D>>>,
-    limits: &CodeModeLimits,
+    snippet: &Snippet<'_, D>,
+    mut resolved: HashMap<u32, ExtFunctionResult>,
     ex: &mut Execution,
 ) -> Result<(MontyRepl, MontyObject), Failure> {
+    let (functions, limits) = (&snippet.functions, snippet.limits);
+    // The approval of an approved `run_code` call is not its calls': they ask for their own.
+    let mut ctx = snippet.ctx.clone();
+    ctx.tool_call_approved = false;
     let mut pending: HashMap<u32, Pending> = HashMap::new();
-    let mut resolved: HashMap<u32, ExtFunctionResult> = HashMap::new();
     let max_output = limits.max_output_bytes;
     loop {
         let state = match progress {
@@ -200,6 +285,22 @@ async fn drive<D: Clone + Send + Sync + 'static>(
                     let sequential = functions.get(&name).is_some_and(|f| f.sequential);
                     let call_id = call.call_id;
                     let part = ex.start(&functions[&name].tool.def.name, &call.kwargs);
+                    if snippet.pause && needs_approval(&functions[&name].tool) {
+                        // The calls started before it settle first; the snippet then waits.
+                        for (id, f) in pending.drain() {
+                            let (part, result) = f.await;
+                            resolved.insert(id, ex.finish(part, result));
+                        }
+                        return Err(Failure::Paused(Box::new(Paused {
+                            state: ReplProgress::FunctionCall(call),
+                            part,
+                            call_id,
+                            sequential,
+                            resolved,
+                            ex: Execution::default(),
+                            suspensions: 0,
+                        })));
+                    }
                     let fut = dispatch(ctx.clone(), functions.clone(), name, part);
                     if sequential {
                         // A plain `def`: the calls started before it settle first.
@@ -352,8 +453,7 @@ impl Execution {
     }
 
     /// The retry the model sees for a snippet that failed, with the session kept or reset.
-    fn retry_message(&self, session: &mut Session, failure: Failure) -> String {
-        let Failure::Python { error, repl } = failure;
+    fn retry_message(&self, session: &mut Session, error: MontyException, repl: Option<MontyRepl>) -> String {
         let display = error.to_string();
         if error.exc_type() == ExcType::SyntaxError {
             // No code ran: a session that had run nothing starts afresh, as the harness's does.

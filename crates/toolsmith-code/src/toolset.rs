@@ -5,14 +5,14 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use toolsmith::tool::{Invocation, ModelRetry, ToolDefinition, ToolError, ToolKind, ToolOutput};
+use toolsmith::tool::{ApprovalRequired, Invocation, ModelRetry, ToolDefinition, ToolError, ToolKind, ToolOutput};
 use toolsmith::toolset::{BoxedToolset, ToolSelector, Toolset, ToolsetTool};
 use toolsmith::validation::Validator;
 use toolsmith::{RunContext, UserError};
 
 use crate::description;
 use crate::limits::CodeModeLimits;
-use crate::sandbox::{self, Function, Session};
+use crate::sandbox::{self, Function, Outcome, Session};
 
 /// The name of the tool that runs code.
 pub const RUN_CODE_TOOL_NAME: &str = "run_code";
@@ -22,6 +22,8 @@ pub(crate) struct Config<D> {
     pub(crate) tools: ToolSelector<D>,
     pub(crate) max_retries: u32,
     pub(crate) limits: CodeModeLimits,
+    pub(crate) pause_for_approval: bool,
+    pub(crate) paused: sandbox::PausedStore,
 }
 
 /// The toolset of one run: the wrapped toolset's tools, the chosen ones behind `run_code`, and
@@ -138,9 +140,14 @@ impl<D: Clone + Send + Sync + 'static> CodeModeToolset<D> {
                 if restart {
                     *session = Session::default();
                 }
-                match sandbox::run(&mut session, code, &ctx, functions, &config.limits).await {
-                    Ok(ret) => Ok(ToolOutput::Return(ret)),
-                    Err(message) => Err(ToolError::Retry(ModelRetry::new(message))),
+                let snippet =
+                    sandbox::Snippet { ctx: &ctx, functions, limits: &config.limits, pause: config.pause_for_approval };
+                match sandbox::run(&mut session, code, &snippet, &config.paused).await {
+                    Outcome::Return(ret) => Ok(ToolOutput::Return(ret)),
+                    Outcome::Retry(message) => Err(ToolError::Retry(ModelRetry::new(message))),
+                    Outcome::Approval(metadata) => {
+                        Err(ToolError::ApprovalRequired(ApprovalRequired::with_metadata(metadata)))
+                    }
                 }
             }))
         });

@@ -20,9 +20,10 @@ pub(crate) trait StepSource<D>: Send + Sync {
 /// A tool finds it in its context with [`NestedCalls::of`]: the agent puts it in the context of
 /// every tool call of a run. What the called tool returns or raises comes back as it
 /// is: a [`ToolError::Retry`] or [`ToolError::Validation`] is the calling tool's to report (it
-/// is not a retry of the run), and a tool that needs approval is refused with
-/// [`ToolError::ApprovalRequired`] (an external tool with [`ToolError::CallDeferred`]): the
-/// calling tool cannot pause for them.
+/// is not a retry of the run). A tool that needs approval is refused with
+/// [`ToolError::ApprovalRequired`] unless `ctx` says the call is approved
+/// ([`RunContext::tool_call_approved`], which the called tool then sees), and an external tool
+/// with [`ToolError::CallDeferred`]: the calling tool decides what waiting means for it.
 pub struct NestedCalls<D> {
     caps: Capabilities<D>,
     agent: Arc<dyn StepSource<D>>,
@@ -77,8 +78,10 @@ impl<D: Clone + Send + Sync + 'static> NestedCalls<D> {
     ) -> Result<ToolOutput, ToolError> {
         match tool.def.kind {
             ToolKind::External => return Err(ToolError::CallDeferred(crate::tool::CallDeferred::default())),
-            ToolKind::Unapproved => return Err(ToolError::ApprovalRequired(crate::tool::ApprovalRequired::default())),
-            _ if tool.requires_approval => {
+            ToolKind::Unapproved if !ctx.tool_call_approved => {
+                return Err(ToolError::ApprovalRequired(crate::tool::ApprovalRequired::default()));
+            }
+            _ if tool.requires_approval && !ctx.tool_call_approved => {
                 return Err(ToolError::ApprovalRequired(crate::tool::ApprovalRequired::default()));
             }
             _ => {}
@@ -95,7 +98,7 @@ impl<D: Clone + Send + Sync + 'static> NestedCalls<D> {
             timeout: tool.def.timeout.or(tool.toolset_timeout),
             base: ctx,
             retry: ctx.retries.get(&call.tool_name).copied().unwrap_or(0),
-            approved: false,
+            approved: ctx.tool_call_approved,
             metadata: None,
         };
         let validated = validate_call(&self.caps, &ready).await?;
