@@ -104,7 +104,7 @@ impl CodeModeLimits {
 
     /// The configuration mistakes: a limit of zero.
     pub(crate) fn check(&self) -> Result<(), UserError> {
-        let zero = |what: &str| Err(UserError::new(format!("CodeMode: `{what}` must be at least 1")));
+        let zero = |what: &str| Err(UserError::new(format!("CodeMode: `{what}` must be greater than zero")));
         if self.max_duration.is_some_and(|d| d.is_zero()) {
             return zero("max_duration");
         }

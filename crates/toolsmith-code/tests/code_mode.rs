@@ -164,3 +164,11 @@ async fn no_file_system_or_environment() {
     assert!(text(&r[0]).starts_with("Runtime error:"), "{}", text(&r[0]));
     assert!(text(&r[1]).starts_with("Runtime error:"), "{}", text(&r[1]));
 }
+
+#[tokio::test]
+async fn a_limit_of_zero_is_a_configuration_error() {
+    let mode = CodeMode::new().limits(CodeModeLimits::default().max_tool_calls(0));
+    let agent = Agent::builder(scripted(vec!["1"])).tool(get_order).capability(mode).build().unwrap();
+    let error = agent.run("go").await.unwrap_err().to_string();
+    assert!(error.contains("CodeMode: `max_tool_calls` must be greater than zero"), "{error}");
+}
