@@ -247,6 +247,10 @@ def capability(entry: Any, store_dir: str) -> Any:
         from pydantic_ai_harness.background_tools import BackgroundTools
 
         return BackgroundTools(**args)
+    if name == 'CodeMode':
+        from pydantic_ai_harness import CodeMode
+
+        return CodeMode(**args)
     if name == 'RepairToolArguments':
         from pydantic_ai_harness.repair_tool_arguments import RepairToolArguments
 
@@ -266,8 +270,25 @@ def part(p: dict[str, Any]) -> dict[str, Any]:
         if p.get(key) is not None:
             out[key] = p[key]
     if p['part_kind'] == 'tool-return' and p.get('metadata') is not None:
-        out['metadata'] = p['metadata']
+        out['metadata'] = nested_parts(p['metadata'])
     return out
+
+
+def nested_parts(metadata: Any) -> Any:
+    """CodeMode's metadata (the calls its snippet made and their returns), each part kept as the history's are."""
+    if not isinstance(metadata, dict) or 'code_mode' not in metadata:
+        return metadata
+    out = dict(metadata)
+    for key in ('tool_calls', 'tool_returns'):
+        if isinstance(out.get(key), dict):
+            out[key] = {
+                i: {k: v for k, v in p.items() if k in ('part_kind', *KEPT) and v is not None}
+                for i, p in out[key].items()
+            }
+    return out
+
+
+ELAPSED = re.compile(r'(time limit exceeded: )[0-9.]+[a-zµ]+ >')
 
 
 class Normaliser:
@@ -290,6 +311,8 @@ class Normaliser:
             return [self.finish(x) for x in v]
         if isinstance(v, str):
             v = v.replace(self.store_dir, '<store>')
+            # The time a snippet ran before its time limit stopped it.
+            v = ELAPSED.sub(r'\1<elapsed> >', v)
             for raw, name in self.runs.items():
                 v = v.replace(raw, name)
             # Tool-call ids inside spill handles (`run/call.retry`).
@@ -333,10 +356,15 @@ async def run(sc: dict[str, Any], store_dir: str) -> dict[str, Any]:
     norm = Normaliser(store_dir)
     script = sc['script']
     seen: list[list[ModelMessage]] = []
+    tools_seen: list[list[dict[str, Any]]] = []
 
     def model_fn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         k = len(seen)
         seen.append(list(messages))
+        tools_seen.append([
+            {'name': t.name, 'description': t.description, 'parameters': t.parameters_json_schema}
+            for t in info.function_tools
+        ])
         if k >= len(script):
             raise ScriptExhausted(f'no scripted response for request {k}')
         handle = last_handle(messages)
@@ -381,6 +409,8 @@ async def run(sc: dict[str, Any], store_dir: str) -> dict[str, Any]:
                 history = []
     requests = [norm.messages(m) for m in seen]
     out = {'runs': runs_out, 'requests': requests, 'history': norm.messages(history or [])}
+    if sc.get('record_tools'):
+        out['tools'] = tools_seen
     if JUDGE_LOG:
         out['judge_requests'] = list(JUDGE_LOG)
     return norm.finish(out)

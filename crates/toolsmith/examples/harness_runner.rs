@@ -281,7 +281,7 @@ impl Normaliser {
                     if p["part_kind"] == "tool-return"
                         && let Some(v) = p.get("metadata").filter(|v| !v.is_null())
                     {
-                        q.insert("metadata".into(), v.clone());
+                        q.insert("metadata".into(), nested_parts(v));
                     }
                     Value::Object(q)
                 })
@@ -318,6 +318,14 @@ impl Normaliser {
                 if !self.store_dir.is_empty() {
                     s = s.replace(&self.store_dir, "<store>");
                 }
+                // The time a snippet ran before its time limit stopped it.
+                if s.contains("time limit exceeded: ") {
+                    static ELAPSED: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+                    let re = ELAPSED.get_or_init(|| {
+                        regex::Regex::new(r"(time limit exceeded: )[0-9.]+[a-zµ]+ >").expect("a valid pattern")
+                    });
+                    s = re.replace_all(&s, "${1}<elapsed> >").into_owned();
+                }
                 for (raw, name) in &self.runs {
                     s = s.replace(raw.as_str(), name);
                 }
@@ -330,6 +338,29 @@ impl Normaliser {
             other => other,
         }
     }
+}
+
+/// Code mode's metadata (the calls its snippet made and their returns) with each part kept as
+/// the history's parts are: its kind, `tool_name`, `content`, `args` and `tool_call_id`.
+fn nested_parts(metadata: &Value) -> Value {
+    let mut m = metadata.clone();
+    if m.get("code_mode").is_none() {
+        return m;
+    }
+    for key in ["tool_calls", "tool_returns"] {
+        if let Some(Value::Object(parts)) = m.get_mut(key) {
+            for p in parts.values_mut() {
+                let mut q = Map::new();
+                for k in ["part_kind", "tool_name", "content", "args", "tool_call_id"] {
+                    if let Some(v) = p.get(k).filter(|v| !v.is_null()) {
+                        q.insert(k.into(), v.clone());
+                    }
+                }
+                *p = Value::Object(q);
+            }
+        }
+    }
+    m
 }
 
 /// Sorts object keys (the Python runner prints with `sort_keys`).
@@ -422,14 +453,27 @@ async fn run_all<O: OutputJson + Send + 'static>(agent: Agent<(), O>, sc: &Value
     (runs, history)
 }
 
-async fn run(sc: &Value, store_dir: &str) -> Result<Value, String> {
+/// What a registry of capability specs is extended with (a crate of its own registers its
+/// capabilities so).
+pub type Extend = fn(CapabilityRegistry<()>) -> CapabilityRegistry<()>;
+
+async fn run(sc: &Value, store_dir: &str, extend: Extend) -> Result<Value, String> {
     let script = sc["script"].as_array().cloned().unwrap_or_default();
     let seen: Arc<Mutex<Vec<Vec<ModelMessage>>>> = Arc::default();
     let recorder = seen.clone();
-    let model = FunctionModel::new(move |messages, _| {
+    let tools_seen: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let tools_recorder = tools_seen.clone();
+    let model = FunctionModel::new(move |messages, info| {
         let mut seen = recorder.lock().unwrap_or_else(|e| e.into_inner());
         let k = seen.len();
         seen.push(messages.to_vec());
+        // The function tools of each request (name, description, parameters).
+        tools_recorder.lock().unwrap_or_else(|e| e.into_inner()).push(Value::Array(
+            info.function_tools
+                .iter()
+                .map(|t| json!({"name": t.name, "description": t.description, "parameters": *t.parameters_json_schema}))
+                .collect(),
+        ));
         let handle = last_handle(messages);
         let answer = match script.get(k) {
             Some(parts) => Ok(script_response(k, parts, &handle)),
@@ -448,7 +492,7 @@ async fn run(sc: &Value, store_dir: &str) -> Result<Value, String> {
     let spec =
         CapabilitySpec::from_value(sc.get("capabilities").cloned().unwrap_or(json!([]))).map_err(|e| e.to_string())?;
     let judges: JudgeLog = Arc::default();
-    let builder = builder.capabilities_from_spec(&spec, &registry(store_dir, judges.clone()));
+    let builder = builder.capabilities_from_spec(&spec, &extend(registry(store_dir, judges.clone())));
     let (runs, history) = if sc.get("deferred").and_then(Value::as_bool) == Some(true) {
         run_all(builder.allow_deferred().build().map_err(|e| e.to_string())?, sc).await
     } else {
@@ -459,6 +503,9 @@ async fn run(sc: &Value, store_dir: &str) -> Result<Value, String> {
     let requests: Vec<Value> = seen.iter().map(|m| norm.messages(m)).collect();
     let history = norm.messages(&history);
     let mut out = json!({"runs": runs, "requests": requests, "history": history});
+    if sc.get("record_tools").and_then(Value::as_bool) == Some(true) {
+        out["tools"] = Value::Array(tools_seen.lock().unwrap_or_else(|e| e.into_inner()).clone());
+    }
     let judges = judges.lock().unwrap_or_else(|e| e.into_inner()).clone();
     if !judges.is_empty() {
         out["judge_requests"] = Value::Array(judges);
@@ -469,13 +516,18 @@ async fn run(sc: &Value, store_dir: &str) -> Result<Value, String> {
 /// Runs the scenario in the file `path` and returns its normalised result (a file store goes to a
 /// temporary directory named after `tag`, removed afterwards).
 pub fn run_file(path: &std::path::Path, tag: &str) -> Result<Value, String> {
+    run_file_with(path, tag, |registry| registry)
+}
+
+/// [`run_file`] with the capability registry extended by `extend`.
+pub fn run_file_with(path: &std::path::Path, tag: &str, extend: Extend) -> Result<Value, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let sc: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     let dir = std::env::temp_dir().join(format!("toolsmith-harness-{}-{tag}", std::process::id()));
     let _ = std::fs::create_dir_all(&dir);
     let store_dir = std::fs::canonicalize(&dir).unwrap_or(dir.clone()).to_string_lossy().into_owned();
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
-    let out = rt.block_on(run(&sc, &store_dir));
+    let out = rt.block_on(run(&sc, &store_dir, extend));
     let _ = std::fs::remove_dir_all(&dir);
     out
 }

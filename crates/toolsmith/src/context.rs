@@ -72,6 +72,11 @@ pub struct RunContext<D = ()> {
     pub partial_output: bool,
     /// Where [`RunContext::add_usage`] adds to the run's usage (`None` outside a run).
     pub(crate) spent: Option<UsageSink>,
+    /// The run's path for calls a tool makes to other tools: a
+    /// [`NestedCalls<D>`](crate::execution::NestedCalls), read with
+    /// [`NestedCalls::of`](crate::execution::NestedCalls::of) (held as `Any`: the context does
+    /// not depend on the executor).
+    pub(crate) nested: Option<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 /// What code inside a run spends on model calls of its own, added to the run's usage at its next
@@ -155,6 +160,7 @@ impl<D> RunContext<D> {
             model_settings: self.model_settings,
             partial_output: self.partial_output,
             spent: self.spent,
+            nested: None,
         }
     }
 
@@ -180,6 +186,7 @@ impl<D> RunContext<D> {
             model_settings: self.model_settings.clone(),
             partial_output: self.partial_output,
             spent: self.spent.clone(),
+            nested: None,
         }
     }
 }
@@ -214,6 +221,7 @@ impl<D> RunContext<D> {
             model_settings: None,
             partial_output: false,
             spent: None,
+            nested: None,
         }
     }
 }

@@ -21,6 +21,20 @@ pub fn dumps(value: &Value) -> String {
     out
 }
 
+/// `repr(value)` of the Python value the JSON value loads as: `None`, `True`, `'a'`, `1.0`,
+/// `{'k': [1, 2]}` (a function signature's defaults and `Literal[...]` values are written so).
+///
+/// ```
+/// use serde_json::json;
+///
+/// assert_eq!(toolsmith::pyjson::repr(&json!({"a": [true, null, 1.5, "it's"]})), r#"{'a': [True, None, 1.5, "it's"]}"#);
+/// ```
+pub fn repr(value: &Value) -> String {
+    let mut out = String::new();
+    crate::validation::text::py_repr(value, &mut out);
+    out
+}
+
 /// `json.dumps(value, ensure_ascii=False)`: non-ASCII characters as they are.
 pub fn dumps_unicode(value: &Value) -> String {
     let mut out = String::new();

@@ -66,6 +66,12 @@ pub(crate) struct AgentInner<D> {
     pub(crate) deps_overrides: Arc<run_model::Overrides<D>>,
 }
 
+impl<D: Send + Sync> crate::execution::StepSource<D> for AgentInner<D> {
+    fn step(&self) -> &crate::execution::StepConfig<D> {
+        &self.step
+    }
+}
+
 /// An agent: a model, a system prompt, tools and settings. Cheap to clone and safe to share
 /// between tasks; every run has its own state.
 ///

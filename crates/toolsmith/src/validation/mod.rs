@@ -63,7 +63,7 @@ mod node;
 mod schema;
 #[cfg(test)]
 mod tests;
-mod text;
+pub(crate) mod text;
 mod unchanged;
 
 use std::fmt;

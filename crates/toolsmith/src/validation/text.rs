@@ -124,7 +124,7 @@ fn py_repr_float(x: f64, out: &mut String) {
 }
 
 /// Python's `repr()` of the value a JSON value would be in Python (`None`, `True`, `'a'`).
-pub(super) fn py_repr(v: &Value, out: &mut String) {
+pub(crate) fn py_repr(v: &Value, out: &mut String) {
     match v {
         Value::Null => out.push_str("None"),
         Value::Bool(true) => out.push_str("True"),

@@ -86,6 +86,9 @@ pub struct AgentRun<D, O> {
     prompt_text: Option<Arc<str>>,
     /// The capabilities of this run (each one's `for_run` instance).
     caps: Capabilities<D>,
+    /// The path for calls tools make to other tools, in every context (made when the run's
+    /// capabilities are known).
+    nested: Option<Arc<crate::execution::NestedCalls<D>>>,
     /// Whether the run added capabilities of its own to the agent's.
     run_capabilities: bool,
     /// Whether the run has started (capabilities instanced, toolsets entered, `before_run`).
@@ -169,6 +172,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             model_settings: self.settings.as_deref().cloned(),
             partial_output: false,
             spent: self.state.spent.clone(),
+            nested: self.nested.clone().map(|n| n as Arc<dyn std::any::Any + Send + Sync>),
         }
     }
 
@@ -296,6 +300,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
         let ctx = self.context();
         let (caps, fresh) = self.caps.for_run(&ctx)?;
         self.caps = caps;
+        self.nested = Some(Arc::new(crate::execution::NestedCalls::new(self.caps.clone(), self.agent.inner.clone())));
         if fresh || self.run_capabilities {
             let inner = &self.agent.inner;
             let mut toolsets = inner.toolsets[..inner.capability_toolsets_from].to_vec();

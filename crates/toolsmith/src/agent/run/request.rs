@@ -600,6 +600,10 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentRun<D, O> {
             )
             .await;
             self.tools = Some(tools);
+            // The calls tools made to other tools in the step count as the run's tool calls.
+            if let Some(nested) = &self.nested {
+                self.state.usage.tool_calls += nested.take_counted();
+            }
             return match outcome? {
                 StepOutcome::Final(out) => {
                     let tool_name = self.agent.inner.step.output.output_tool().map(|t| t.name.clone());
