@@ -188,3 +188,31 @@ async fn an_agent_with_the_default_hybrid_search_discovers_a_paraphrased_tool() 
     assert_eq!(returns[0].content, json!({"discovered_tools": [{"name": "create_entities"}]}));
     assert_eq!(returns[1].content, json!("Alice: prefers tea"));
 }
+
+#[test]
+fn an_embedding_function_of_ones_own_takes_the_models_place() {
+    // Two dimensions: "money" and "weather" words counted.
+    let model = SemanticModel::from_fn(2, |texts| {
+        texts
+            .iter()
+            .map(|t| {
+                let t = t.to_lowercase();
+                let count = |words: &[&str]| words.iter().filter(|w| t.contains(*w)).count() as f32 + 0.1;
+                vec![count(&["currency", "dollar", "money"]), count(&["weather", "rain", "forecast"])]
+            })
+            .collect()
+    });
+    let tools = [
+        ToolDefinition::new("currency_converter", json!({})).with_description("Convert an amount of money."),
+        ToolDefinition::new("weather_forecast", json!({})).with_description("The forecast for a city."),
+    ];
+    let index = SearchIndex::new(&tools);
+    let ranked = index.rank(&SearchStrategy::Semantic(model.clone()), "will it rain tomorrow", 2).unwrap();
+    assert_eq!(ranked, ["weather_forecast", "currency_converter"]);
+    assert_eq!(model.dimensions().unwrap(), 2);
+
+    // A function that returns vectors of the wrong size fails the search with a retry.
+    let broken = SemanticModel::from_fn(3, |texts| texts.iter().map(|_| vec![1.0]).collect());
+    let retry = index.rank(&SearchStrategy::Semantic(broken), "rain", 2).unwrap_err();
+    assert!(retry.content.as_str().unwrap().contains("not of 3 values"), "{retry:?}");
+}

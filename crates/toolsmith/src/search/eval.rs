@@ -139,7 +139,11 @@ impl SearchIndex {
                 self.catalogue.contains("");
             }
             #[cfg(feature = "semantic")]
-            SearchStrategy::Semantic(model) | SearchStrategy::Hybrid(model) => {
+            SearchStrategy::Semantic(model) => {
+                let _ = self.catalogue.semantic_index(model);
+            }
+            #[cfg(feature = "semantic")]
+            SearchStrategy::Hybrid(model) => {
                 let _ = self.catalogue.semantic_index(model);
                 self.catalogue.bm25_view();
             }

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 /// RRF's constant: how much the first ranks count more than the next.
 pub(crate) const K: f32 = 60.0;
 /// The embedding ranking's weight against BM25's (1).
-pub(crate) const DENSE_WEIGHT: f32 = 0.5;
+pub(crate) const DENSE_WEIGHT: f32 = 0.25;
 /// How many tools of each ranking take part.
 pub(crate) const DEPTH: usize = 100;
 

@@ -1,17 +1,20 @@
 //! The embeddings of a catalogue's tools, one row per tool in catalogue order, and the nearest
 //! tools to a request by cosine similarity.
 
+use std::sync::Arc;
+
 use super::error::SemanticError;
 use super::model::SemanticModel;
 use super::text::tool_text;
 use crate::tool::ToolDefinition;
 
-/// A catalogue's tool embeddings (unit length, so the dot product is the cosine).
+/// A catalogue's tool embeddings (unit length, so the dot product is the cosine), shared with
+/// the model's cache rather than copied.
 #[derive(Debug)]
 pub(crate) struct SemanticIndex {
     model: SemanticModel,
     dim: usize,
-    rows: Vec<f32>,
+    rows: Vec<Arc<[f32]>>,
 }
 
 impl SemanticIndex {
@@ -19,21 +22,13 @@ impl SemanticIndex {
     pub(crate) fn build(model: &SemanticModel, defs: &[ToolDefinition]) -> Result<Self, SemanticError> {
         let dim = model.dimensions()?;
         let texts: Vec<String> = defs.iter().map(tool_text).collect();
-        let vectors = model.embed_cached(&texts)?;
-        let mut rows = Vec::with_capacity(dim * defs.len());
-        for v in &vectors {
-            rows.extend_from_slice(v);
-        }
+        let rows = model.embed_cached(&texts)?;
         Ok(SemanticIndex { model: model.clone(), dim, rows })
     }
 
     /// Whether this index was built with `model`.
     pub(crate) fn uses(&self, model: &SemanticModel) -> bool {
         self.model == *model
-    }
-
-    fn len(&self) -> usize {
-        self.rows.len().checked_div(self.dim).unwrap_or(0)
     }
 
     /// The `k` tools nearest to the embedding `query`, best first (ties to the first in the
@@ -43,7 +38,7 @@ impl SemanticIndex {
             return Vec::new();
         }
         let mut scored: Vec<(u32, f32)> =
-            self.rows.chunks_exact(self.dim).enumerate().map(|(i, row)| (i as u32, dot(row, query))).collect();
+            self.rows.iter().enumerate().map(|(i, row)| (i as u32, dot(row, query))).collect();
         let better = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
         if scored.len() > k {
             scored.select_nth_unstable_by(k - 1, better);
@@ -55,7 +50,7 @@ impl SemanticIndex {
 
     /// The `k` tools nearest to a request's text.
     pub(crate) fn search(&self, request: &str, k: usize) -> Result<Vec<(u32, f32)>, SemanticError> {
-        if self.len() == 0 {
+        if self.rows.is_empty() {
             return Ok(Vec::new());
         }
         let query = self.model.embed(request)?;

@@ -58,10 +58,21 @@ struct Inner {
     cache: Mutex<HashMap<u64, Arc<[f32]>>>,
 }
 
-/// The loaded tokenizer and network.
+/// An embedding function of the application's (see [`SemanticModel::from_fn`]).
+type EmbedFn = dyn Fn(&[&str]) -> Vec<Vec<f32>> + Send + Sync;
+
+/// What embeds texts.
+enum Backend {
+    /// The loaded tokenizer and network.
+    Bert {
+        tokenizer: Box<Tokenizer>,
+        bert: Bert,
+    },
+    Function(Arc<EmbedFn>),
+}
+
 struct Encoder {
-    tokenizer: Tokenizer,
-    bert: Bert,
+    backend: Backend,
     dim: usize,
 }
 
@@ -90,6 +101,37 @@ impl SemanticModel {
         let encoder = Encoder::load(&path)?;
         let inner = Inner { path: Some(path), loaded: OnceLock::from(Ok(encoder)), cache: Mutex::default() };
         Ok(SemanticModel { inner: Arc::new(inner) })
+    }
+
+    /// An embedding function of yours in place of a model (a service, another local model):
+    /// it gets a batch of texts and returns one vector of `dimensions` values for each, which
+    /// are normalised to unit length. The cache, the index and both strategies work as with a
+    /// loaded model; a vector of another size fails the search.
+    ///
+    /// ```
+    /// use toolsmith::search::eval::SearchIndex;
+    /// use toolsmith::search::semantic::SemanticModel;
+    /// use toolsmith::search::SearchStrategy;
+    /// use toolsmith::ToolDefinition;
+    ///
+    /// // A toy embedding: how often each of three words occurs.
+    /// let model = SemanticModel::from_fn(3, |texts| {
+    ///     texts
+    ///         .iter()
+    ///         .map(|t| ["weather", "mail", "file"].iter().map(|w| t.matches(w).count() as f32 + 0.01).collect())
+    ///         .collect()
+    /// });
+    /// let tools = [
+    ///     ToolDefinition::new("send_mail", serde_json::json!({})).with_description("Send a mail."),
+    ///     ToolDefinition::new("forecast", serde_json::json!({})).with_description("The weather tomorrow."),
+    /// ];
+    /// let index = SearchIndex::new(&tools);
+    /// assert_eq!(index.rank(&SearchStrategy::Semantic(model), "weather in Paris", 1).unwrap(), ["forecast"]);
+    /// ```
+    pub fn from_fn(dimensions: usize, embed: impl Fn(&[&str]) -> Vec<Vec<f32>> + Send + Sync + 'static) -> Self {
+        let encoder = Encoder { backend: Backend::Function(Arc::new(embed)), dim: dimensions };
+        let inner = Inner { path: None, loaded: OnceLock::from(Ok(encoder)), cache: Mutex::default() };
+        SemanticModel { inner: Arc::new(inner) }
     }
 
     /// The model in the folder named by `TOOLSMITH_EMBEDDING_MODEL`, loaded at first use (an agent
@@ -188,17 +230,41 @@ impl Encoder {
             .map_err(|e| unreadable("model.safetensors", e.to_string()))?;
         let vb = VarBuilder::from_tensors(tensors, DType::F32, &Device::Cpu);
         let bert = Bert::load(vb, &config).map_err(|e| unsupported(e.to_string()))?;
-        Ok(Encoder { tokenizer, bert, dim: config.hidden_size })
+        Ok(Encoder { backend: Backend::Bert { tokenizer: Box::new(tokenizer), bert }, dim: config.hidden_size })
     }
 
-    /// Embeds texts in batches of similar length.
+    /// Embeds texts: one unit-length vector of the model's size per text.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, SemanticError> {
         let failed = |message: String| SemanticError::Inference { message };
+        let (tokenizer, bert) = match &self.backend {
+            Backend::Bert { tokenizer, bert } => (tokenizer, bert),
+            Backend::Function(f) => {
+                if texts.is_empty() {
+                    return Ok(Vec::new());
+                }
+                let mut out = f(texts);
+                if out.len() != texts.len() || out.iter().any(|v| v.len() != self.dim) {
+                    return Err(failed(format!(
+                        "the embedding function returned {} vectors for {} texts, or a vector not of {} values",
+                        out.len(),
+                        texts.len(),
+                        self.dim
+                    )));
+                }
+                for v in &mut out {
+                    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+                    if norm > 0.0 {
+                        v.iter_mut().for_each(|x| *x /= norm);
+                    }
+                }
+                return Ok(out);
+            }
+        };
         let mut ids: Vec<Vec<u32>> = Vec::with_capacity(texts.len());
         for t in texts {
-            let encoding = self.tokenizer.encode(*t, true).map_err(|e| failed(e.to_string()))?;
+            let encoding = tokenizer.encode(*t, true).map_err(|e| failed(e.to_string()))?;
             let mut seq = encoding.get_ids().to_vec();
-            seq.truncate(self.bert.max_positions());
+            seq.truncate(bert.max_positions());
             ids.push(seq);
         }
         let mut order: Vec<usize> = (0..texts.len()).collect();
@@ -206,7 +272,7 @@ impl Encoder {
         let mut out: Vec<Vec<f32>> = vec![Vec::new(); texts.len()];
         for chunk in order.chunks(BATCH) {
             let batch: Vec<&[u32]> = chunk.iter().map(|&i| ids[i].as_slice()).collect();
-            let rows = self.bert.embed(&batch).map_err(|e| failed(e.to_string()))?;
+            let rows = bert.embed(&batch).map_err(|e| failed(e.to_string()))?;
             for (&i, row) in chunk.iter().zip(rows) {
                 out[i] = if row.is_empty() { vec![0.0; self.dim] } else { row };
             }
