@@ -20,6 +20,9 @@ pub const MODEL_ENV: &str = "TOOLSMITH_EMBEDDING_MODEL";
 const MAX_TOKENS: usize = 128;
 /// Texts embedded together (sorted by length, so little padding).
 const BATCH: usize = 32;
+/// Tool embeddings the cache keeps whatever the catalogue (about 30 MB with a 384-wide model), so
+/// that agents sharing a model with catalogues of different tools do not evict each other's.
+const CACHE_KEEP: usize = 20_000;
 
 /// A sentence-embedding model run in-process on the CPU, and the embeddings of the tool
 /// definitions it has seen.
@@ -175,8 +178,8 @@ impl SemanticModel {
     }
 
     /// The embeddings of these texts, taken from the cache where it holds them; the others are
-    /// embedded and cached. `keep_only` drops, once the cache holds more than twice as many
-    /// entries as texts given (and at least 1,024), every entry not among these texts.
+    /// embedded and cached. Once the cache holds more than twice as many entries as texts given
+    /// and more than [`CACHE_KEEP`], every entry not among these texts is dropped.
     pub(crate) fn embed_cached(&self, texts: &[String]) -> Result<Vec<Arc<[f32]>>, SemanticError> {
         let encoder = self.encoder()?;
         let keys: Vec<u64> = texts.iter().map(|t| text_key(t)).collect();
@@ -191,7 +194,7 @@ impl SemanticModel {
             cache.insert(keys[i], v.into());
         }
         let out: Vec<Arc<[f32]>> = keys.iter().filter_map(|k| cache.get(k).cloned()).collect();
-        if cache.len() > (2 * texts.len()).max(1024) {
+        if cache.len() > (2 * texts.len()).max(CACHE_KEEP) {
             let wanted: std::collections::HashSet<u64> = keys.iter().copied().collect();
             cache.retain(|k, _| wanted.contains(k));
         }
