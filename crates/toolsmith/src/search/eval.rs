@@ -29,7 +29,12 @@ use super::{Catalogue, SearchStrategy};
 use crate::tool::{ModelRetry, ToolDefinition};
 
 /// The names the built-in strategies go by (`FromStr` of [`SearchStrategy`]).
+#[cfg(not(feature = "semantic"))]
 pub const STRATEGY_NAMES: &[&str] = &["pydantic-ai", "keywords", "bm25", "bm25-plain", "regex"];
+/// The names the built-in strategies go by (`FromStr` of [`SearchStrategy`]); `semantic` and
+/// `hybrid` use the model of `TOOLSMITH_EMBEDDING_MODEL`.
+#[cfg(feature = "semantic")]
+pub const STRATEGY_NAMES: &[&str] = &["pydantic-ai", "keywords", "bm25", "bm25-plain", "regex", "semantic", "hybrid"];
 
 impl FromStr for SearchStrategy {
     type Err = String;
@@ -42,6 +47,10 @@ impl FromStr for SearchStrategy {
             "bm25" => Ok(SearchStrategy::Bm25),
             "bm25-plain" => Ok(SearchStrategy::PlainBm25),
             "regex" => Ok(SearchStrategy::Regex),
+            #[cfg(feature = "semantic")]
+            "semantic" => Ok(SearchStrategy::Semantic(super::semantic::SemanticModel::from_env())),
+            #[cfg(feature = "semantic")]
+            "hybrid" => Ok(SearchStrategy::Hybrid(super::semantic::SemanticModel::from_env())),
             _ => Err(format!("unknown search strategy '{s}': expected one of {}", STRATEGY_NAMES.join(", "))),
         }
     }
@@ -58,6 +67,10 @@ pub fn strategy_name(strategy: &SearchStrategy) -> String {
         SearchStrategy::Custom(c) => format!("custom:{}", c.label()),
         SearchStrategy::NativeBm25 => "native_bm25".into(),
         SearchStrategy::NativeRegex => "native_regex".into(),
+        #[cfg(feature = "semantic")]
+        SearchStrategy::Semantic(_) => "semantic".into(),
+        #[cfg(feature = "semantic")]
+        SearchStrategy::Hybrid(_) => "hybrid".into(),
     }
 }
 
@@ -124,6 +137,15 @@ impl SearchIndex {
             }
             SearchStrategy::Custom(_) => {
                 self.catalogue.contains("");
+            }
+            #[cfg(feature = "semantic")]
+            SearchStrategy::Semantic(model) => {
+                let _ = self.catalogue.semantic_index(model);
+            }
+            #[cfg(feature = "semantic")]
+            SearchStrategy::Hybrid(model) => {
+                let _ = self.catalogue.semantic_index(model);
+                self.catalogue.bm25_view();
             }
             _ => {
                 let _ = self.catalogue.search(strategy, 1, &["warm up".to_string()], &HashSet::new());
@@ -395,6 +417,8 @@ mod tests {
             assert_eq!(strategy_name(&name.parse().unwrap()), *name);
         }
         assert_eq!("BM25".parse::<SearchStrategy>().unwrap(), SearchStrategy::Bm25);
+        assert!("dense".parse::<SearchStrategy>().unwrap_err().contains("bm25"));
+        #[cfg(not(feature = "semantic"))]
         assert!("semantic".parse::<SearchStrategy>().unwrap_err().contains("bm25"));
     }
 

@@ -37,6 +37,8 @@ pub mod keywords;
 pub(crate) mod lineage;
 pub(crate) mod native;
 pub mod regex;
+#[cfg(feature = "semantic")]
+pub mod semantic;
 pub mod tokens;
 
 use std::collections::HashSet;
@@ -71,9 +73,12 @@ const BLANK_QUERY: &str = "Please provide at least one non-empty search query.";
 /// [`PydanticAi`](Self::PydanticAi) is Pydantic AI's algorithm, for rankings and histories that
 /// match the reference.
 ///
-/// An embedding (`semantic`) strategy is not built in: it would need model weights. A semantic
-/// ranking of your own fits in [`Custom`](Self::Custom).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// With the `semantic` feature, [`Semantic`](Self::Semantic) ranks by a local sentence-embedding
+/// model and [`Hybrid`](Self::Hybrid) fuses that ranking with BM25's; `Hybrid` is then the
+/// default (see [`semantic`](mod@semantic)). A semantic ranking of your own fits in
+/// [`Custom`](Self::Custom).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(not(feature = "semantic"), derive(Default))]
 #[non_exhaustive]
 pub enum SearchStrategy {
     /// Pydantic AI's default: the provider's server-side search where the model has one
@@ -86,8 +91,8 @@ pub enum SearchStrategy {
     /// BM25 over names (weighted), descriptions and parameters, with identifier splitting,
     /// Snowball stemming, query stop words, a bonus for matches in the name, synonyms and the
     /// catalogue's own abbreviations: see [`bm25`]. Several queries are merged round-robin, so
-    /// each one's best tools make the cut. The default.
-    #[default]
+    /// each one's best tools make the cut. The default without the `semantic` feature.
+    #[cfg_attr(not(feature = "semantic"), default)]
     Bm25,
     /// The same BM25 without the name bonus, synonyms or abbreviations, with `b = 0.75`
     /// ([`Bm25Params::plain`](bm25::Bm25Params::plain)): the ranking before them, kept for
@@ -106,6 +111,24 @@ pub enum SearchStrategy {
     /// The provider's server-side regex search (Anthropic's `tool_search_tool_regex`), asked
     /// for by name (see [`NativeBm25`](Self::NativeBm25); [`Regex`](Self::Regex) is local).
     NativeRegex,
+    /// The tools nearest in meaning to each query, by the cosine of a sentence-embedding
+    /// model's vectors (feature `semantic`); several queries are merged round-robin.
+    #[cfg(feature = "semantic")]
+    Semantic(semantic::SemanticModel),
+    /// Reciprocal-rank fusion of [`Bm25`](Self::Bm25) and [`Semantic`](Self::Semantic) with the
+    /// same model (feature `semantic`, where it is the default, its model from
+    /// `TOOLSMITH_EMBEDDING_MODEL`): see [`semantic`](mod@semantic).
+    #[cfg(feature = "semantic")]
+    Hybrid(semantic::SemanticModel),
+}
+
+/// With the `semantic` feature the default is [`SearchStrategy::Hybrid`] with the model named by
+/// `TOOLSMITH_EMBEDDING_MODEL` ([`SemanticModel::from_env`](semantic::SemanticModel::from_env)).
+#[cfg(feature = "semantic")]
+impl Default for SearchStrategy {
+    fn default() -> Self {
+        SearchStrategy::Hybrid(semantic::SemanticModel::from_env())
+    }
 }
 
 /// Configuration of tool search.
@@ -125,7 +148,7 @@ pub struct ToolSearch {
 impl Default for ToolSearch {
     fn default() -> Self {
         ToolSearch {
-            strategy: SearchStrategy::Bm25,
+            strategy: SearchStrategy::default(),
             max_results: 10,
             tool_description: None,
             parameter_description: None,
@@ -151,6 +174,20 @@ impl ToolSearch {
         )))
     }
 
+    /// An embedding model must load (feature `semantic`): a missing or broken model folder is a
+    /// configuration mistake, reported when the agent is built.
+    pub(crate) fn check_semantic(&self) -> Result<(), crate::UserError> {
+        #[cfg(feature = "semantic")]
+        if let SearchStrategy::Semantic(model) | SearchStrategy::Hybrid(model) = &self.strategy {
+            model.ensure_loaded().map_err(|e| {
+                crate::UserError::new(format!(
+                    "tool search cannot load its embedding model: {e}; or choose `SearchStrategy::Bm25`, which needs none"
+                ))
+            })?;
+        }
+        Ok(())
+    }
+
     /// A custom search function of the run context must take the agent's dependency type.
     pub(crate) fn check_context<D: 'static>(&self) -> Result<(), crate::UserError> {
         if let SearchStrategy::Custom(custom) = &self.strategy
@@ -165,7 +202,8 @@ impl ToolSearch {
         Ok(())
     }
 
-    /// The default configuration: [`SearchStrategy::Bm25`], up to 10 results.
+    /// The default configuration: [`SearchStrategy::Bm25`] (with the `semantic` feature,
+    /// [`SearchStrategy::Hybrid`] with the model of `TOOLSMITH_EMBEDDING_MODEL`), up to 10 results.
     ///
     /// BM25 is the best-measured strategy that needs no model weights (tests/search-eval/RESULTS.md):
     /// it puts a needed tool in the top 5 for 0.86 of the 2,389 requests of the shared BFCL
@@ -266,6 +304,9 @@ pub(crate) struct Catalogue {
     plain_bm25: OnceLock<Bm25Index>,
     regex: OnceLock<RegexIndex>,
     names: OnceLock<HashSet<String>>,
+    /// The tool embeddings, built with the last model that searched this catalogue.
+    #[cfg(feature = "semantic")]
+    semantic: Mutex<Option<Arc<semantic::index::SemanticIndex>>>,
 }
 
 impl Catalogue {
@@ -284,6 +325,8 @@ impl Catalogue {
             plain_bm25: OnceLock::new(),
             regex: OnceLock::new(),
             names: OnceLock::new(),
+            #[cfg(feature = "semantic")]
+            semantic: Mutex::new(None),
         }
     }
 
@@ -324,6 +367,62 @@ impl Catalogue {
         self.regex.get_or_init(|| RegexIndex::build(&self.defs))
     }
 
+    /// The tool embeddings of this catalogue with `model`, built on first use.
+    #[cfg(feature = "semantic")]
+    pub(crate) fn semantic_index(
+        &self,
+        model: &semantic::SemanticModel,
+    ) -> Result<Arc<semantic::index::SemanticIndex>, semantic::SemanticError> {
+        let mut slot = self.semantic.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(index) = slot.as_ref().filter(|i| i.uses(model)) {
+            return Ok(index.clone());
+        }
+        let index = Arc::new(semantic::index::SemanticIndex::build(model, &self.defs)?);
+        *slot = Some(index.clone());
+        Ok(index)
+    }
+
+    /// The semantic and hybrid strategies' answer, as catalogue positions: each query ranked on
+    /// its own, the rankings merged round-robin.
+    #[cfg(feature = "semantic")]
+    fn semantic_search(
+        &self,
+        model: &semantic::SemanticModel,
+        hybrid: bool,
+        queries: &[String],
+        max_results: usize,
+    ) -> Result<Vec<u32>, ModelRetry> {
+        use semantic::fusion;
+        let failed = |e: semantic::SemanticError| ModelRetry::new(format!("The search failed: {e}"));
+        let worded: Vec<&String> = queries.iter().filter(|q| !q.trim().is_empty()).collect();
+        if worded.is_empty() {
+            return Err(ModelRetry::new(BLANK_QUERY));
+        }
+        let index = self.semantic_index(model).map_err(failed)?;
+        let mut rankings = Vec::with_capacity(worded.len());
+        for q in worded {
+            let depth = if hybrid { fusion::DEPTH.max(max_results) } else { max_results };
+            let dense: Vec<u32> = index.search(q, depth).map_err(failed)?.into_iter().map(|h| h.0).collect();
+            if !hybrid {
+                rankings.push(dense);
+                continue;
+            }
+            let lexical: Vec<u32> = self.with_bm25(|bm25, position| {
+                let query = bm25.query(q);
+                if !query.has_words() {
+                    return Vec::new();
+                }
+                bm25.search_query_by(&query, depth, position)
+                    .into_iter()
+                    .map(|h| position(h.0))
+                    .filter(|&p| (p as usize) < self.defs.len())
+                    .collect()
+            });
+            rankings.push(fusion::fuse(&lexical, &dense, fusion::DENSE_WEIGHT, max_results));
+        }
+        Ok(round_robin(rankings.into_iter(), max_results))
+    }
+
     pub(crate) fn contains(&self, name: &str) -> bool {
         self.names.get_or_init(|| self.defs.iter().map(|d| d.name.clone()).collect()).contains(name)
     }
@@ -360,6 +459,10 @@ impl Catalogue {
             SearchStrategy::NativeBm25 | SearchStrategy::NativeRegex => {
                 return Err(ModelRetry::new("this search runs on the model provider's side"));
             }
+            #[cfg(feature = "semantic")]
+            SearchStrategy::Semantic(model) => self.semantic_search(model, false, queries, max_results)?,
+            #[cfg(feature = "semantic")]
+            SearchStrategy::Hybrid(model) => self.semantic_search(model, true, queries, max_results)?,
             SearchStrategy::Custom(custom) => {
                 if queries.iter().all(|q| q.trim().is_empty()) {
                     return Err(ModelRetry::new(BLANK_QUERY));
@@ -461,6 +564,15 @@ pub(crate) fn search_invocation<D: Send + Sync + 'static>(
         .and_then(Value::as_array)
         .map(|a| a.iter().filter_map(|q| q.as_str().map(String::from)).collect())
         .unwrap_or_default();
+    #[cfg(feature = "semantic")]
+    if matches!(config.strategy, SearchStrategy::Semantic(_) | SearchStrategy::Hybrid(_)) {
+        // Embedding a request, or a catalogue at its first search, takes the CPU for a while.
+        let (catalogue, discovered, strategy, max) =
+            (catalogue.clone(), discovered.clone(), config.strategy.clone(), config.max_results);
+        return Invocation::Blocking(Box::new(move || {
+            search_result(catalogue.search(&strategy, max, &queries, &discovered))
+        }));
+    }
     let SearchStrategy::Custom(custom) = &config.strategy else {
         return Invocation::Ready(search_result(catalogue.search(
             &config.strategy,
