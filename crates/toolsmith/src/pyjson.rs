@@ -95,6 +95,23 @@ pub(crate) fn write_string(s: &str, ascii: bool, out: &mut String) {
     out.push('"');
 }
 
+/// Text escaped as Python's `html.escape` escapes it (quotes included): how Pydantic AI writes a
+/// value into an XML-like attribute the model reads.
+pub(crate) fn html_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#x27;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -129,9 +129,9 @@ pub(crate) fn move_tool_files<'a>(
                         kept.push(Value::String(format!("See file {id}.")));
                         moved.push(UserContent::Text(format!(
                             "<pyai:tool_result tool_name=\"{}\" tool_call_id=\"{}\" file_id=\"{}\">",
-                            escape(&r.tool_name),
-                            escape(&r.tool_call_id),
-                            escape(&id)
+                            crate::pyjson::html_escape(&r.tool_name),
+                            crate::pyjson::html_escape(&r.tool_call_id),
+                            crate::pyjson::html_escape(&id)
                         )));
                         moved.push(UserContent::Media(m));
                         moved.push(UserContent::Text("</pyai:tool_result>".into()));
@@ -152,23 +152,6 @@ pub(crate) fn move_tool_files<'a>(
         }
     }
     std::borrow::Cow::Owned(out)
-}
-
-/// An attribute value escaped as Python's `html.escape` does.
-#[cfg_attr(not(any(feature = "openai", feature = "anthropic", feature = "gemini")), allow(dead_code))]
-fn escape(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for c in value.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#x27;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

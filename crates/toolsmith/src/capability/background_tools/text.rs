@@ -32,29 +32,13 @@ pub(super) fn started(tool_name: &str, task_id: &str) -> String {
     )
 }
 
-/// Python's `html.escape` (quotes included).
-fn html_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#x27;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 fn tags(tool_name: &str, task_id: &str, failed: bool) -> (String, &'static str) {
     let outcome = if failed { " outcome=\"failed\"" } else { "" };
     (
         format!(
             "<tool_result tool_name=\"{}\" tool_call_id=\"{}\"{outcome}>",
-            html_escape(tool_name),
-            html_escape(task_id)
+            crate::pyjson::html_escape(tool_name),
+            crate::pyjson::html_escape(task_id)
         ),
         "</tool_result>",
     )
