@@ -824,3 +824,65 @@ async fn prepare_tools_runs_only_when_a_capability_may_change_the_tools() {
     assert!(Capability::<()>::has_prepare_tools(&hooks));
     assert!(!Capability::<()>::has_prepare_tools(&Hooks::<()>::new()));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Messages delivered into the conversation by a closure
+
+/// The user prompts of a history, in order.
+fn user_prompts(messages: &[ModelMessage]) -> Vec<String> {
+    messages
+        .iter()
+        .filter_map(|m| match m {
+            ModelMessage::Request(r) => Some(r),
+            _ => None,
+        })
+        .flat_map(|r| &r.parts)
+        .filter_map(|p| match p {
+            ModelRequestPart::UserPrompt(u) => Some(serde_json::to_value(&u.content).unwrap().to_string()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_pending_messages_closure_delivers_before_a_request_and_at_the_end() {
+    use toolsmith::capability::{Delivery, DeliveryPoint};
+    use toolsmith::messages::ModelRequest;
+
+    let points = log();
+    let seen = log();
+    let (p, s) = (points.clone(), seen.clone());
+    let hooks = Hooks::new().pending_messages(move |_ctx, at| {
+        let points = p.clone();
+        async move {
+            let mut points = points.lock().unwrap();
+            points.push(format!("{at:?}"));
+            // One notification before the first request, one more when the run first ends.
+            let first_of_its_kind = points.iter().filter(|x| **x == format!("{at:?}")).count() == 1;
+            Ok(match (at, first_of_its_kind) {
+                (DeliveryPoint::BeforeRequest, true) => {
+                    Delivery::new(vec![ModelRequest::user_prompt("note: the build is green")])
+                }
+                (DeliveryPoint::RunEnd, true) => Delivery::new(vec![ModelRequest::user_prompt("note: deployed")]),
+                _ => Delivery::default(),
+            })
+        }
+    });
+    let model = FunctionModel::sync(move |messages, _| {
+        let prompts = user_prompts(messages);
+        s.lock().unwrap().push(prompts.join(" | "));
+        ModelResponse::text(format!("seen {} prompts", prompts.len()))
+    });
+    let agent = Agent::builder(model).capability(hooks).build().unwrap();
+    let result = agent.run("status?").await.unwrap();
+    // The delivery at the end asked the model once more, and its answer is the output.
+    assert_eq!(result.output(), "seen 3 prompts");
+    assert_eq!(
+        entries(&seen),
+        [r#""status?" | "note: the build is green""#, r#""status?" | "note: the build is green" | "note: deployed""#,]
+    );
+    assert_eq!(entries(&points), ["BeforeRequest", "RunEnd", "BeforeRequest", "RunEnd"]);
+    // Each delivery is a request of its own in the history.
+    let requests = result.all_messages().iter().filter(|m| matches!(m, ModelMessage::Request(_))).count();
+    assert_eq!(requests, 3);
+}

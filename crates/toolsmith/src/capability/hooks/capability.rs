@@ -10,8 +10,9 @@ use serde_json::Value;
 
 use super::Hooks;
 use crate::capability::{
-    AgentNode, Capability, CapabilityOrdering, EventBoxStream, ModelRequestContext, ModelRequestNext, NodeNext,
-    NodeResult, OutputInfo, OutputNext, RunNext, ToolCallInfo, ToolExecuteNext, ToolValidateNext,
+    AgentNode, Capability, CapabilityOrdering, Delivery, DeliveryPoint, EventBoxStream, ModelRequestContext,
+    ModelRequestNext, NodeNext, NodeResult, OutputInfo, OutputNext, RunNext, ToolCallInfo, ToolExecuteNext,
+    ToolValidateNext,
 };
 use crate::context::RunContext;
 use crate::deferred::{DeferredToolRequests, DeferredToolResults};
@@ -162,6 +163,14 @@ impl<D: Clone + Send + Sync + 'static> Capability<D> for Hooks<D> {
             }
         }
         results
+    }
+
+    async fn pending_messages(&self, ctx: &RunContext<D>, at: DeliveryPoint) -> Result<Delivery, AgentRunError> {
+        let mut delivery = Delivery::default();
+        for f in &self.closures.pending_messages {
+            delivery.extend(f(ctx.clone(), at).await?);
+        }
+        Ok(delivery)
     }
 
     async fn prepare_output_tools(

@@ -13,8 +13,8 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 use super::{
-    AgentNode, CapabilityOrdering, ModelRequestContext, ModelRequestNext, NodeNext, NodeResult, OutputInfo, OutputKind,
-    OutputNext, RunNext, ToolCallInfo, ToolExecuteNext, ToolValidateNext,
+    AgentNode, CapabilityOrdering, Delivery, DeliveryPoint, ModelRequestContext, ModelRequestNext, NodeNext,
+    NodeResult, OutputInfo, OutputKind, OutputNext, RunNext, ToolCallInfo, ToolExecuteNext, ToolValidateNext,
 };
 use crate::context::RunContext;
 use crate::deferred::{DeferredToolRequests, DeferredToolResults};
@@ -173,6 +173,11 @@ macro_rules! for_each_hook_closure {
                 ctx: RunContext<D>,
                 requests: DeferredToolRequests,
             ) -> Option<DeferredToolResults>;
+            /// Messages to deliver into the conversation (see
+            /// [`Capability::pending_messages`](super::Capability::pending_messages)): asked before
+            /// every model request and when the run is about to end with its output; the
+            /// closures' deliveries are sent in the order the closures were added.
+            owned fn pending_messages(ctx: RunContext<D>, at: DeliveryPoint) -> Result<Delivery, AgentRunError>;
 
             /// Before each model request: may change the messages, settings and parameters sent.
             owned fn before_model_request(
