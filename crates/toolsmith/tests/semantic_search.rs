@@ -218,27 +218,56 @@ fn an_embedding_function_of_ones_own_takes_the_models_place() {
 }
 
 #[test]
-fn a_static_model_distilled_from_the_encoder_loads_and_ranks_by_meaning() {
+fn a_static_model_distilled_and_fitted_to_a_corpus_loads_and_ranks_by_meaning() {
     let path = std::env::var(MODEL_ENV).expect("the model folder");
     let out = std::env::temp_dir().join(format!("toolsmith-static-{}", std::process::id()));
-    toolsmith::search::semantic::distill(&path, &out).unwrap();
+    let (tools, queries) = fixture();
+    // The corpus: the catalogue's own tool texts and a few requests, as an application would fit
+    // a static model to what it searches.
+    let mut corpus: Vec<String> = tools
+        .iter()
+        .map(|t| format!("{}: {}", t.name.replace('_', " "), t.description.clone().unwrap_or_default()))
+        .collect();
+    corpus.extend(["", "???"].map(String::from));
+    let report = toolsmith::search::semantic::distill_with_corpus(&path, &corpus, &out).unwrap();
+    // Texts without a known word piece are left out.
+    assert_eq!(report.texts, tools.len() + 1, "{report:?}");
+    assert!(report.pieces_fitted > 200, "{report:?}");
+    assert!(report.error_fitted < report.error_distilled / 2.0, "{report:?}");
+
     let fast = SemanticModel::load(&out).unwrap();
     assert_eq!(fast.dimensions().unwrap(), 384);
+    assert_eq!(fast.fusion_weight().unwrap(), 0.2, "a static model's own weight");
     let forecast = fast.embed("weather forecast for tomorrow").unwrap();
     assert!((cosine(&forecast, &forecast) - 1.0).abs() < 1e-4, "unit length");
     let rain = fast.embed("will it rain in Paris tomorrow").unwrap();
     let mail = fast.embed("send an email to the team").unwrap();
     assert!(cosine(&forecast, &rain) > cosine(&forecast, &mail) + 0.1);
-    // Word pieces the vocabulary does not know give zeros, not an error.
+    // A text without a known word piece gives zeros, not an error.
     assert!(fast.embed("").unwrap().iter().all(|&x| x == 0.0));
-    // On the test catalogue it ranks far above chance (5 of 62 tools), below the encoder.
-    let (tools, queries) = fixture();
+    // It ranks far above chance (5 of 62 tools), alone and fused with BM25 (a corpus this small
+    // fits the texts' words closely; the project's model is fitted on 28,918 texts).
     let index = SearchIndex::new(&tools);
-    let found = eval::evaluate(&index, &SearchStrategy::Semantic(fast), &queries).metrics;
-    assert!(found.recall_at_5 > 0.6, "{found:?}");
-    // A folder that is neither model names its config.
+    let found = eval::evaluate(&index, &SearchStrategy::Semantic(fast.clone()), &queries).metrics;
+    assert!(found.recall_at_5 > 0.5, "{found:?}");
+    let hybrid = eval::evaluate(&index, &SearchStrategy::Hybrid(fast), &queries).metrics;
+    assert!(hybrid.recall_at_5 > 0.7, "{hybrid:?}");
+    // A broken weights file names the file.
     std::fs::write(out.join("model.safetensors"), b"not safetensors").unwrap();
     let error = SemanticModel::load(&out).unwrap_err();
     assert!(matches!(error, SemanticError::Unreadable { file: "model.safetensors", .. }), "{error}");
     std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
+fn a_fusion_weight_that_is_not_a_finite_non_negative_number_is_refused_at_build() {
+    let toy = || SemanticModel::from_fn(2, |texts| texts.iter().map(|_| vec![1.0, 0.0]).collect());
+    for weight in [f32::NAN, -0.5, f32::INFINITY] {
+        let search = ToolSearch::new().strategy(SearchStrategy::Hybrid(toy().with_fusion_weight(weight)));
+        let error =
+            Agent::builder(TestModel::default()).tool(weather_forecast).tool_search(search).build().unwrap_err();
+        assert!(error.to_string().contains("fusion weight"), "{error}");
+    }
+    let search = ToolSearch::new().strategy(SearchStrategy::Hybrid(toy().with_fusion_weight(0.0)));
+    assert!(Agent::builder(TestModel::default()).tool(weather_forecast).tool_search(search).build().is_ok());
 }

@@ -184,6 +184,12 @@ impl ToolSearch {
                     "tool search cannot load its embedding model: {e}; or choose `SearchStrategy::Bm25`, which needs none"
                 ))
             })?;
+            let weight = model.fusion_weight().unwrap_or(0.0);
+            if !weight.is_finite() || weight < 0.0 {
+                return Err(crate::UserError::new(format!(
+                    "the embedding model's fusion weight is {weight}: it must be a finite number, 0 or more"
+                )));
+            }
         }
         Ok(())
     }
@@ -399,6 +405,7 @@ impl Catalogue {
             return Err(ModelRetry::new(BLANK_QUERY));
         }
         let index = self.semantic_index(model).map_err(failed)?;
+        let weight = model.fusion_weight().map_err(failed)?;
         let mut rankings = Vec::with_capacity(worded.len());
         for q in worded {
             let depth = if hybrid { fusion::DEPTH.max(max_results) } else { max_results };
@@ -418,7 +425,7 @@ impl Catalogue {
                     .filter(|&p| (p as usize) < self.defs.len())
                     .collect()
             });
-            rankings.push(fusion::fuse(&lexical, &dense, fusion::DENSE_WEIGHT, max_results));
+            rankings.push(fusion::fuse(&lexical, &dense, weight, max_results));
         }
         Ok(round_robin(rankings.into_iter(), max_results))
     }

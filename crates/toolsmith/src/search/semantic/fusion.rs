@@ -9,8 +9,10 @@ use std::collections::HashMap;
 
 /// RRF's constant: how much the first ranks count more than the next.
 pub(crate) const K: f32 = 60.0;
-/// The embedding ranking's weight against BM25's (1).
+/// The embedding ranking's weight against BM25's (1), for an encoder.
 pub(crate) const DENSE_WEIGHT: f32 = 0.25;
+/// The same for a static model (its ranking is weaker).
+pub(crate) const STATIC_WEIGHT: f32 = 0.2;
 /// How many tools of each ranking take part.
 pub(crate) const DEPTH: usize = 100;
 

@@ -56,6 +56,8 @@ const CACHE_KEEP: usize = 20_000;
 #[derive(Clone)]
 pub struct SemanticModel {
     inner: Arc<Inner>,
+    /// The hybrid strategy's weight of this model's ranking, when set.
+    weight: Option<f32>,
 }
 
 struct Inner {
@@ -80,7 +82,7 @@ enum Backend {
     Function(Arc<EmbedFn>),
 }
 
-struct Encoder {
+pub(crate) struct Encoder {
     backend: Backend,
     dim: usize,
 }
@@ -109,7 +111,7 @@ impl SemanticModel {
         let path = folder.as_ref().to_path_buf();
         let encoder = Encoder::load(&path)?;
         let inner = Inner { path: Some(path), loaded: OnceLock::from(Ok(encoder)), cache: Mutex::default() };
-        Ok(SemanticModel { inner: Arc::new(inner) })
+        Ok(SemanticModel { inner: Arc::new(inner), weight: None })
     }
 
     /// An embedding function of yours in place of a model (a service, another local model):
@@ -140,7 +142,7 @@ impl SemanticModel {
     pub fn from_fn(dimensions: usize, embed: impl Fn(&[&str]) -> Vec<Vec<f32>> + Send + Sync + 'static) -> Self {
         let encoder = Encoder { backend: Backend::Function(Arc::new(embed)), dim: dimensions };
         let inner = Inner { path: None, loaded: OnceLock::from(Ok(encoder)), cache: Mutex::default() };
-        SemanticModel { inner: Arc::new(inner) }
+        SemanticModel { inner: Arc::new(inner), weight: None }
     }
 
     /// The model in the folder named by `TOOLSMITH_EMBEDDING_MODEL`, loaded at first use (an agent
@@ -151,6 +153,7 @@ impl SemanticModel {
         SHARED
             .get_or_init(|| SemanticModel {
                 inner: Arc::new(Inner { path: None, loaded: OnceLock::new(), cache: Mutex::default() }),
+                weight: None,
             })
             .clone()
     }
@@ -174,6 +177,37 @@ impl SemanticModel {
             },
         });
         loaded.as_ref().map_err(Clone::clone)
+    }
+
+    /// The weight of this model's ranking against BM25's (1) in the hybrid strategy: 0.25 for
+    /// an encoder or an embedding function, 0.2 for a static model, each the setting that
+    /// gained over BM25 on every catalogue it was chosen on (tests/search-eval/RESULTS.md),
+    /// unless set with [`with_fusion_weight`](Self::with_fusion_weight).
+    pub fn fusion_weight(&self) -> Result<f32, SemanticError> {
+        if let Some(weight) = self.weight {
+            return Ok(weight);
+        }
+        Ok(match self.encoder()?.backend {
+            Backend::Static(_) => super::fusion::STATIC_WEIGHT,
+            Backend::Bert { .. } | Backend::Function(_) => super::fusion::DENSE_WEIGHT,
+        })
+    }
+
+    /// Sets the hybrid strategy's weight of this model's ranking against BM25's (1): higher
+    /// trusts meaning more, 0 leaves BM25's ranking as it is. A weight that is negative or not
+    /// finite is refused when the agent is built. The handle shares the model and its cache
+    /// with the one it was made from.
+    ///
+    /// ```
+    /// use toolsmith::search::semantic::SemanticModel;
+    ///
+    /// let model = SemanticModel::from_fn(2, |texts| texts.iter().map(|_| vec![1.0, 0.0]).collect());
+    /// assert_eq!(model.fusion_weight().unwrap(), 0.25);
+    /// assert_eq!(model.with_fusion_weight(0.5).fusion_weight().unwrap(), 0.5);
+    /// ```
+    pub fn with_fusion_weight(mut self, weight: f32) -> Self {
+        self.weight = Some(weight);
+        self
     }
 
     /// The unit-length embedding of one text (a search request).
@@ -249,6 +283,11 @@ struct ModelType {
 }
 
 impl Encoder {
+    /// A loaded BERT encoder.
+    pub(crate) fn bert(tokenizer: Tokenizer, bert: Bert, dim: usize) -> Self {
+        Encoder { backend: Backend::Bert { tokenizer: Box::new(tokenizer), bert }, dim }
+    }
+
     fn load(path: &Path) -> Result<Self, SemanticError> {
         let config = std::fs::read(path.join("config.json")).map_err(|e| SemanticError::Unreadable {
             path: path.to_path_buf(),
@@ -269,7 +308,7 @@ impl Encoder {
     }
 
     /// Embeds texts: one unit-length vector of the model's size per text.
-    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, SemanticError> {
+    pub(crate) fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, SemanticError> {
         let failed = |message: String| SemanticError::Inference { message };
         let (tokenizer, bert) = match &self.backend {
             Backend::Bert { tokenizer, bert } => (tokenizer, bert),
