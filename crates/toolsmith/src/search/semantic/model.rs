@@ -255,11 +255,20 @@ fn text_key(text: &str) -> u64 {
 
 /// Reads a BERT sentence encoder's configuration, tokenizer and weights.
 pub(crate) fn load_bert(path: &Path) -> Result<(Tokenizer, Bert, BertConfig), SemanticError> {
+    let config = std::fs::read(path.join("config.json")).map_err(|e| SemanticError::Unreadable {
+        path: path.to_path_buf(),
+        file: "config.json",
+        message: e.to_string(),
+    })?;
+    bert_with_config(path, &config)
+}
+
+/// Reads a BERT sentence encoder's tokenizer and weights, its `config.json` already read.
+fn bert_with_config(path: &Path, config: &[u8]) -> Result<(Tokenizer, Bert, BertConfig), SemanticError> {
     let unreadable =
         |file: &'static str, message: String| SemanticError::Unreadable { path: path.to_path_buf(), file, message };
     let unsupported = |message: String| SemanticError::Unsupported { path: path.to_path_buf(), message };
-    let config = std::fs::read(path.join("config.json")).map_err(|e| unreadable("config.json", e.to_string()))?;
-    let config: BertConfig = serde_json::from_slice(&config).map_err(|e| unreadable("config.json", e.to_string()))?;
+    let config: BertConfig = serde_json::from_slice(config).map_err(|e| unreadable("config.json", e.to_string()))?;
     let mut tokenizer =
         Tokenizer::from_file(path.join("tokenizer.json")).map_err(|e| unreadable("tokenizer.json", e.to_string()))?;
     let max = MAX_TOKENS.min(config.max_position_embeddings);
@@ -303,8 +312,8 @@ impl Encoder {
             let table = StaticTable::load(path)?;
             return Ok(Encoder { dim: table.dimensions(), backend: Backend::Static(table) });
         }
-        let (tokenizer, bert, config) = load_bert(path)?;
-        Ok(Encoder { backend: Backend::Bert { tokenizer: Box::new(tokenizer), bert }, dim: config.hidden_size })
+        let (tokenizer, bert, config) = bert_with_config(path, &config)?;
+        Ok(Encoder::bert(tokenizer, bert, config.hidden_size))
     }
 
     /// Embeds texts: one unit-length vector of the model's size per text.
