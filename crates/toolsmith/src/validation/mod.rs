@@ -377,7 +377,7 @@ impl Validator {
     /// Whether validating `input` (unwrapped) would give it back as it is. Deep input is left
     /// to the validation, which refuses it.
     fn unchanged(&self, input: &Value) -> bool {
-        depth::too_deep(input, MAX_NESTING).is_none() && unchanged::unchanged(&self.inner, input)
+        unchanged::unchanged(&self.inner, input)
     }
 
     /// Validates a value parsed from JSON text, with the messages of JSON input ("Input should

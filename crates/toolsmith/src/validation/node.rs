@@ -68,6 +68,29 @@ pub(super) struct NumBounds {
     /// Whether the schema itself has a constraint (not only the range of a Rust type's
     /// `format`): Pydantic names such a union member `constrained-int`, not `int`.
     pub(super) constrained: bool,
+    /// The bounds as an inclusive range of integers, when they are all integers and there is no
+    /// `multipleOf`: an integer input is checked by two comparisons.
+    pub(super) int_range: Option<(i128, i128)>,
+}
+
+impl NumBounds {
+    /// [`NumBounds::int_range`], from the bounds.
+    pub(super) fn with_int_range(mut self) -> Self {
+        let int = |b: Option<Num>, none: i128| match b {
+            None => Some(none),
+            Some(Num::Int(i)) => Some(i),
+            Some(Num::Float(_)) => None,
+        };
+        self.int_range = (|| {
+            if self.multiple_of.is_some() {
+                return None;
+            }
+            let lo = int(self.ge, i128::MIN)?.max(int(self.gt, i128::MIN)?.saturating_add(1));
+            let hi = int(self.le, i128::MAX)?.min(int(self.lt, i128::MAX)?.saturating_sub(1));
+            Some((lo, hi))
+        })();
+        self
+    }
 }
 
 /// String constraints.

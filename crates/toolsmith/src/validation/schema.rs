@@ -390,7 +390,7 @@ impl<'a> Compiler<'a> {
             }
         }
         let any = b.constrained || range.is_some();
-        Ok(any.then(|| Box::new(b)))
+        Ok(any.then(|| Box::new(b.with_int_range())))
     }
 
     fn str_bounds(&self, obj: &Map<String, Value>) -> Result<Option<Box<StrBounds>>, SchemaError> {

@@ -872,3 +872,59 @@ mod in_order {
         }
     }
 }
+
+/// Arguments kept as they are (`validate_in_place`) are refused past [`MAX_NESTING`] exactly as
+/// copying validation refuses them, wherever the depth is: inside a field any value fits, a
+/// recursive schema, nested arrays, an envelope. Around the limit and far past it, on a thread
+/// with a 2 MiB stack.
+#[test]
+fn kept_arguments_are_refused_past_the_nesting_limit_as_copied_ones_are() {
+    use crate::validation::MAX_NESTING;
+    use std::borrow::Cow;
+    let schemas = [
+        json!({"type": "object", "properties": {"a": {}}, "required": ["a"]}),
+        json!({"type": "object", "properties": {"a": {"type": "array", "items": {}}}, "required": ["a"]}),
+        json!({"$ref": "#/$defs/T", "$defs": {"T": {"type": "object", "properties": {"a": {"type": "array", "items": {"$ref": "#/$defs/T"}}}, "required": ["a"]}}}),
+        json!({"type": "object", "properties": {"a": {"anyOf": [{}, {"type": "null"}]}}, "required": ["a"]}),
+    ];
+    // `{"a": [{"a": [ ... ]}]}` with `levels` arrays and objects in all, innermost `[]`.
+    let nested = |levels: usize| {
+        let mut v = json!([]);
+        for level in (1..levels).rev() {
+            v = if level % 2 == 1 { wrap(&[], "a", v) } else { Value::Array(vec![v]) };
+        }
+        v
+    };
+    let handle = std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(move || {
+            for schema in &schemas {
+                let v = validator(schema.clone());
+                let wrapped = v.clone().with_envelope("p");
+                for levels in (MAX_NESTING - 3..=MAX_NESTING + 3).chain([1_000, 100_000]) {
+                    let input = nested(levels);
+                    let copied = v.validate(&input);
+                    let kept = v.validate_in_place(&input);
+                    match (&kept, &copied) {
+                        (Ok(Cow::Borrowed(k)), Ok(c)) => assert_eq!(*k, c, "{schema} at {levels}"),
+                        (Ok(Cow::Owned(k)), Ok(c)) => assert_eq!(k, c, "{schema} at {levels}"),
+                        (Err(k), Err(c)) => assert_eq!(k, c, "{schema} at {levels}"),
+                        _ => panic!("{schema} at {levels}: kept {:?}, copied {:?}", kept.is_ok(), copied.is_ok()),
+                    }
+                    if levels > MAX_NESTING {
+                        assert!(copied.is_err(), "{schema} at {levels}");
+                    } else if schema.get("$ref").is_none() {
+                        assert!(matches!(kept, Ok(Cow::Borrowed(_))), "{schema} at {levels}");
+                    }
+                    let ok = copied.is_ok();
+                    drop((kept, copied));
+                    let enveloped = wrap(&[], "p", input);
+                    assert_eq!(wrapped.validate_in_place(&enveloped).is_ok(), ok, "enveloped {schema} at {levels}");
+                    // Dropped without recursion (the test's own values are deep too).
+                    super::depth::dispose(enveloped);
+                }
+            }
+        })
+        .unwrap();
+    handle.join().unwrap();
+}

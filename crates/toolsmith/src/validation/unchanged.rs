@@ -6,14 +6,18 @@
 
 use serde_json::Value;
 
+use super::MAX_NESTING;
 use super::check::{MAX_DEPTH, str_fits, within_bounds};
+use super::depth::too_deep;
 use super::schema::{Compiled, Node, NodeId};
 use super::text::Num;
 
-/// Whether `input` is valid against `compiled` and its validated value is `input` itself. The
-/// input's nesting is checked by the caller (validation refuses deep input before anything else).
+/// Whether `input` is valid against `compiled` and its validated value is `input` itself.
+/// Input nested deeper than [`MAX_NESTING`] is not (validation refuses it): the walk counts the
+/// containers it enters, and looks at the depth of what it does not enter (a value a schema
+/// allows as it is) before saying yes.
 pub(super) fn unchanged(compiled: &Compiled, input: &Value) -> bool {
-    Walk { compiled }.same(compiled.root, input, 0)
+    Walk { compiled }.same(compiled.root, input, 0, 0)
 }
 
 struct Walk<'c> {
@@ -21,16 +25,22 @@ struct Walk<'c> {
 }
 
 impl Walk<'_> {
-    fn same(&self, id: NodeId, input: &Value, depth: u32) -> bool {
+    /// `depth` counts the schema's steps (its references included), `nest` the containers of
+    /// the input around `input`.
+    fn same(&self, id: NodeId, input: &Value, depth: u32, nest: usize) -> bool {
         // Validation's own guard against schemas that refer to themselves: its error is left to it.
         if depth >= MAX_DEPTH {
             return false;
         }
         let next = depth + 1;
         match (&self.compiled.nodes[id], input) {
-            (Node::Any, _) | (Node::Null, Value::Null) | (Node::Bool, Value::Bool(_)) => true,
+            (Node::Any, _) => too_deep(input, MAX_NESTING - nest).is_none(),
+            (Node::Null, Value::Null) | (Node::Bool, Value::Bool(_)) => true,
             (Node::Int(bounds), Value::Number(n)) if n.is_i64() || n.is_u64() => {
-                bounds.as_deref().is_none_or(|b| within_bounds(b, Num::from_json(n), input))
+                bounds.as_deref().is_none_or(|b| match (b.int_range, n.as_i64()) {
+                    (Some((lo, hi)), Some(v)) => (lo..=hi).contains(&i128::from(v)),
+                    _ => within_bounds(b, Num::from_json(n), input),
+                })
             }
             (Node::Float(bounds), Value::Number(n)) => match Num::from_json(n) {
                 // An integer becomes a float: a different value.
@@ -39,24 +49,26 @@ impl Walk<'_> {
             },
             (Node::Str(bounds), Value::String(s)) => bounds.as_deref().is_none_or(|b| str_fits(b, s)),
             (Node::List(list), Value::Array(items)) => {
-                list.max.is_none_or(|max| items.len() <= max)
+                nest < MAX_NESTING
+                    && list.max.is_none_or(|max| items.len() <= max)
                     && list.min.is_none_or(|min| items.len() >= min)
-                    && items.iter().all(|item| self.same(list.items, item, next))
+                    && items.iter().all(|item| self.same(list.items, item, next, nest + 1))
             }
             // Every field, in order, and nothing else: the output is the fields' values under
             // the same keys (a null optional without a default stays null).
             (Node::Object(obj), Value::Object(map)) => {
                 let nullable = self.compiled.options.nullable_optionals;
-                map.len() == obj.fields.len()
+                nest < MAX_NESTING
+                    && map.len() == obj.fields.len()
                     && obj.fields.iter().zip(map).all(|(field, (key, value))| {
                         *key == field.name
                             && ((value.is_null() && nullable && !field.required && field.default.is_none())
-                                || self.same(field.node, value, next))
+                                || self.same(field.node, value, next, nest + 1))
                     })
             }
             (Node::Nullable(_), Value::Null) => true,
-            (Node::Nullable(inner), _) => self.same(*inner, input, next),
-            (Node::Ref(target), _) => self.same(*target, input, next),
+            (Node::Nullable(inner), _) => self.same(*inner, input, next, nest),
+            (Node::Ref(target), _) => self.same(*target, input, next, nest),
             _ => false,
         }
     }
