@@ -268,63 +268,45 @@ pub(super) async fn validate_call<D: Clone + Send + Sync + 'static>(
     caps.validate(0, ctx, info, r.raw_args().clone(), &core).await.map(Some)
 }
 
-/// Execution of one call (with its validated `args`: see [`Ready::validated`]) through the
-/// capabilities' execute hooks; also says whether the tool itself returned successfully (what
-/// `tool_calls` counts).
-pub(super) async fn execute_call<D: Clone + Send + Sync + 'static>(
-    inner: &StepConfig<D>,
-    caps: &Capabilities<D>,
-    r: &Ready<'_, D>,
-    args: Cow<'_, Value>,
-) -> (Result<ToolOutput, ToolError>, bool) {
-    let ran_ok = AtomicBool::new(false);
+/// A call set going (with its validated `args`: see [`Ready::validated`]): its tool called now
+/// when no capability has execute hooks (what is left to run polled by the returned future),
+/// else through the hooks' chain, boxed (a call without execute hooks, which may wait long on
+/// its tool, holds none of it). The future also says whether the tool itself returned
+/// successfully (what `tool_calls` counts).
+pub(super) fn start_call<'a, D: Clone + Send + Sync + 'static>(
+    inner: &'a StepConfig<D>,
+    caps: &'a Capabilities<D>,
+    r: &'a Ready<'a, D>,
+    args: Cow<'a, Value>,
+) -> Exec<'a, D> {
     if caps.hooks(HookStage::ToolExecute) {
-        // The hooks' path (and the context it holds) is boxed: a call without execute hooks,
-        // which may wait long on its tool, holds none of it.
-        return Box::pin(execute_hooked(inner, caps, r, args.into_owned())).await;
+        return Exec::Hooked(Box::pin(execute_hooked(inner, caps, r, args.into_owned())));
     }
-    let result = run_counted(inner, r, args, &ran_ok).await;
-    (result, ran_ok.load(Ordering::Relaxed))
+    Exec::Direct(ToolRun::start(inner, r, args))
 }
 
-/// [`execute_call`] through the capabilities' execute hooks.
-async fn execute_hooked<D: Clone + Send + Sync + 'static>(
-    inner: &StepConfig<D>,
-    caps: &Capabilities<D>,
-    r: &Ready<'_, D>,
+/// [`start_call`] through the capabilities' execute hooks.
+async fn execute_hooked<'a, D: Clone + Send + Sync + 'static>(
+    inner: &'a StepConfig<D>,
+    caps: &'a Capabilities<D>,
+    r: &'a Ready<'a, D>,
     args: Value,
 ) -> (Result<ToolOutput, ToolError>, bool) {
     let ran_ok = AtomicBool::new(false);
     let ctx = r.context();
     let core = |args: Value| -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
-        Box::pin(run_counted(inner, r, Cow::Owned(args), &ran_ok))
+        let ran_ok = &ran_ok;
+        Box::pin(async move {
+            let (result, ok) = counted(r, ToolRun::start(inner, r, Cow::Owned(args)).await);
+            if ok {
+                ran_ok.store(true, Ordering::Relaxed);
+            }
+            result
+        })
     };
     let info = ToolCallInfo { call: &r.call, def: &r.tool.def };
     let result = caps.execute(0, &ctx, info, args, &core, &ran_ok).await;
     (result, ran_ok.load(Ordering::Relaxed))
-}
-
-/// [`run_tool`], noting in `ran_ok` whether the tool returned successfully; the tool's own
-/// retry with its budget spent becomes the error that ends the run (from inside the hook chain:
-/// the execute hooks see that error, and may still recover).
-async fn run_counted<D: Clone + Send + Sync + 'static>(
-    inner: &StepConfig<D>,
-    r: &Ready<'_, D>,
-    args: Cow<'_, Value>,
-    ran_ok: &AtomicBool,
-) -> Result<ToolOutput, ToolError> {
-    let mut result = run_tool(inner, r, args).await;
-    if let Ok(output) = &mut result {
-        bound_output(output);
-    }
-    match result {
-        Ok(_) => ran_ok.store(true, Ordering::Relaxed),
-        Err(ToolError::Retry(_)) if r.retry >= r.max_retries => {
-            return Err(ToolError::RetriesExhausted { tool: r.call.tool_name.clone(), max_retries: r.max_retries });
-        }
-        Err(_) => {}
-    }
-    result
 }
 
 /// What a tool returned, with every value nested deeper than the history keeps written as a
@@ -343,61 +325,6 @@ pub(crate) fn bound_output(output: &mut ToolOutput) {
             }
         }
     }
-}
-
-/// Runs the tool itself: its handler, on the runtime or the blocking pool, under its timeout,
-/// with panics caught.
-pub(super) async fn run_tool<D: Clone + Send + Sync + 'static>(
-    inner: &StepConfig<D>,
-    r: &Ready<'_, D>,
-    args: Cow<'_, Value>,
-) -> Result<ToolOutput, ToolError> {
-    // What is left to run, once a result known at once is answered: a pointer, so that the
-    // call's state stays small while the tool runs (the result an invocation can carry is not).
-    enum Running {
-        Async(BoxFuture<'static, crate::tool::ToolResult>),
-        Blocking(Box<dyn FnOnce() -> crate::tool::ToolResult + Send + 'static>),
-    }
-    let running = {
-        let handler = &r.tool.handler;
-        match std::panic::catch_unwind(AssertUnwindSafe(move || handler.call(|| r.context(), args))) {
-            Ok(Invocation::Ready(result)) => return result,
-            Ok(Invocation::Async(fut)) => Running::Async(fut),
-            Ok(Invocation::Blocking(f)) => Running::Blocking(f),
-            Err(p) => return Err(ToolError::Panicked { message: panic_message(p) }),
-        }
-    };
-    // A timeout too large for the clock is no deadline.
-    let deadline = r.timeout.and_then(|t| tokio::time::Instant::now().checked_add(t));
-    let timed_out = || {
-        let secs = r.timeout.map_or(0.0, |t| t.as_secs_f64());
-        ToolError::Retry(ModelRetry::new(format!("Timed out after {} seconds.", py_float(secs))))
-    };
-    // The timer and the blocking pool's wait are boxed: a call without them holds neither.
-    let result = match running {
-        Running::Async(fut) => {
-            let fut = AssertUnwindSafe(fut).catch_unwind();
-            match deadline {
-                Some(d) => Box::pin(tokio::time::timeout_at(d, fut)).await.map_err(|_| timed_out())?,
-                None => fut.await,
-            }
-        }
-        Running::Blocking(f) => match Box::pin(inner.blocking.run(f, deadline)).await {
-            Ok(result) => result,
-            Err(PoolTimeout::Waiting { size, overdue }) if overdue > 0 => {
-                return Err(ToolError::Failed {
-                    kind: "BlockingPoolExhausted".into(),
-                    message: format!(
-                        "`{}` could not start within its timeout: the blocking pool's {size} threads are busy, {overdue} of them with synchronous tools still running after their timeout (a synchronous tool cannot be stopped). Make long tools async, or give the agent a larger pool (`AgentBuilder::blocking_threads`, `ThreadExecutor::new`)",
-                        r.call.tool_name
-                    ),
-                    source: None,
-                });
-            }
-            Err(_) => return Err(timed_out()),
-        },
-    };
-    result.map_err(|p| ToolError::Panicked { message: panic_message(p) })?
 }
 
 pub(super) use crate::error::panic_message;

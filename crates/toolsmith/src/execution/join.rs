@@ -1,8 +1,9 @@
 //! Running a step's calls concurrently, their results in call order.
 //!
 //! Most tools answer on their first poll: each call is polled once where it is made, and only
-//! those still pending are handed to a [`FuturesUnordered`] that wakes each alone. A call that
-//! finishes at once costs one allocation (its pinned future) and no task bookkeeping.
+//! those still pending are handed to a [`FuturesUnordered`] that wakes each alone. The calls'
+//! futures are `Unpin` and held in one vector: a call that finishes at once costs no allocation
+//! of its own here and no task bookkeeping.
 
 use std::future::{Future, poll_fn};
 use std::pin::Pin;
@@ -13,7 +14,7 @@ use futures::stream::FuturesUnordered;
 
 /// Runs `futures` concurrently (each first polled in order, as `join_all` does) and returns
 /// their outputs in the order given.
-pub(super) async fn join_in_order<F: Future>(futures: Vec<Pin<Box<F>>>) -> Vec<F::Output> {
+pub(super) async fn join_in_order<F: Future + Unpin>(futures: Vec<F>) -> Vec<F::Output> {
     let mut outputs: Vec<Option<F::Output>> = Vec::with_capacity(futures.len());
     let mut pending = FuturesUnordered::new();
     let mut futures = futures.into_iter();
@@ -24,7 +25,7 @@ pub(super) async fn join_in_order<F: Future>(futures: Vec<Pin<Box<F>>>) -> Vec<F
     poll_fn(move |cx| {
         for mut future in started.by_ref() {
             let at = outputs_at.len();
-            match future.as_mut().poll(cx) {
+            match Pin::new(&mut future).poll(cx) {
                 Poll::Ready(output) => outputs_at.push(Some(output)),
                 Poll::Pending => {
                     outputs_at.push(None);

@@ -106,7 +106,7 @@ impl<D: Clone + Send + Sync + 'static> NestedCalls<D> {
             Some(args) => Cow::Owned(args),
             None => Cow::Borrowed(ready.raw_args()),
         };
-        let (result, ran_ok) = execute_call(inner, &self.caps, &ready, args).await;
+        let (result, ran_ok) = start_call(inner, &self.caps, &ready, args).await;
         if ran_ok {
             self.counted.fetch_add(1, Ordering::Relaxed);
         }

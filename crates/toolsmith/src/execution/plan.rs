@@ -82,7 +82,7 @@ pub(super) fn plan_calls<'h, D: Clone + Send + Sync + 'static>(
                     let mut p =
                         ToolReturnPart::success(&call.tool_name, Value::String(message.clone()), &call.tool_call_id);
                     p.outcome = ToolOutcome::Denied;
-                    plans.push(Plan::Settled(index, ModelRequestPart::ToolReturn(p), None));
+                    plans.push(Plan::Settled(Box::new((index, ModelRequestPart::ToolReturn(p), None))));
                     continue;
                 }
                 // Only a decision answers a call to a tool that requires approval, unless the
@@ -111,7 +111,7 @@ pub(super) fn plan_calls<'h, D: Clone + Send + Sync + 'static>(
                             None,
                         ),
                     };
-                    plans.push(Plan::Settled(index, ModelRequestPart::ToolReturn(part), content));
+                    plans.push(Plan::Settled(Box::new((index, ModelRequestPart::ToolReturn(part), content))));
                     continue;
                 }
                 Some(Resolution::Approved { args, metadata }) => {
@@ -196,7 +196,7 @@ pub(super) fn check_call_limit<D>(
 ) -> Result<(), AgentRunError> {
     if let Some(limit) = limits.tool_calls_limit {
         let calls_now =
-            plans.iter().filter(|p| matches!(p, Plan::Function(_) | Plan::Refused(_) | Plan::Settled(..))).count()
+            plans.iter().filter(|p| matches!(p, Plan::Function(_) | Plan::Refused(_) | Plan::Settled(_))).count()
                 as u32;
         let projected = state.usage.tool_calls + calls_now;
         if calls_now > 0 && projected > limit {
@@ -251,7 +251,7 @@ pub(super) async fn follow_strategy<'h, D: Clone + Send + Sync + 'static>(
                         }
                     }
                     step.flush(state, refused).await?;
-                    out.sort_by_key(|(i, _)| *i);
+                    sort_by_index(&mut out);
                     step.parts.extend(out);
                 } else {
                     step.flush(state, rest).await?;
@@ -325,7 +325,7 @@ pub(super) async fn defer_calls<'h, D: Clone + Send + Sync + 'static>(
                 _ => None,
             })
             .collect();
-        stubs.sort_by_key(|(i, _)| *i);
+        sort_by_index(&mut stubs);
         step.parts.extend(stubs);
     } else {
         let mut out: Vec<(usize, ModelRequestPart)> = Vec::new();
@@ -365,7 +365,7 @@ pub(super) async fn defer_calls<'h, D: Clone + Send + Sync + 'static>(
             }
         }
         // The answers given before a call ended the run stay.
-        out.sort_by_key(|(i, _)| *i);
+        sort_by_index(&mut out);
         step.parts.extend(out);
         if let Some(error) = failure {
             return Err(error);

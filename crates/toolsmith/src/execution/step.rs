@@ -17,7 +17,8 @@ pub(super) enum Plan<'h, D> {
     /// step's deferred calls.
     Withheld(Refusal<'h>),
     /// A result supplied from outside (resumed deferred calls: a denial or an external result).
-    Settled(usize, ModelRequestPart, Option<Vec<UserContent>>),
+    /// Boxed: the usual plan, a function call, is a fraction of its size.
+    Settled(Box<(usize, ModelRequestPart, Option<Vec<UserContent>>)>),
     /// A call to an external tool: validated (through the hooks; its arguments are only parsed)
     /// after the step's executions, then it waits for a result from outside.
     External(Ready<'h, D>),
@@ -178,7 +179,8 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
         to_run: &mut Vec<Ready<'h, D>>,
     ) -> Result<(), AgentRunError> {
         match plan {
-            Plan::Settled(index, part, content) => {
+            Plan::Settled(settled) => {
+                let (index, part, content) = *settled;
                 if let Some(c) = content {
                     self.content.push((index, c));
                 }
@@ -261,7 +263,7 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
                     Some(args) => Cow::Owned(args),
                     None => Cow::Borrowed(r.raw_args()),
                 };
-                Box::pin(execute_call(self.inner, self.caps, r, args))
+                start_call(self.inner, self.caps, r, args)
             });
             let results = join_in_order(calls.collect()).await;
             // The segment's results are stamped with the time they were all in (one clock read
@@ -324,7 +326,7 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
             executed.sort_unstable();
             out.retain(|(i, _)| *i <= segment_end || executed.binary_search(i).is_ok());
         }
-        out.sort_by_key(|(i, _)| *i);
+        sort_by_index(&mut out);
         let last = out.last().map(|(i, _)| *i);
         self.parts.extend(out);
         // The content the batch's tools sent follows the batch's returns (before the parts of
@@ -333,7 +335,7 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
             && let Some(last) = last
         {
             let mut content = std::mem::take(&mut self.content);
-            content.sort_by_key(|(i, _)| *i);
+            sort_by_index(&mut content);
             self.parts
                 .extend(content.into_iter().map(|(_, c)| (last, ModelRequestPart::UserPrompt(UserPromptPart::new(c)))));
         }
@@ -497,7 +499,7 @@ async fn run_step<'h, D: Clone + Send + Sync + 'static>(
     step.content_at_end = strategy == EndStrategy::Exhaustive;
     let (deferred_kinds, absorbed, outcome) = follow_strategy(&mut step, state, ctx, plans, strategy).await;
     if strategy != EndStrategy::Early {
-        step.parts.sort_by_key(|(i, _)| *i);
+        sort_by_index(&mut step.parts);
     }
     if let Err(e) = outcome {
         // What the step produced before the error (the results of the calls that ran, with the
@@ -568,7 +570,7 @@ fn record_parts(
             }
         }
     }
-    content.sort_by_key(|(i, _)| *i);
+    sort_by_index(&mut content);
     parts.extend(content.into_iter().map(|(_, c)| ModelRequestPart::UserPrompt(UserPromptPart::new(c))));
     parts.extend(prompt.map(ModelRequestPart::UserPrompt));
     if state.events.is_some() {
