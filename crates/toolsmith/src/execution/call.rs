@@ -241,8 +241,12 @@ pub(super) async fn validate_call<D: Clone + Send + Sync + 'static>(
 ) -> Result<Option<Value>, ToolError> {
     // The tool's arguments validator is the tool's code: its panic is the tool's.
     let panicked = |p| ToolError::Panicked { message: panic_message(p) };
-    // The call's context is made for the hooks and the arguments validator alone.
     let hooks = caps.hooks(HookStage::ToolValidate);
+    // The usual call: the schema alone, the library's own code (nothing of the tool's to catch).
+    if !hooks && r.tool.args_validator.is_none() {
+        return validate_args(r.tool, r.base, r.raw_args()).map(|(args, _)| args);
+    }
+    // The call's context is made for the hooks and the arguments validator alone.
     let ctx = (hooks || r.tool.args_validator.is_some()).then(|| r.context());
     let ctx = ctx.as_ref().unwrap_or(r.base);
     let checked = |raw: &Value| {
