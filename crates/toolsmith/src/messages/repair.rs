@@ -7,7 +7,7 @@
 
 use std::borrow::Cow;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::{ModelMessage, ModelRequest, ModelRequestPart, ModelResponse, ToolCallPart, ToolOutcome, ToolReturnPart};
 
@@ -187,6 +187,9 @@ enum InOrder {
 /// (`Some`, saying whether in call order). As many answers as calls, each for a different first
 /// position, means the calls' ids are distinct too.
 fn answers_each_call_once(response: &ModelResponse, request: &ModelRequest) -> Option<InOrder> {
+    if in_lockstep(response, request) {
+        return Some(InOrder::Yes);
+    }
     let ranks = Ranks::new(response);
     let mut answered = vec![false; ranks.len()];
     let mut count = 0;
@@ -204,6 +207,21 @@ fn answers_each_call_once(response: &ModelResponse, request: &ModelRequest) -> O
         count += 1;
     }
     (count == ranks.len()).then_some(order)
+}
+
+/// The usual request: one result for each call, in call order, the calls' ids all different
+/// (compared in step, without looking up each result's call). `false` leaves the question to
+/// [`answers_each_call_once`]'s general check.
+fn in_lockstep(response: &ModelResponse, request: &ModelRequest) -> bool {
+    let mut results = request.parts.iter().filter_map(result_id);
+    let mut seen = FxHashSet::with_capacity_and_hasher(response.parts.len(), Default::default());
+    for call in response.tool_calls() {
+        let id = call.tool_call_id.as_str();
+        if results.next() != Some(id) || !seen.insert(id) {
+            return false;
+        }
+    }
+    results.next().is_none()
 }
 
 /// Whether the history needs no repair, checked in one pass (the usual case, so that it costs
@@ -661,11 +679,12 @@ mod tests {
             calls(&ids.iter().map(String::as_str).collect::<Vec<_>>())
         };
         // Up to 20 calls from a pool of 24 ids: responses past the scan limit, repeated ids,
-        // results in and out of order, prompts among them; and calls with every one answered,
-        // in order or swapped.
+        // results in and out of order, prompts among them; calls answered one by one in call
+        // order, repeated ids included; and calls with every one answered, in order or swapped.
         let ids = || prop::collection::vec(0u8..24, 0..20);
         let one = prop_oneof![
             ids().prop_map(move |ids| vec![response(&ids)]),
+            (ids(), any::<u8>()).prop_map(move |(ids, at)| vec![response(&ids), answers(&ids, at)]),
             (ids(), any::<u8>()).prop_map(move |(ids, at)| vec![answers(&ids, at)]),
             (prop::collection::hash_set(0u8..24, 0..20), any::<u8>(), any::<usize>()).prop_map(
                 move |(ids, at, swap)| {
