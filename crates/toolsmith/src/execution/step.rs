@@ -231,20 +231,27 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
         let sequential = self.inner.parallel_mode == ParallelMode::Sequential;
         let mut barriers: Vec<usize> = Vec::new();
         let mut segments: Vec<Vec<Ready<'_, D>>> = Vec::new();
-        let mut segment: Vec<Ready<'_, D>> = Vec::with_capacity(to_run.len());
-        for r in to_run {
-            if r.tool.def.sequential || sequential {
-                barriers.push(r.index);
-                if !segment.is_empty() {
-                    segments.push(std::mem::take(&mut segment));
-                }
-                segments.push(vec![r]);
-            } else {
-                segment.push(r);
+        if !sequential && !to_run.iter().any(|r| r.tool.def.sequential) {
+            // The usual batch: one segment, the calls where they are.
+            if !to_run.is_empty() {
+                segments.push(to_run);
             }
-        }
-        if !segment.is_empty() {
-            segments.push(segment);
+        } else {
+            let mut segment: Vec<Ready<'_, D>> = Vec::with_capacity(to_run.len());
+            for r in to_run {
+                if r.tool.def.sequential || sequential {
+                    barriers.push(r.index);
+                    if !segment.is_empty() {
+                        segments.push(std::mem::take(&mut segment));
+                    }
+                    segments.push(vec![r]);
+                } else {
+                    segment.push(r);
+                }
+            }
+            if !segment.is_empty() {
+                segments.push(segment);
+            }
         }
         // Once a call has run, its part stays even if a later call of the step ends the run: a
         // resumed conversation must know what was done (every call of a segment has finished
@@ -257,8 +264,10 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
                 break;
             }
             executed.extend(segment.iter().map(|r| r.index));
-            let copies: Vec<Option<Value>> = segment.iter_mut().map(|r| r.validated()).collect();
-            let calls = segment.iter().zip(copies).map(|(r, copy)| {
+            let calls = segment.iter_mut().map(|r| {
+                // The validated copy is taken out; the call is read-only from here on.
+                let copy = r.validated();
+                let r: &Ready<'_, D> = r;
                 let args = match copy {
                     Some(args) => Cow::Owned(args),
                     None => Cow::Borrowed(r.raw_args()),
@@ -328,7 +337,11 @@ impl<'a, D: Clone + Send + Sync + 'static> Step<'a, D> {
         }
         sort_by_index(&mut out);
         let last = out.last().map(|(i, _)| *i);
-        self.parts.extend(out);
+        if self.parts.is_empty() {
+            self.parts = out;
+        } else {
+            self.parts.extend(out);
+        }
         // The content the batch's tools sent follows the batch's returns (before the parts of
         // later calls); under `exhaustive` all of it follows every return of the step.
         if !self.content_at_end
