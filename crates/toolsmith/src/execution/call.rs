@@ -246,9 +246,8 @@ pub(super) async fn validate_call<D: Clone + Send + Sync + 'static>(
     if !hooks && r.tool.args_validator.is_none() {
         return validate_args(r.tool, r.base, r.raw_args()).map(|(args, _)| args);
     }
-    // The call's context is made for the hooks and the arguments validator alone.
-    let ctx = (hooks || r.tool.args_validator.is_some()).then(|| r.context());
-    let ctx = ctx.as_ref().unwrap_or(r.base);
+    // The call's own context, for the hooks or the arguments validator (one of them is here).
+    let ctx = &r.context();
     let checked = |raw: &Value| {
         std::panic::catch_unwind(AssertUnwindSafe(|| validate_args(r.tool, ctx, raw)))
             .unwrap_or_else(|p| Err(panicked(p)))

@@ -76,20 +76,22 @@ pub(super) struct NumBounds {
 impl NumBounds {
     /// [`NumBounds::int_range`], from the bounds.
     pub(super) fn with_int_range(mut self) -> Self {
+        self.int_range = self.integer_range();
+        self
+    }
+
+    fn integer_range(&self) -> Option<(i128, i128)> {
         let int = |b: Option<Num>, none: i128| match b {
             None => Some(none),
             Some(Num::Int(i)) => Some(i),
             Some(Num::Float(_)) => None,
         };
-        self.int_range = (|| {
-            if self.multiple_of.is_some() {
-                return None;
-            }
-            let lo = int(self.ge, i128::MIN)?.max(int(self.gt, i128::MIN)?.saturating_add(1));
-            let hi = int(self.le, i128::MAX)?.min(int(self.lt, i128::MAX)?.saturating_sub(1));
-            Some((lo, hi))
-        })();
-        self
+        if self.multiple_of.is_some() {
+            return None;
+        }
+        let lo = int(self.ge, i128::MIN)?.max(int(self.gt, i128::MIN)?.saturating_add(1));
+        let hi = int(self.le, i128::MAX)?.min(int(self.lt, i128::MAX)?.saturating_sub(1));
+        Some((lo, hi))
     }
 }
 
